@@ -1,0 +1,204 @@
+//! One error type for the whole library, with kinds a caller can act on and the exit status
+//! iptables would use for each.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::wire::WireError;
+
+/// iptables' exit statuses (`enum xtables_exittype`), which callers of `/sbin/iptables` test.
+pub mod exit_status {
+    pub const OTHER_PROBLEM: i32 = 1;
+    pub const PARAMETER_PROBLEM: i32 = 2;
+    pub const RESOURCE_PROBLEM: i32 = 4;
+}
+
+/// One operation of a batch that the kernel refused: which one, what it was, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpFailure {
+    /// Index of the operation in its transaction (0-based, in the order it was added).
+    pub index: usize,
+    /// What the operation was, e.g. `add rule ip nat vcld-5205`.
+    pub op: String,
+    /// The errno the kernel answered with (positive).
+    pub errno: i32,
+    /// The kernel's extended-ack text, when it sent one.
+    pub ext_ack: Option<String>,
+}
+
+impl std::fmt::Display for OpFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "operation #{} ({}): {}",
+            self.index,
+            self.op,
+            nix::errno::Errno::from_raw(self.errno).desc()
+        )?;
+        if let Some(msg) = &self.ext_ack {
+            write!(f, " ({msg})")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The xtables lock is held by another process and the wait policy gave up.
+    #[error(
+        "can't lock {}: another app is currently holding the xtables lock{}",
+        path.display(),
+        waited.map(|d| format!("; stopped waiting after {}s", d.as_secs_f64())).unwrap_or_default()
+    )]
+    LockBusy {
+        path: PathBuf,
+        waited: Option<Duration>,
+    },
+
+    /// The lock file could not be opened or locked.
+    #[error("can't open lock file {}", path.display())]
+    LockFile {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    /// A table, chain or rule named by an operation does not exist (ENOENT).
+    #[error("no such object: {0}")]
+    NotFound(OpFailure),
+
+    /// The object already exists (EEXIST, from an exclusive create).
+    #[error("already exists: {0}")]
+    AlreadyExists(OpFailure),
+
+    /// The chain is still referenced by a jump or still holds rules (EBUSY).
+    #[error("chain in use: {0}")]
+    InUse(OpFailure),
+
+    /// The caller lacks CAP_NET_ADMIN in this network namespace.
+    #[error(
+        "permission denied: changing or reading nf_tables needs CAP_NET_ADMIN in this network \
+         namespace (run as root, or grant the capability: setcap cap_net_admin+ep <binary>); {context}"
+    )]
+    NotPermitted { context: String },
+
+    /// The kernel lacks support for something the operation needs (EOPNOTSUPP, missing module).
+    #[error("not supported by this kernel: {0}")]
+    Unsupported(OpFailure),
+
+    /// The kernel refused an operation as malformed or inconsistent (EINVAL and others).
+    #[error("kernel refused {0}")]
+    Rejected(OpFailure),
+
+    /// The ruleset kept changing under us; the transaction was re-planned this many times.
+    #[error("the ruleset changed during each of {attempts} attempts (generation id conflict)")]
+    GenerationConflict { attempts: u32 },
+
+    /// The netlink socket itself failed.
+    #[error("netlink I/O: {context}")]
+    Netlink {
+        context: &'static str,
+        #[source]
+        source: io::Error,
+    },
+
+    /// The kernel sent something we could not decode.
+    #[error("malformed netlink reply")]
+    Malformed(#[from] WireError),
+
+    /// The caller's input is invalid; nothing was sent to the kernel.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+}
+
+/// What kind of failure an [`Error`] is, for callers that branch on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    LockBusy,
+    NotFound,
+    AlreadyExists,
+    InUse,
+    NotPermitted,
+    Unsupported,
+    InvalidArgument,
+    GenerationConflict,
+    Io,
+    InvalidInput,
+}
+
+impl Error {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::LockBusy { .. } => ErrorKind::LockBusy,
+            Error::LockFile { .. } | Error::Netlink { .. } | Error::Malformed(_) => ErrorKind::Io,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::AlreadyExists(_) => ErrorKind::AlreadyExists,
+            Error::InUse(_) => ErrorKind::InUse,
+            Error::NotPermitted { .. } => ErrorKind::NotPermitted,
+            Error::Unsupported(_) => ErrorKind::Unsupported,
+            Error::Rejected(_) => ErrorKind::InvalidArgument,
+            Error::GenerationConflict { .. } => ErrorKind::GenerationConflict,
+            Error::InvalidInput(_) => ErrorKind::InvalidInput,
+        }
+    }
+
+    /// The exit status iptables uses for the same failure.
+    pub fn exit_status(&self) -> i32 {
+        use exit_status::*;
+        match self.kind() {
+            ErrorKind::InvalidInput => PARAMETER_PROBLEM,
+            ErrorKind::NotFound
+            | ErrorKind::AlreadyExists
+            | ErrorKind::InUse
+            | ErrorKind::InvalidArgument => OTHER_PROBLEM,
+            ErrorKind::LockBusy
+            | ErrorKind::NotPermitted
+            | ErrorKind::Unsupported
+            | ErrorKind::GenerationConflict
+            | ErrorKind::Io => RESOURCE_PROBLEM,
+        }
+    }
+
+    /// The failing operation, for kernel refusals.
+    pub fn op_failure(&self) -> Option<&OpFailure> {
+        match self {
+            Error::NotFound(f)
+            | Error::AlreadyExists(f)
+            | Error::InUse(f)
+            | Error::Unsupported(f)
+            | Error::Rejected(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Classifies a kernel errno for the operation it answered.
+    pub(crate) fn from_op_failure(f: OpFailure) -> Error {
+        match f.errno {
+            libc::ENOENT => Error::NotFound(f),
+            libc::EEXIST => Error::AlreadyExists(f),
+            libc::EBUSY | libc::ENOTEMPTY | libc::EMLINK => Error::InUse(f),
+            libc::EPERM | libc::EACCES => Error::NotPermitted {
+                context: f.to_string(),
+            },
+            libc::EOPNOTSUPP | libc::EAFNOSUPPORT | libc::EPROTONOSUPPORT => Error::Unsupported(f),
+            _ => Error::Rejected(f),
+        }
+    }
+
+    pub(crate) fn netlink(context: &'static str, source: io::Error) -> Error {
+        if matches!(
+            source.raw_os_error(),
+            Some(libc::EPERM) | Some(libc::EACCES)
+        ) {
+            return Error::NotPermitted {
+                context: format!("{context}: {source}"),
+            };
+        }
+        Error::Netlink { context, source }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

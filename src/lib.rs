@@ -1,0 +1,22 @@
+//! xtnl: Linux firewall changes straight through the kernel's nf_tables netlink interface.
+//!
+//! Layers, each depending only on the ones above it in this list:
+//! - [`wire`]: netlink and nf_tables message formats (bytes in, bytes out; no I/O).
+//! - [`transport`]: the NETLINK_NETFILTER socket, batches, acknowledgements and dumps.
+//! - [`model`]: the backend-neutral rule model (matches and actions).
+//! - [`nft`]: the nf_tables backend: model <-> expressions, and [`nft::Session`] with
+//!   transactions, generation-id retry and listing.
+//! - [`lock`]: the xtables lock, shared with iptables.
+//!
+//! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
+
+pub mod error;
+pub mod lock;
+pub mod model;
+pub mod netns;
+pub mod nft;
+mod sys;
+pub mod transport;
+pub mod wire;
+
+pub use error::{Error, ErrorKind, OpFailure, Result};

@@ -1,0 +1,269 @@
+//! The xtables lock, taken exactly as iptables 1.6+ takes it, so that our changes and those of
+//! `iptables-legacy` / `iptables-legacy-restore` never interleave.
+//!
+//! iptables serialises its read-modify-replace of a table with an exclusive `flock(2)` on a
+//! well-known file. Anyone who wants to coexist with it has to lock the same file in the same
+//! way: the same path (including the `XTABLES_LOCKFILE` override of iptables 1.8.6+), the same
+//! lock type (BSD `flock`, not `fcntl` record locks, which do not conflict with it), and the
+//! same creation mode so that a file we create is indistinguishable from one iptables created.
+
+use std::ffi::OsStr;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+
+use crate::error::{Error, Result};
+
+/// iptables' compiled-in `XT_LOCK_NAME`; every distribution's iptables uses it unless
+/// `XTABLES_LOCKFILE` says otherwise.
+pub const DEFAULT_LOCK_PATH: &str = "/run/xtables.lock";
+
+/// The environment variable iptables 1.8.6+ reads to override [`DEFAULT_LOCK_PATH`].
+pub const LOCK_PATH_ENV: &str = "XTABLES_LOCKFILE";
+
+/// Small enough that a freed lock is picked up with little delay, large enough not to spin.
+/// (iptables 1.6-1.8.7 defaulted to 1 s, which only made its own callers slow.)
+const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(10);
+
+/// The lock path iptables would use given this value of `XTABLES_LOCKFILE`.
+///
+/// iptables treats an empty value like an unset one, so we must too: otherwise an exported but
+/// empty variable would make us lock a different file than the iptables running beside us.
+pub fn lock_path_from(env_value: Option<&OsStr>) -> PathBuf {
+    match env_value {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => PathBuf::from(DEFAULT_LOCK_PATH),
+    }
+}
+
+/// The lock path iptables would use in this process's environment.
+pub fn lock_path_from_env() -> PathBuf {
+    lock_path_from(std::env::var_os(LOCK_PATH_ENV).as_deref())
+}
+
+/// How long to wait for a lock held by someone else; mirrors iptables' `-w` option so callers
+/// can pass their users' choice straight through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitPolicy {
+    /// No `-w`: give up at once if the lock is held.
+    FailFast,
+    /// `-w`: wait as long as it takes.
+    Forever,
+    /// `-w N`: wait up to this long, then give up.
+    Timeout(Duration),
+}
+
+/// Whether mutating transactions take the xtables lock.
+///
+/// nf_tables transactions are already atomic in the kernel, so the lock only matters for
+/// coexistence with legacy iptables callers; `Never` is for callers that know none exist (or
+/// that hold the lock themselves) and do not want to contend with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LockMode {
+    #[default]
+    Always,
+    Never,
+}
+
+/// Where and how patiently to take the xtables lock.
+#[derive(Debug, Clone)]
+pub struct XtablesLock {
+    path: PathBuf,
+    wait: WaitPolicy,
+    poll_interval: Duration,
+}
+
+impl XtablesLock {
+    pub fn new(path: impl Into<PathBuf>, wait: WaitPolicy) -> Self {
+        XtablesLock {
+            path: path.into(),
+            wait,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+        }
+    }
+
+    /// Uses the same path an iptables started from this process's environment would lock.
+    pub fn from_env(wait: WaitPolicy) -> Self {
+        Self::new(lock_path_from_env(), wait)
+    }
+
+    /// How often a [`WaitPolicy::Timeout`] wait retries; the counterpart of iptables' `-W usecs`.
+    ///
+    /// A timed wait has to poll (a blocking `flock` cannot be given a deadline without signals,
+    /// which a library must not install), so this bounds how late we notice a released lock.
+    pub fn with_poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn wait(&self) -> WaitPolicy {
+        self.wait
+    }
+
+    pub fn poll_interval(&self) -> Duration {
+        self.poll_interval
+    }
+
+    /// Takes the lock according to the wait policy; it is held until the guard is dropped.
+    ///
+    /// The file is created if missing, as iptables does, so that whichever of us comes first
+    /// leaves a file the other can lock.
+    pub fn acquire(&self) -> Result<LockGuard> {
+        let mut file = self.open()?;
+        match self.wait {
+            WaitPolicy::FailFast => match self.try_lock(file)? {
+                Ok(lock) => Ok(self.guard(lock)),
+                Err(_) => Err(self.busy(None)),
+            },
+            WaitPolicy::Forever => loop {
+                match Flock::lock(file, FlockArg::LockExclusive) {
+                    Ok(lock) => return Ok(self.guard(lock)),
+                    // A signal handler in the host program interrupted the wait; keep waiting,
+                    // as `-w` without a limit promises.
+                    Err((f, Errno::EINTR)) => file = f,
+                    Err((_, errno)) => return Err(self.lock_file_error(errno)),
+                }
+            },
+            WaitPolicy::Timeout(limit) => {
+                let start = Instant::now();
+                // A zero interval would turn the wait into a busy loop of flock calls.
+                let interval = self.poll_interval.max(Duration::from_micros(1));
+                loop {
+                    file = match self.try_lock(file)? {
+                        Ok(lock) => return Ok(self.guard(lock)),
+                        Err(f) => f,
+                    };
+                    let elapsed = start.elapsed();
+                    if elapsed >= limit {
+                        return Err(self.busy(Some(limit)));
+                    }
+                    std::thread::sleep(interval.min(limit - elapsed));
+                }
+            }
+        }
+    }
+
+    /// `open(path, O_CREAT, 0600)` like iptables: read-only, so that a lock file we may only
+    /// read (owned by someone else, or on a read-only mount) works for us whenever it works for
+    /// iptables, and mode 0600 so that a file we create looks like one iptables created.
+    /// `O_CLOEXEC` (which std always sets) keeps the descriptor out of programs we spawn: a
+    /// child that inherited it would share our lock, keeping iptables out after we died, or
+    /// releasing it under us.
+    fn open(&self) -> Result<File> {
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_CREAT)
+            .mode(0o600)
+            .open(&self.path)
+            .map_err(|source| Error::LockFile {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    /// One non-blocking attempt: `Ok(Ok(lock))` taken, `Ok(Err(file))` held elsewhere.
+    fn try_lock(&self, mut file: File) -> Result<std::result::Result<Flock<File>, File>> {
+        loop {
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(lock) => return Ok(Ok(lock)),
+                Err((f, Errno::EWOULDBLOCK)) => return Ok(Err(f)),
+                Err((f, Errno::EINTR)) => file = f,
+                Err((_, errno)) => return Err(self.lock_file_error(errno)),
+            }
+        }
+    }
+
+    fn guard(&self, lock: Flock<File>) -> LockGuard {
+        LockGuard {
+            path: self.path.clone(),
+            lock,
+        }
+    }
+
+    fn busy(&self, waited: Option<Duration>) -> Error {
+        Error::LockBusy {
+            path: self.path.clone(),
+            waited,
+        }
+    }
+
+    fn lock_file_error(&self, errno: Errno) -> Error {
+        Error::LockFile {
+            path: self.path.clone(),
+            source: io::Error::from(errno),
+        }
+    }
+}
+
+/// Proof that we hold the xtables lock; iptables callers wait (or fail) until it is dropped.
+///
+/// Dropping it unlocks and closes the file, exactly what iptables does on exit, so holding it
+/// across a whole transaction gives the same exclusion an `iptables` invocation gets.
+#[derive(Debug)]
+pub struct LockGuard {
+    path: PathBuf,
+    lock: Flock<File>,
+}
+
+impl LockGuard {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl std::os::fd::AsFd for LockGuard {
+    /// The locked descriptor, for callers that hand the lock to a child on purpose (as
+    /// `flock(1)` does, by clearing `FD_CLOEXEC` on a duplicate) or want to inspect it.
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.lock.as_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    #[test]
+    fn lock_path_unset_is_default() {
+        assert_eq!(lock_path_from(None), PathBuf::from("/run/xtables.lock"));
+    }
+
+    #[test]
+    fn lock_path_set_is_used() {
+        let v = OsString::from("/tmp/other.lock");
+        assert_eq!(lock_path_from(Some(&v)), PathBuf::from("/tmp/other.lock"));
+    }
+
+    #[test]
+    fn lock_path_empty_is_default() {
+        let v = OsString::new();
+        assert_eq!(lock_path_from(Some(&v)), PathBuf::from(DEFAULT_LOCK_PATH));
+    }
+
+    #[test]
+    fn lock_path_relative_is_kept_verbatim() {
+        // iptables passes the value to open(2) unchanged, so a relative path stays relative.
+        let v = OsString::from("x.lock");
+        assert_eq!(lock_path_from(Some(&v)), PathBuf::from("x.lock"));
+    }
+
+    #[test]
+    fn builder_keeps_settings() {
+        let l = XtablesLock::new("/tmp/a.lock", WaitPolicy::Timeout(Duration::from_secs(3)))
+            .with_poll_interval(Duration::from_millis(50));
+        assert_eq!(l.path(), Path::new("/tmp/a.lock"));
+        assert_eq!(l.wait(), WaitPolicy::Timeout(Duration::from_secs(3)));
+        assert_eq!(l.poll_interval(), Duration::from_millis(50));
+        assert_eq!(LockMode::default(), LockMode::Always);
+    }
+}

@@ -1,0 +1,354 @@
+//! The backend-neutral rule model: what a rule matches and what it does, independent of how
+//! nf_tables (natively or the iptables-nft way) or x_tables encode it.
+//!
+//! A decoded rule may hold parts that no model type expresses ([`Opaque`]); such a rule lists
+//! and prints, but [`Rule::is_expressible`] is false and encoders refuse it, so nothing
+//! rewrites a rule it cannot fully see.
+
+mod addr;
+mod validate;
+
+use std::fmt;
+
+pub use addr::{IpNet, PortRange};
+pub use validate::{MAX_COMMENT_LEN, MAX_NAME_LEN, validate_name};
+
+use crate::wire::expr::Expr;
+
+/// The family of a table (and of the rules in it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// `ip`: IPv4 (iptables).
+    Ipv4,
+    /// `ip6`: IPv6 (ip6tables).
+    Ipv6,
+    /// `inet`: both.
+    Inet,
+}
+
+impl Family {
+    pub fn nfproto(self) -> u8 {
+        use crate::wire::nftables::nfproto;
+        match self {
+            Family::Ipv4 => nfproto::IPV4,
+            Family::Ipv6 => nfproto::IPV6,
+            Family::Inet => nfproto::INET,
+        }
+    }
+    pub fn from_nfproto(v: u8) -> Option<Family> {
+        use crate::wire::nftables::nfproto;
+        match v {
+            nfproto::IPV4 => Some(Family::Ipv4),
+            nfproto::IPV6 => Some(Family::Ipv6),
+            nfproto::INET => Some(Family::Inet),
+            _ => None,
+        }
+    }
+    /// The name nft uses (`ip`, `ip6`, `inet`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Ipv4 => "ip",
+            Family::Ipv6 => "ip6",
+            Family::Inet => "inet",
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Family {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "ip" | "ipv4" => Ok(Family::Ipv4),
+            "ip6" | "ipv6" => Ok(Family::Ipv6),
+            "inet" => Ok(Family::Inet),
+            _ => Err(crate::Error::InvalidInput(format!(
+                "unknown table family {s:?} (expected ip, ip6 or inet)"
+            ))),
+        }
+    }
+}
+
+/// Layer-4 protocol of a protocol match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum L4Proto {
+    Tcp,
+    Udp,
+    Icmp,
+    Icmpv6,
+    Other(u8),
+}
+
+impl L4Proto {
+    pub fn number(self) -> u8 {
+        match self {
+            L4Proto::Tcp => 6,
+            L4Proto::Udp => 17,
+            L4Proto::Icmp => 1,
+            L4Proto::Icmpv6 => 58,
+            L4Proto::Other(n) => n,
+        }
+    }
+    pub fn from_number(n: u8) -> L4Proto {
+        match n {
+            6 => L4Proto::Tcp,
+            17 => L4Proto::Udp,
+            1 => L4Proto::Icmp,
+            58 => L4Proto::Icmpv6,
+            n => L4Proto::Other(n),
+        }
+    }
+    /// Whether ports can be matched after this protocol (tcp, udp).
+    pub fn has_ports(self) -> bool {
+        matches!(self, L4Proto::Tcp | L4Proto::Udp)
+    }
+}
+
+impl fmt::Display for L4Proto {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            L4Proto::Tcp => f.write_str("tcp"),
+            L4Proto::Udp => f.write_str("udp"),
+            L4Proto::Icmp => f.write_str("icmp"),
+            L4Proto::Icmpv6 => f.write_str("icmpv6"),
+            L4Proto::Other(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// A network interface name; a trailing `+` matches every name with that prefix (iptables).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Interface(String);
+
+impl Interface {
+    /// IFNAMSIZ less the NUL.
+    pub const MAX_LEN: usize = 15;
+
+    pub fn new(name: impl Into<String>) -> crate::Result<Self> {
+        let name = name.into();
+        let bare = name.strip_suffix('+').unwrap_or(&name);
+        if name.is_empty() || bare.len() > Self::MAX_LEN {
+            return Err(crate::Error::InvalidInput(format!(
+                "interface name {name:?} must be 1 to {} bytes",
+                Self::MAX_LEN
+            )));
+        }
+        if bare
+            .bytes()
+            .any(|b| b == 0 || b == b'/' || b.is_ascii_whitespace() || b.is_ascii_control())
+        {
+            return Err(crate::Error::InvalidInput(format!(
+                "interface name {name:?} holds a character interfaces cannot have"
+            )));
+        }
+        Ok(Interface(name))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    /// The name without the wildcard, and whether it is a prefix match.
+    pub fn prefix(&self) -> (&str, bool) {
+        match self.0.strip_suffix('+') {
+            Some(p) => (p, true),
+            None => (&self.0, false),
+        }
+    }
+}
+
+impl fmt::Display for Interface {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Which end of a packet a match looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dir {
+    Source,
+    Destination,
+}
+
+/// One condition of a rule. Every match can be negated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Match {
+    Protocol {
+        proto: L4Proto,
+        negated: bool,
+    },
+    Address {
+        dir: Dir,
+        net: IpNet,
+        negated: bool,
+    },
+    /// Needs an earlier, non-negated `Protocol` match of tcp or udp.
+    Port {
+        dir: Dir,
+        ports: PortRange,
+        negated: bool,
+    },
+    InInterface {
+        name: Interface,
+        negated: bool,
+    },
+    OutInterface {
+        name: Interface,
+        negated: bool,
+    },
+    /// Decoded expressions that form no match the model knows.
+    Opaque(Opaque),
+}
+
+/// Where to translate to: an address and optionally a port or port range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NatTarget {
+    pub addr: std::net::IpAddr,
+    pub ports: Option<PortRange>,
+}
+
+/// What a rule does with a packet that matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Accept,
+    Drop,
+    Return,
+    Jump(String),
+    Goto(String),
+    Dnat(NatTarget),
+    Snat(NatTarget),
+    Masquerade {
+        ports: Option<PortRange>,
+    },
+    /// Decoded expressions that form no action the model knows.
+    Opaque(Opaque),
+}
+
+/// Expressions kept as the kernel reported them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opaque {
+    pub exprs: Vec<Expr>,
+}
+
+impl fmt::Display for Opaque {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.exprs.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Packet and byte counts of a rule's counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counters {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// A rule: matches (all must hold), an optional counter, an optional action, a comment.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rule {
+    pub matches: Vec<Match>,
+    pub counter: Option<Counters>,
+    pub action: Option<Action>,
+    pub comment: Option<String>,
+}
+
+impl Rule {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn with(mut self, m: Match) -> Self {
+        self.matches.push(m);
+        self
+    }
+    pub fn protocol(self, proto: L4Proto) -> Self {
+        self.with(Match::Protocol {
+            proto,
+            negated: false,
+        })
+    }
+    pub fn source(self, net: IpNet) -> Self {
+        self.with(Match::Address {
+            dir: Dir::Source,
+            net,
+            negated: false,
+        })
+    }
+    pub fn destination(self, net: IpNet) -> Self {
+        self.with(Match::Address {
+            dir: Dir::Destination,
+            net,
+            negated: false,
+        })
+    }
+    pub fn dport(self, ports: PortRange) -> Self {
+        self.with(Match::Port {
+            dir: Dir::Destination,
+            ports,
+            negated: false,
+        })
+    }
+    pub fn sport(self, ports: PortRange) -> Self {
+        self.with(Match::Port {
+            dir: Dir::Source,
+            ports,
+            negated: false,
+        })
+    }
+    pub fn in_interface(self, name: Interface) -> Self {
+        self.with(Match::InInterface {
+            name,
+            negated: false,
+        })
+    }
+    pub fn out_interface(self, name: Interface) -> Self {
+        self.with(Match::OutInterface {
+            name,
+            negated: false,
+        })
+    }
+    pub fn counted(mut self) -> Self {
+        self.counter = Some(Counters::default());
+        self
+    }
+    pub fn action(mut self, a: Action) -> Self {
+        self.action = Some(a);
+        self
+    }
+    pub fn comment(mut self, c: impl Into<String>) -> Self {
+        self.comment = Some(c.into());
+        self
+    }
+
+    /// False when some part of the rule is [`Opaque`]: it was written by a tool or with
+    /// features xtnl does not model, and must not be rewritten by xtnl.
+    pub fn is_expressible(&self) -> bool {
+        !self.matches.iter().any(|m| matches!(m, Match::Opaque(_)))
+            && !matches!(self.action, Some(Action::Opaque(_)))
+    }
+
+    /// The chain a jump or goto targets.
+    pub fn jump_target(&self) -> Option<&str> {
+        match &self.action {
+            Some(Action::Jump(c) | Action::Goto(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Checks meaning: ports need a tcp/udp protocol match before them, address families
+    /// fit the table, NAT targets carry a port only with a protocol, names and the comment
+    /// are within limits. Encoders call this; nothing is sent for a rule that fails.
+    pub fn validate(&self, family: Family) -> crate::Result<()> {
+        validate::rule(self, family)
+    }
+}
+
+pub(crate) use addr::ip_from_octets;

@@ -1,0 +1,126 @@
+use super::{Action, Dir, Family, L4Proto, Match, Rule};
+use crate::Error;
+
+/// nf_tables' NFT_NAME_MAXLEN less the NUL (tables, chains).
+pub const MAX_NAME_LEN: usize = 255;
+/// What fits in one udata TLV with its NUL (nft and iptables-nft cap comments at 255/256).
+pub const MAX_COMMENT_LEN: usize = 254;
+
+/// Table and chain names: 1..=255 bytes, no NUL or control characters.
+pub fn validate_name(kind: &str, name: &str) -> crate::Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME_LEN {
+        return Err(Error::InvalidInput(format!(
+            "{kind} name {name:?} must be 1 to {MAX_NAME_LEN} bytes"
+        )));
+    }
+    if name.chars().any(|c| c.is_control()) {
+        return Err(Error::InvalidInput(format!(
+            "{kind} name {name:?} holds a NUL or control character"
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn rule(rule: &Rule, family: Family) -> crate::Result<()> {
+    let mut proto: Option<L4Proto> = None;
+    let mut seen_addr_v4 = None;
+    for m in &rule.matches {
+        match m {
+            Match::Protocol { proto: p, negated } => {
+                if !negated {
+                    proto = Some(*p);
+                }
+            }
+            Match::Address { net, dir, .. } => {
+                let ok = match family {
+                    Family::Ipv4 => net.is_ipv4(),
+                    Family::Ipv6 => !net.is_ipv4(),
+                    Family::Inet => true,
+                };
+                if !ok {
+                    return Err(Error::InvalidInput(format!(
+                        "{} address {net} does not belong in a {family} table",
+                        if *dir == Dir::Source {
+                            "source"
+                        } else {
+                            "destination"
+                        }
+                    )));
+                }
+                if let Some(v4) = seen_addr_v4
+                    && v4 != net.is_ipv4()
+                {
+                    return Err(Error::InvalidInput(
+                        "a rule cannot match both IPv4 and IPv6 addresses".into(),
+                    ));
+                }
+                seen_addr_v4 = Some(net.is_ipv4());
+            }
+            Match::Port { .. } => {
+                if !proto.is_some_and(L4Proto::has_ports) {
+                    return Err(Error::InvalidInput(
+                        "a port match needs a tcp or udp protocol match before it".into(),
+                    ));
+                }
+            }
+            Match::InInterface { .. } | Match::OutInterface { .. } => {}
+            Match::Opaque(_) => {
+                return Err(Error::InvalidInput(
+                    "the rule holds expressions xtnl does not understand; refusing to rewrite it"
+                        .into(),
+                ));
+            }
+        }
+    }
+    match &rule.action {
+        Some(Action::Jump(c) | Action::Goto(c)) => validate_name("chain", c)?,
+        Some(Action::Dnat(t) | Action::Snat(t)) => {
+            let fits = match family {
+                Family::Ipv4 => t.addr.is_ipv4(),
+                Family::Ipv6 => t.addr.is_ipv6(),
+                Family::Inet => true,
+            };
+            if !fits {
+                return Err(Error::InvalidInput(format!(
+                    "NAT address {} does not belong in a {family} table",
+                    t.addr
+                )));
+            }
+            if let Some(v4) = seen_addr_v4
+                && v4 != t.addr.is_ipv4()
+            {
+                return Err(Error::InvalidInput(
+                    "NAT address family differs from the rule's address matches".into(),
+                ));
+            }
+            if t.ports.is_some() && !proto.is_some_and(L4Proto::has_ports) {
+                return Err(Error::InvalidInput(
+                    "a NAT port needs a tcp or udp protocol match in the rule".into(),
+                ));
+            }
+        }
+        Some(Action::Masquerade { ports: Some(_) }) if !proto.is_some_and(L4Proto::has_ports) => {
+            return Err(Error::InvalidInput(
+                "masquerade ports need a tcp or udp protocol match in the rule".into(),
+            ));
+        }
+        Some(Action::Opaque(_)) => {
+            return Err(Error::InvalidInput(
+                "the rule holds an action xtnl does not understand; refusing to rewrite it".into(),
+            ));
+        }
+        _ => {}
+    }
+    if let Some(c) = &rule.comment {
+        if c.len() > MAX_COMMENT_LEN {
+            return Err(Error::InvalidInput(format!(
+                "comment is {} bytes; at most {MAX_COMMENT_LEN} fit",
+                c.len()
+            )));
+        }
+        if c.contains('\0') {
+            return Err(Error::InvalidInput("comment holds a NUL byte".into()));
+        }
+    }
+    Ok(())
+}

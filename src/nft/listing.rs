@@ -1,0 +1,100 @@
+use crate::model::{Family, Rule};
+use crate::wire::nftables::{ChainRepr, RuleRepr, TableRepr};
+
+use super::codec;
+use super::transaction::{BaseChain, ChainRef, ChainType, Hook, Policy, TableRef};
+
+/// A table as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    pub table: TableRef,
+    pub handle: Option<u64>,
+    pub flags: u32,
+}
+
+impl Table {
+    pub(crate) fn from_repr(r: TableRepr) -> Option<Table> {
+        Some(Table {
+            table: TableRef::new(Family::from_nfproto(r.family)?, r.name),
+            handle: r.handle,
+            flags: r.flags.unwrap_or(0),
+        })
+    }
+}
+
+/// A chain as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chain {
+    pub chain: ChainRef,
+    pub handle: Option<u64>,
+    /// Present for base chains whose hook, type and policy xtnl knows.
+    pub base: Option<BaseChain>,
+    /// True for a base chain of a kind xtnl does not model (netdev hooks, ...).
+    pub base_unknown: bool,
+    /// The kernel's use count: rules in the chain plus jumps and gotos to it. A chain can
+    /// be deleted only when it is zero.
+    pub use_count: u32,
+}
+
+impl Chain {
+    pub(crate) fn from_repr(r: ChainRepr) -> Option<Chain> {
+        let family = Family::from_nfproto(r.family)?;
+        let (base, base_unknown) = match &r.hook {
+            None => (None, false),
+            Some(h) => {
+                let b = (|| {
+                    Some(BaseChain {
+                        chain_type: ChainType::parse(r.chain_type.as_deref()?)?,
+                        hook: Hook::from_number(h.hooknum)?,
+                        priority: h.priority,
+                        policy: Policy::from_verdict(r.policy?)?,
+                    })
+                })();
+                let unknown = b.is_none();
+                (b, unknown)
+            }
+        };
+        Some(Chain {
+            chain: TableRef::new(family, r.table).chain(r.name),
+            handle: r.handle,
+            base,
+            base_unknown,
+            use_count: r.use_count.unwrap_or(0),
+        })
+    }
+}
+
+/// A rule as listed: where it is, its handle, and what it means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedRule {
+    pub chain: ChainRef,
+    pub handle: u64,
+    pub rule: Rule,
+}
+
+impl ListedRule {
+    pub(crate) fn from_repr(r: RuleRepr) -> Option<ListedRule> {
+        let family = Family::from_nfproto(r.family)?;
+        let rule = codec::decode(family, &r.exprs, r.userdata.as_deref());
+        Some(ListedRule {
+            chain: TableRef::new(family, r.table).chain(r.chain),
+            handle: r.handle?,
+            rule,
+        })
+    }
+}
+
+/// A table's chains and rules, read at one generation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSnapshot {
+    pub generation: u32,
+    pub chains: Vec<Chain>,
+    /// In chain order as the kernel lists them, each chain's rules in rule order.
+    pub rules: Vec<ListedRule>,
+}
+
+impl TableSnapshot {
+    pub fn rules_of<'a>(&'a self, chain: &'a str) -> impl Iterator<Item = &'a ListedRule> + 'a {
+        self.rules.iter().filter(move |r| r.chain.name == chain)
+    }
+}

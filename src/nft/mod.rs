@@ -1,0 +1,15 @@
+//! The nf_tables backend: the rule model encoded natively ([`codec`]), transactions of
+//! table/chain/rule operations ([`Transaction`]) committed as one batch by a [`Session`], and
+//! listing.
+
+pub mod codec;
+mod listing;
+mod session;
+mod transaction;
+
+pub use listing::{Chain, ListedRule, Table, TableSnapshot};
+pub use session::{Committed, Reader, Session, SessionBuilder};
+pub use transaction::{
+    BaseChain, ChainRef, ChainSpec, ChainType, Hook, Op, Policy, RulePosition, TableRef,
+    Transaction,
+};

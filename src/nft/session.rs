@@ -1,0 +1,416 @@
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::lock::{LockMode, WaitPolicy, XtablesLock};
+use crate::transport::{Batch, CommitFailure, NlSocket};
+use crate::wire::nftables::{
+    ChainRepr, GenRepr, RuleRepr, TableRepr, msg, nfproto, split_nfgenmsg,
+};
+
+use super::listing::{Chain, ListedRule, Table, TableSnapshot};
+use super::transaction::{ChainRef, RulePosition, TableRef, Transaction};
+
+/// How many times a dump interrupted by concurrent commits is restarted.
+const MAX_DUMP_RESTARTS: u32 = 64;
+
+/// Builds a [`Session`] with non-default lock and retry settings.
+#[derive(Debug, Clone)]
+pub struct SessionBuilder {
+    lock_mode: LockMode,
+    lock: XtablesLock,
+    max_attempts: u32,
+}
+
+impl Default for SessionBuilder {
+    fn default() -> Self {
+        SessionBuilder {
+            lock_mode: LockMode::Always,
+            lock: XtablesLock::from_env(WaitPolicy::Forever),
+            max_attempts: 32,
+        }
+    }
+}
+
+impl SessionBuilder {
+    /// Whether mutating transactions take the xtables lock around their commit.
+    pub fn lock_mode(mut self, mode: LockMode) -> Self {
+        self.lock_mode = mode;
+        self
+    }
+    /// The lock (path and wait policy); default: `$XTABLES_LOCKFILE` or `/run/xtables.lock`,
+    /// waiting as long as it takes.
+    pub fn lock(mut self, lock: XtablesLock) -> Self {
+        self.lock = lock;
+        self
+    }
+    /// How many times a transaction is planned and sent before a generation conflict is
+    /// reported (at least 1).
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = n.max(1);
+        self
+    }
+    pub fn open(self) -> Result<Session> {
+        Ok(Session {
+            sock: NlSocket::open()?,
+            lock: (self.lock_mode == LockMode::Always).then_some(self.lock),
+            max_attempts: self.max_attempts,
+            freed_objects: false,
+        })
+    }
+}
+
+/// One netlink socket serving any number of transactions and listings. A long-lived agent
+/// keeps one; a short-lived command ends it with [`Session::close_detached`].
+pub struct Session {
+    sock: NlSocket,
+    lock: Option<XtablesLock>,
+    max_attempts: u32,
+    freed_objects: bool,
+}
+
+/// The outcome of a committed transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Committed<T> {
+    /// What the plan returned on the attempt that committed.
+    pub value: T,
+    /// How many times the plan ran (1 unless the ruleset changed under it).
+    pub attempts: u32,
+    /// Operations committed (0: nothing to do, nothing was sent).
+    pub ops: usize,
+    /// `(operation index, handle)` of added rules, when the transaction asked for them.
+    pub rule_handles: Vec<(usize, u64)>,
+}
+
+/// Reads the ruleset while a transaction is planned. The first read fetches the generation
+/// id, which the commit then carries: if anything changed after it, the kernel refuses the
+/// batch and the plan runs again on fresh state.
+pub struct Reader<'s> {
+    sock: &'s mut NlSocket,
+    generation: Option<u32>,
+}
+
+impl Reader<'_> {
+    fn pin(&mut self) -> Result<()> {
+        if self.generation.is_none() {
+            self.generation = Some(get_generation(self.sock)?);
+        }
+        Ok(())
+    }
+    /// The generation the plan's reads are based on.
+    pub fn generation(&mut self) -> Result<u32> {
+        self.pin()?;
+        Ok(self.generation.unwrap_or_default())
+    }
+    pub fn tables(&mut self) -> Result<Vec<Table>> {
+        self.pin()?;
+        dump_tables(self.sock)
+    }
+    pub fn chains(&mut self, table: &TableRef) -> Result<Vec<Chain>> {
+        self.pin()?;
+        dump_chains(self.sock, table)
+    }
+    pub fn chain(&mut self, chain: &ChainRef) -> Result<Option<Chain>> {
+        Ok(self
+            .chains(&chain.table)?
+            .into_iter()
+            .find(|c| c.chain.name == chain.name))
+    }
+    /// Rules of one chain, or of the whole table (`chain: None`).
+    pub fn rules(&mut self, table: &TableRef, chain: Option<&str>) -> Result<Vec<ListedRule>> {
+        self.pin()?;
+        dump_rules(self.sock, table, chain)
+    }
+    /// Where `iptables -I CHAIN n` puts a rule: before the n-th rule (1-based), or at the
+    /// end when n is one past the last.
+    pub fn position_of_index(&mut self, chain: &ChainRef, n: usize) -> Result<RulePosition> {
+        if n == 0 {
+            return Err(Error::InvalidInput("rule positions start at 1".into()));
+        }
+        if n == 1 {
+            // Still read, so that a missing chain is reported and the genid is pinned.
+            self.chain_must_exist(chain)?;
+            return Ok(RulePosition::Head);
+        }
+        self.chain_must_exist(chain)?;
+        let rules = self.rules(&chain.table, Some(&chain.name))?;
+        match rules.get(n - 1) {
+            Some(r) => Ok(RulePosition::Before(r.handle)),
+            None if n == rules.len() + 1 => Ok(RulePosition::Append),
+            None => Err(Error::InvalidInput(format!(
+                "index of insertion too big: chain {} has {} rules, cannot insert at {n}",
+                chain.name,
+                rules.len()
+            ))),
+        }
+    }
+    /// The handle of the n-th rule (1-based) of a chain.
+    pub fn handle_of_index(&mut self, chain: &ChainRef, n: usize) -> Result<u64> {
+        self.chain_must_exist(chain)?;
+        let rules = self.rules(&chain.table, Some(&chain.name))?;
+        n.checked_sub(1)
+            .and_then(|i| rules.get(i))
+            .map(|r| r.handle)
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "index of rule {n} out of range: chain {} has {} rules",
+                    chain.name,
+                    rules.len()
+                ))
+            })
+    }
+    fn chain_must_exist(&mut self, chain: &ChainRef) -> Result<()> {
+        if self.chain(chain)?.is_none() {
+            return Err(Error::NotFound(crate::OpFailure {
+                index: 0,
+                op: format!("list chain {chain}"),
+                errno: libc::ENOENT,
+                ext_ack: None,
+            }));
+        }
+        Ok(())
+    }
+}
+
+impl Session {
+    /// A session with the default settings (lock always, waiting; 32 attempts).
+    pub fn open() -> Result<Session> {
+        SessionBuilder::default().open()
+    }
+    pub fn builder() -> SessionBuilder {
+        SessionBuilder::default()
+    }
+
+    /// The current ruleset generation id.
+    pub fn generation(&mut self) -> Result<u32> {
+        get_generation(&mut self.sock)
+    }
+
+    /// Plans and commits a transaction as one atomic batch.
+    ///
+    /// `plan` reads what it needs through the [`Reader`] and returns the operations (and any
+    /// value). If it read anything, the commit carries the generation of those reads, and when
+    /// the ruleset changed in between the kernel refuses the batch (ERESTART): the plan then
+    /// runs again on fresh state, up to the session's attempt limit, after which
+    /// [`Error::GenerationConflict`] is returned. A plan that reads nothing is sent without a
+    /// generation id: its operations do not depend on the state, and it costs one round trip.
+    /// An empty transaction sends nothing. The xtables lock is held only around the send.
+    pub fn transact<T>(
+        &mut self,
+        mut plan: impl FnMut(&mut Reader<'_>) -> Result<(Transaction, T)>,
+    ) -> Result<Committed<T>> {
+        let mut backoff = Duration::from_micros(20);
+        for attempt in 1..=self.max_attempts {
+            let mut reader = Reader {
+                sock: &mut self.sock,
+                generation: None,
+            };
+            let (tx, value) = plan(&mut reader)?;
+            let generation = reader.generation;
+            if tx.is_empty() {
+                return Ok(Committed {
+                    value,
+                    attempts: attempt,
+                    ops: 0,
+                    rule_handles: Vec::new(),
+                });
+            }
+            let mut batch = Batch::new(&mut self.sock, generation);
+            tx.encode(&mut batch)?;
+            let guard = match &self.lock {
+                Some(lock) => Some(lock.acquire()?),
+                None => None,
+            };
+            let result = batch.commit(&mut self.sock);
+            drop(guard);
+            match result {
+                Ok(reply) => {
+                    if tx.ops().iter().any(|op| op.deletes()) {
+                        self.freed_objects = true;
+                    }
+                    let rule_handles = reply
+                        .echoes
+                        .iter()
+                        .filter(|(_, m, _)| *m == msg::NEWRULE)
+                        .filter_map(|(i, _, payload)| {
+                            let (fam, attrs) = split_nfgenmsg(payload).ok()?;
+                            Some((*i, RuleRepr::parse(fam, attrs).ok()?.handle?))
+                        })
+                        .collect();
+                    return Ok(Committed {
+                        value,
+                        attempts: attempt,
+                        ops: tx.len(),
+                        rule_handles,
+                    });
+                }
+                Err(CommitFailure::GenerationChanged) => {
+                    // Back off a little, with jitter, so that writers racing for the same
+                    // generation spread out instead of colliding again.
+                    let jitter =
+                        u64::from(std::process::id() ^ attempt.wrapping_mul(2_654_435_761));
+                    std::thread::sleep(
+                        backoff + Duration::from_micros(jitter % (backoff.as_micros() as u64 + 1)),
+                    );
+                    backoff = (backoff * 2).min(Duration::from_millis(5));
+                }
+                Err(CommitFailure::Error(e)) => return Err(e),
+            }
+        }
+        Err(Error::GenerationConflict {
+            attempts: self.max_attempts,
+        })
+    }
+
+    /// Commits a fixed transaction (no reads, no generation id).
+    pub fn commit(&mut self, tx: &Transaction) -> Result<Committed<()>> {
+        self.transact(|_| Ok((tx.clone(), ())))
+    }
+
+    pub fn list_tables(&mut self) -> Result<Vec<Table>> {
+        dump_tables(&mut self.sock)
+    }
+    pub fn list_chains(&mut self, table: &TableRef) -> Result<Vec<Chain>> {
+        dump_chains(&mut self.sock, table)
+    }
+    pub fn list_rules(&mut self, chain: &ChainRef) -> Result<Vec<ListedRule>> {
+        dump_rules(&mut self.sock, &chain.table, Some(&chain.name))
+    }
+    pub fn list_table_rules(&mut self, table: &TableRef) -> Result<Vec<ListedRule>> {
+        dump_rules(&mut self.sock, table, None)
+    }
+
+    /// Chains and rules of a table from one generation: two dumps, bracketed by generation
+    /// reads, repeated if a commit landed between them.
+    pub fn snapshot(&mut self, table: &TableRef) -> Result<TableSnapshot> {
+        for _ in 0..self.max_attempts.max(MAX_DUMP_RESTARTS) {
+            let before = get_generation(&mut self.sock)?;
+            let chains = dump_chains(&mut self.sock, table)?;
+            let rules = dump_rules(&mut self.sock, table, None)?;
+            if get_generation(&mut self.sock)? == before {
+                return Ok(TableSnapshot {
+                    generation: before,
+                    chains,
+                    rules,
+                });
+            }
+        }
+        Err(Error::GenerationConflict {
+            attempts: self.max_attempts.max(MAX_DUMP_RESTARTS),
+        })
+    }
+
+    /// Ends the session. After a commit that deleted anything, the socket's release would
+    /// wait for the kernel's deferred destroy work (an RCU grace period, tens of ms); this
+    /// hands the socket to a detached process so that the caller does not wait. The rules
+    /// are committed and visible before either way of closing.
+    pub fn close_detached(self) -> Result<()> {
+        if !self.freed_objects {
+            return Ok(());
+        }
+        crate::sys::close_in_detached_process(self.sock.into_socket()).map_err(|e| Error::Netlink {
+            context: "detached close",
+            source: e,
+        })
+    }
+
+    /// Whether a committed transaction of this session freed kernel objects.
+    pub fn freed_objects(&self) -> bool {
+        self.freed_objects
+    }
+
+    /// The underlying socket, for benchmarks that send hand-built batches beside the API.
+    pub fn socket(&mut self) -> &mut NlSocket {
+        &mut self.sock
+    }
+}
+
+fn get_generation(sock: &mut NlSocket) -> Result<u32> {
+    let payload = sock.request(msg::GETGEN, nfproto::UNSPEC, "read generation id")?;
+    let (_, attrs) = split_nfgenmsg(&payload)?;
+    Ok(GenRepr::parse(attrs)?.id)
+}
+
+/// Runs a dump, restarting it while concurrent commits interrupt it.
+fn dump_all<T>(
+    sock: &mut NlSocket,
+    m: u8,
+    family: u8,
+    filter: &dyn Fn(&mut crate::wire::attr::AttrWriter<'_>),
+    parse: impl Fn(u8, &[u8]) -> Result<Option<T>>,
+) -> Result<Vec<T>> {
+    for _ in 0..MAX_DUMP_RESTARTS {
+        let mut out = Vec::new();
+        let done = sock.dump(m, family, filter, |_, payload| {
+            let (fam, attrs) = split_nfgenmsg(payload)?;
+            if let Some(v) = parse(fam, attrs)? {
+                out.push(v);
+            }
+            Ok(())
+        })?;
+        if done.is_ok() {
+            return Ok(out);
+        }
+    }
+    Err(Error::GenerationConflict {
+        attempts: MAX_DUMP_RESTARTS,
+    })
+}
+
+fn dump_tables(sock: &mut NlSocket) -> Result<Vec<Table>> {
+    dump_all(
+        sock,
+        msg::GETTABLE,
+        nfproto::UNSPEC,
+        &|_| {},
+        |fam, attrs| Ok(Table::from_repr(TableRepr::parse(fam, attrs)?)),
+    )
+}
+
+fn dump_chains(sock: &mut NlSocket, table: &TableRef) -> Result<Vec<Chain>> {
+    let name = table.name.clone();
+    dump_all(
+        sock,
+        msg::GETCHAIN,
+        table.family.nfproto(),
+        &|w| {
+            w.strz(crate::wire::nftables::NFTA_CHAIN_TABLE, &name);
+        },
+        |fam, attrs| {
+            let c = ChainRepr::parse(fam, attrs)?;
+            // The kernel filters by family; the table filter is applied here as well, since
+            // older kernels ignore it for dumps.
+            Ok(if c.table == name {
+                Chain::from_repr(c)
+            } else {
+                None
+            })
+        },
+    )
+}
+
+fn dump_rules(
+    sock: &mut NlSocket,
+    table: &TableRef,
+    chain: Option<&str>,
+) -> Result<Vec<ListedRule>> {
+    let name = table.name.clone();
+    let chain_name = chain.map(str::to_owned);
+    dump_all(
+        sock,
+        msg::GETRULE,
+        table.family.nfproto(),
+        &|w| {
+            w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &name);
+            if let Some(c) = &chain_name {
+                w.strz(crate::wire::nftables::NFTA_RULE_CHAIN, c);
+            }
+        },
+        |fam, attrs| {
+            let r = RuleRepr::parse(fam, attrs)?;
+            if r.table != name || chain_name.as_ref().is_some_and(|c| *c != r.chain) {
+                return Ok(None);
+            }
+            Ok(ListedRule::from_repr(r))
+        },
+    )
+}

@@ -1,0 +1,531 @@
+use std::fmt;
+
+use crate::error::{Error, Result};
+use crate::model::{Family, Rule, validate_name};
+use crate::transport::Batch;
+use crate::wire::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO, NLM_F_EXCL, NLM_F_REPLACE};
+use crate::wire::nftables::{ChainRepr, HookRepr, RuleRepr, TableRepr, msg};
+
+use super::codec;
+
+/// A table: family and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableRef {
+    pub family: Family,
+    pub name: String,
+}
+
+impl TableRef {
+    pub fn new(family: Family, name: impl Into<String>) -> Self {
+        TableRef {
+            family,
+            name: name.into(),
+        }
+    }
+    pub fn chain(&self, name: impl Into<String>) -> ChainRef {
+        ChainRef {
+            table: self.clone(),
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for TableRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.family, self.name)
+    }
+}
+
+/// A chain in a table.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChainRef {
+    pub table: TableRef,
+    pub name: String,
+}
+
+impl fmt::Display for ChainRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.table, self.name)
+    }
+}
+
+/// Netfilter hooks a base chain can attach to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hook {
+    Prerouting,
+    Input,
+    Forward,
+    Output,
+    Postrouting,
+}
+
+impl Hook {
+    pub fn number(self) -> u32 {
+        match self {
+            Hook::Prerouting => 0,
+            Hook::Input => 1,
+            Hook::Forward => 2,
+            Hook::Output => 3,
+            Hook::Postrouting => 4,
+        }
+    }
+    pub fn from_number(n: u32) -> Option<Hook> {
+        Some(match n {
+            0 => Hook::Prerouting,
+            1 => Hook::Input,
+            2 => Hook::Forward,
+            3 => Hook::Output,
+            4 => Hook::Postrouting,
+            _ => return None,
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Hook::Prerouting => "prerouting",
+            Hook::Input => "input",
+            Hook::Forward => "forward",
+            Hook::Output => "output",
+            Hook::Postrouting => "postrouting",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChainType {
+    Filter,
+    Nat,
+    Route,
+}
+
+impl ChainType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChainType::Filter => "filter",
+            ChainType::Nat => "nat",
+            ChainType::Route => "route",
+        }
+    }
+    pub fn parse(s: &str) -> Option<ChainType> {
+        Some(match s {
+            "filter" => ChainType::Filter,
+            "nat" => ChainType::Nat,
+            "route" => ChainType::Route,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Policy {
+    Accept,
+    Drop,
+}
+
+impl Policy {
+    fn verdict(self) -> u32 {
+        match self {
+            Policy::Accept => 1,
+            Policy::Drop => 0,
+        }
+    }
+    pub fn from_verdict(v: u32) -> Option<Policy> {
+        match v {
+            1 => Some(Policy::Accept),
+            0 => Some(Policy::Drop),
+            _ => None,
+        }
+    }
+}
+
+/// What makes a chain a base chain: its type, hook, priority and policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BaseChain {
+    pub chain_type: ChainType,
+    pub hook: Hook,
+    pub priority: i32,
+    pub policy: Policy,
+}
+
+/// A chain to create: regular (`base: None`) or base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainSpec {
+    pub name: String,
+    pub base: Option<BaseChain>,
+}
+
+impl ChainSpec {
+    pub fn regular(name: impl Into<String>) -> Self {
+        ChainSpec {
+            name: name.into(),
+            base: None,
+        }
+    }
+    pub fn base(name: impl Into<String>, base: BaseChain) -> Self {
+        ChainSpec {
+            name: name.into(),
+            base: Some(base),
+        }
+    }
+}
+
+/// Where a new rule goes in its chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RulePosition {
+    /// At the end (`nft add rule`, `iptables -A`).
+    Append,
+    /// At the head (`nft insert rule`, `iptables -I`).
+    Head,
+    /// Just before the rule with this handle.
+    Before(u64),
+    /// Just after the rule with this handle.
+    After(u64),
+}
+
+/// One operation of a transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Op {
+    /// Create the table unless it exists.
+    EnsureTable(TableRef),
+    DeleteTable(TableRef),
+    /// Create the chain unless it exists (a base chain's policy is updated).
+    EnsureChain {
+        table: TableRef,
+        chain: ChainSpec,
+    },
+    /// Create the chain; fails with "already exists" if it does.
+    CreateChain {
+        table: TableRef,
+        chain: ChainSpec,
+    },
+    FlushChain(ChainRef),
+    /// Delete every rule of every chain of the table.
+    FlushTable(TableRef),
+    DeleteChain(ChainRef),
+    RenameChain {
+        chain: ChainRef,
+        handle: u64,
+        new_name: String,
+    },
+    AddRule {
+        chain: ChainRef,
+        rule: Rule,
+        position: RulePosition,
+    },
+    DeleteRule {
+        chain: ChainRef,
+        handle: u64,
+    },
+    ReplaceRule {
+        chain: ChainRef,
+        handle: u64,
+        rule: Rule,
+    },
+}
+
+impl Op {
+    /// Whether committing it frees kernel objects (see [`super::Session::close_detached`]).
+    pub fn deletes(&self) -> bool {
+        matches!(
+            self,
+            Op::DeleteTable(_)
+                | Op::FlushChain(_)
+                | Op::FlushTable(_)
+                | Op::DeleteChain(_)
+                | Op::DeleteRule { .. }
+                | Op::ReplaceRule { .. }
+        )
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::EnsureTable(t) => write!(f, "add table {t}"),
+            Op::DeleteTable(t) => write!(f, "delete table {t}"),
+            Op::EnsureChain { table, chain } => write!(f, "add chain {table} {}", chain.name),
+            Op::CreateChain { table, chain } => write!(f, "create chain {table} {}", chain.name),
+            Op::FlushChain(c) => write!(f, "flush chain {c}"),
+            Op::FlushTable(t) => write!(f, "flush table {t}"),
+            Op::DeleteChain(c) => write!(f, "delete chain {c}"),
+            Op::RenameChain {
+                chain, new_name, ..
+            } => write!(f, "rename chain {chain} to {new_name}"),
+            Op::AddRule {
+                chain, position, ..
+            } => match position {
+                RulePosition::Append => write!(f, "add rule {chain}"),
+                RulePosition::Head => write!(f, "insert rule {chain}"),
+                RulePosition::Before(h) => write!(f, "insert rule {chain} before handle {h}"),
+                RulePosition::After(h) => write!(f, "add rule {chain} after handle {h}"),
+            },
+            Op::DeleteRule { chain, handle } => write!(f, "delete rule {chain} handle {handle}"),
+            Op::ReplaceRule { chain, handle, .. } => {
+                write!(f, "replace rule {chain} handle {handle}")
+            }
+        }
+    }
+}
+
+/// Operations committed together: all take effect, or none does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Transaction {
+    ops: Vec<Op>,
+    echo_rules: bool,
+}
+
+impl Transaction {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    /// Ask the kernel to echo added rules, so that [`super::Committed::rule_handles`] holds
+    /// their handles (costs the kernel one notification per rule).
+    pub fn want_rule_handles(&mut self, yes: bool) -> &mut Self {
+        self.echo_rules = yes;
+        self
+    }
+    pub fn push(&mut self, op: Op) -> &mut Self {
+        self.ops.push(op);
+        self
+    }
+    pub fn ensure_table(&mut self, t: &TableRef) -> &mut Self {
+        self.push(Op::EnsureTable(t.clone()))
+    }
+    pub fn delete_table(&mut self, t: &TableRef) -> &mut Self {
+        self.push(Op::DeleteTable(t.clone()))
+    }
+    pub fn ensure_chain(&mut self, t: &TableRef, chain: ChainSpec) -> &mut Self {
+        self.push(Op::EnsureChain {
+            table: t.clone(),
+            chain,
+        })
+    }
+    pub fn create_chain(&mut self, t: &TableRef, chain: ChainSpec) -> &mut Self {
+        self.push(Op::CreateChain {
+            table: t.clone(),
+            chain,
+        })
+    }
+    pub fn flush_chain(&mut self, c: &ChainRef) -> &mut Self {
+        self.push(Op::FlushChain(c.clone()))
+    }
+    pub fn flush_table(&mut self, t: &TableRef) -> &mut Self {
+        self.push(Op::FlushTable(t.clone()))
+    }
+    pub fn delete_chain(&mut self, c: &ChainRef) -> &mut Self {
+        self.push(Op::DeleteChain(c.clone()))
+    }
+    pub fn add_rule(&mut self, c: &ChainRef, rule: Rule, position: RulePosition) -> &mut Self {
+        self.push(Op::AddRule {
+            chain: c.clone(),
+            rule,
+            position,
+        })
+    }
+    pub fn append_rule(&mut self, c: &ChainRef, rule: Rule) -> &mut Self {
+        self.add_rule(c, rule, RulePosition::Append)
+    }
+    pub fn insert_rule(&mut self, c: &ChainRef, rule: Rule) -> &mut Self {
+        self.add_rule(c, rule, RulePosition::Head)
+    }
+    pub fn delete_rule(&mut self, c: &ChainRef, handle: u64) -> &mut Self {
+        self.push(Op::DeleteRule {
+            chain: c.clone(),
+            handle,
+        })
+    }
+    pub fn replace_rule(&mut self, c: &ChainRef, handle: u64, rule: Rule) -> &mut Self {
+        self.push(Op::ReplaceRule {
+            chain: c.clone(),
+            handle,
+            rule,
+        })
+    }
+
+    /// Validates and encodes every operation into `batch`. Any invalid operation fails the
+    /// whole transaction here, before anything is sent.
+    pub(crate) fn encode(&self, batch: &mut Batch) -> Result<()> {
+        for (i, op) in self.ops.iter().enumerate() {
+            encode_op(op, self.echo_rules, batch).map_err(|e| match e {
+                Error::InvalidInput(m) => {
+                    Error::InvalidInput(format!("operation #{i} ({op}): {m}"))
+                }
+                other => other,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+fn check_table(t: &TableRef) -> Result<()> {
+    validate_name("table", &t.name)
+}
+fn check_chain(c: &ChainRef) -> Result<()> {
+    check_table(&c.table)?;
+    validate_name("chain", &c.name)
+}
+
+fn table_repr(t: &TableRef) -> TableRepr {
+    TableRepr {
+        family: t.family.nfproto(),
+        name: t.name.clone(),
+        ..Default::default()
+    }
+}
+
+fn chain_repr(table: &TableRef, spec: &ChainSpec) -> ChainRepr {
+    let mut c = ChainRepr {
+        family: table.family.nfproto(),
+        table: table.name.clone(),
+        name: spec.name.clone(),
+        ..Default::default()
+    };
+    if let Some(b) = &spec.base {
+        c.hook = Some(HookRepr {
+            hooknum: b.hook.number(),
+            priority: b.priority,
+            device: None,
+        });
+        c.policy = Some(b.policy.verdict());
+        c.chain_type = Some(b.chain_type.as_str().into());
+    }
+    c
+}
+
+fn rule_repr(c: &ChainRef, rule: Option<&Rule>) -> Result<RuleRepr> {
+    let mut r = RuleRepr {
+        family: c.table.family.nfproto(),
+        table: c.table.name.clone(),
+        chain: c.name.clone(),
+        ..Default::default()
+    };
+    if let Some(rule) = rule {
+        let (exprs, userdata) = codec::encode(rule, c.table.family)?;
+        r.exprs = exprs;
+        r.userdata = userdata;
+    }
+    Ok(r)
+}
+
+fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
+    let desc = op.to_string();
+    match op {
+        Op::EnsureTable(t) | Op::DeleteTable(t) => {
+            check_table(t)?;
+            let repr = table_repr(t);
+            let (m, flags) = match op {
+                Op::EnsureTable(_) => (msg::NEWTABLE, NLM_F_CREATE),
+                _ => (msg::DELTABLE, 0),
+            };
+            b.push(m, t.family.nfproto(), flags, desc, |w| repr.emit(w));
+        }
+        Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
+            check_chain(&table.chain(&chain.name))?;
+            let repr = chain_repr(table, chain);
+            let flags = match op {
+                Op::CreateChain { .. } => NLM_F_CREATE | NLM_F_EXCL,
+                _ => NLM_F_CREATE,
+            };
+            b.push(msg::NEWCHAIN, table.family.nfproto(), flags, desc, |w| {
+                repr.emit(w)
+            });
+        }
+        Op::FlushChain(c) => {
+            check_chain(c)?;
+            let repr = rule_repr(c, None)?;
+            b.push(msg::DELRULE, c.table.family.nfproto(), 0, desc, |w| {
+                repr.emit(w)
+            });
+        }
+        Op::FlushTable(t) => {
+            check_table(t)?;
+            let name = t.name.clone();
+            b.push(msg::DELRULE, t.family.nfproto(), 0, desc, |w| {
+                w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &name);
+            });
+        }
+        Op::DeleteChain(c) => {
+            check_chain(c)?;
+            let repr = chain_repr(&c.table, &ChainSpec::regular(&c.name));
+            b.push(msg::DELCHAIN, c.table.family.nfproto(), 0, desc, |w| {
+                repr.emit(w)
+            });
+        }
+        Op::RenameChain {
+            chain,
+            handle,
+            new_name,
+        } => {
+            check_chain(chain)?;
+            validate_name("chain", new_name)?;
+            let mut repr = chain_repr(&chain.table, &ChainSpec::regular(new_name));
+            repr.handle = Some(*handle);
+            b.push(msg::NEWCHAIN, chain.table.family.nfproto(), 0, desc, |w| {
+                repr.emit(w)
+            });
+        }
+        Op::AddRule {
+            chain,
+            rule,
+            position,
+        } => {
+            check_chain(chain)?;
+            let mut repr = rule_repr(chain, Some(rule))?;
+            let mut flags = NLM_F_CREATE;
+            match position {
+                RulePosition::Append => flags |= NLM_F_APPEND,
+                RulePosition::Head => {}
+                RulePosition::Before(h) => repr.position = Some(*h),
+                RulePosition::After(h) => {
+                    flags |= NLM_F_APPEND;
+                    repr.position = Some(*h);
+                }
+            }
+            if echo_rules {
+                flags |= NLM_F_ECHO;
+            }
+            b.push(
+                msg::NEWRULE,
+                chain.table.family.nfproto(),
+                flags,
+                desc,
+                |w| repr.emit(w),
+            );
+        }
+        Op::DeleteRule { chain, handle } => {
+            check_chain(chain)?;
+            let mut repr = rule_repr(chain, None)?;
+            repr.handle = Some(*handle);
+            b.push(msg::DELRULE, chain.table.family.nfproto(), 0, desc, |w| {
+                repr.emit(w)
+            });
+        }
+        Op::ReplaceRule {
+            chain,
+            handle,
+            rule,
+        } => {
+            check_chain(chain)?;
+            let mut repr = rule_repr(chain, Some(rule))?;
+            repr.handle = Some(*handle);
+            let flags = NLM_F_REPLACE | if echo_rules { NLM_F_ECHO } else { 0 };
+            b.push(
+                msg::NEWRULE,
+                chain.table.family.nfproto(),
+                flags,
+                desc,
+                |w| repr.emit(w),
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+use crate::error::{Error, OpFailure, Result};
+use crate::wire::attr::AttrWriter;
+use crate::wire::netlink::{AckRepr, MsgWriter, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NlMsgs};
+use crate::wire::nftables::{
+    NFNL_BATCH_GENID, NFNL_MSG_BATCH_BEGIN, NFNL_MSG_BATCH_END, NFNL_SUBSYS_NFTABLES, nfgenmsg,
+    nfproto, nft_msg_of, nft_type,
+};
+
+use super::NlSocket;
+
+/// Room in the receive buffer per acknowledgement: each is its own skb, whose truesize is
+/// several times the 36 bytes of a capped ack.
+const ACK_TRUESIZE: usize = 1024;
+
+/// One nf_tables transaction on the wire: BEGIN (with the generation id), the object
+/// messages, END. Every object message asks for an ACK; its sequence number maps the reply
+/// back to the operation (its index in the batch) and its description.
+pub struct Batch {
+    w: MsgWriter,
+    base_seq: u32,
+    ops: Vec<String>,
+    echo_bytes: usize,
+}
+
+/// What a committed batch sent back besides ACKs: echoed objects (NLM_F_ECHO), by operation.
+#[derive(Debug, Default)]
+pub struct BatchReply {
+    pub echoes: Vec<(usize, u8, Vec<u8>)>,
+}
+
+/// Why a commit failed.
+#[derive(Debug)]
+pub enum CommitFailure {
+    /// The generation id in BEGIN is stale (ERESTART): re-read, re-plan, re-send.
+    GenerationChanged,
+    Error(Error),
+}
+
+impl From<Error> for CommitFailure {
+    fn from(e: Error) -> Self {
+        CommitFailure::Error(e)
+    }
+}
+
+impl Batch {
+    /// Starts a batch; `genid` makes the kernel refuse it if the ruleset changed since.
+    pub fn new(sock: &mut NlSocket, genid: Option<u32>) -> Self {
+        let base_seq = sock.next_seq();
+        let mut w = MsgWriter::with_capacity(4096);
+        w.message(
+            NFNL_MSG_BATCH_BEGIN,
+            NLM_F_REQUEST,
+            base_seq,
+            &nfgenmsg(nfproto::UNSPEC, NFNL_SUBSYS_NFTABLES),
+            |a| {
+                if let Some(g) = genid {
+                    a.u32_be(NFNL_BATCH_GENID, g);
+                }
+            },
+        );
+        Batch {
+            w,
+            base_seq,
+            ops: Vec::new(),
+            echo_bytes: 0,
+        }
+    }
+
+    fn seq_of(&self, index: usize) -> u32 {
+        self.base_seq.wrapping_add(1).wrapping_add(index as u32)
+    }
+
+    /// Appends one object message. `flags` are the NLM_F_* creation flags; REQUEST and ACK
+    /// are added. Returns the operation's index.
+    pub fn push(
+        &mut self,
+        msg: u8,
+        family: u8,
+        flags: u16,
+        description: String,
+        attrs: impl FnOnce(&mut AttrWriter<'_>),
+    ) -> usize {
+        let index = self.ops.len();
+        let seq = self.seq_of(index);
+        let before = self.w.len();
+        self.w.message(
+            nft_type(msg),
+            NLM_F_REQUEST | NLM_F_ACK | flags,
+            seq,
+            &nfgenmsg(family, 0),
+            attrs,
+        );
+        if flags & crate::wire::netlink::NLM_F_ECHO != 0 {
+            self.echo_bytes += (self.w.len() - before) * 2 + 512;
+        }
+        self.ops.push(description);
+        index
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    /// The encoded size so far, in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.w.len()
+    }
+
+    /// The whole batch as it goes on the wire (BEGIN .. END); for benchmarks and tests.
+    pub fn finish_bytes(mut self) -> Result<Vec<u8>> {
+        self.close()?;
+        Ok(self.w.into_bytes())
+    }
+
+    fn close(&mut self) -> Result<()> {
+        let end_seq = self.seq_of(self.ops.len());
+        self.w.message(
+            NFNL_MSG_BATCH_END,
+            NLM_F_REQUEST,
+            end_seq,
+            &nfgenmsg(nfproto::UNSPEC, NFNL_SUBSYS_NFTABLES),
+            |_| {},
+        );
+        if self.w.overflowed() {
+            return Err(Error::InvalidInput(
+                "an object in the transaction is too large to encode in netlink".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sends the batch in one `sendmsg` and collects every reply.
+    ///
+    /// The kernel processes the whole batch inside that `sendmsg`, so when it returns every
+    /// reply is already queued: we drain without blocking and never wait for an ACK that an
+    /// older kernel would not send (BEGIN/END) or that an aborted batch will not get.
+    pub fn commit(mut self, sock: &mut NlSocket) -> Result<BatchReply, CommitFailure> {
+        self.close()?;
+        let n = self.ops.len();
+        sock.size_buffers(self.w.len(), n * ACK_TRUESIZE + self.echo_bytes)?;
+        sock.skip_seqs(n as u32 + 1);
+        sock.drain()?;
+        sock.send(self.w.as_bytes())?;
+
+        let mut acked = 0usize;
+        let mut failures: Vec<OpFailure> = Vec::new();
+        let mut begin_error: Option<AckRepr> = None;
+        let mut reply = BatchReply::default();
+        while let Some(dgram) = sock.recv(true)? {
+            for m in NlMsgs::new(dgram) {
+                let m = m.map_err(Error::from)?;
+                let offset = m.seq().wrapping_sub(self.base_seq) as usize;
+                if offset > n + 1 {
+                    continue; // not ours (a stale reply)
+                }
+                if m.ty() == NLMSG_ERROR {
+                    let ack = AckRepr::parse(&m).map_err(Error::from)?;
+                    if offset == 0 || offset == n + 1 {
+                        if ack.errno != 0 {
+                            begin_error = Some(ack);
+                        }
+                    } else if ack.errno == 0 {
+                        acked += 1;
+                    } else {
+                        failures.push(OpFailure {
+                            index: offset - 1,
+                            op: self.ops[offset - 1].clone(),
+                            errno: ack.errno,
+                            ext_ack: ack.ext_msg,
+                        });
+                    }
+                } else if let Some(msg) = nft_msg_of(m.ty())
+                    && (1..=n).contains(&offset)
+                {
+                    reply.echoes.push((offset - 1, msg, m.payload().to_vec()));
+                }
+            }
+        }
+        if let Some(ack) = begin_error {
+            if ack.errno == libc::ERESTART {
+                return Err(CommitFailure::GenerationChanged);
+            }
+            return Err(Error::from_op_failure(OpFailure {
+                index: 0,
+                op: "batch".into(),
+                errno: ack.errno,
+                ext_ack: ack.ext_msg,
+            })
+            .into());
+        }
+        if let Some(first) = failures.into_iter().min_by_key(|f| f.index) {
+            return Err(Error::from_op_failure(first).into());
+        }
+        if acked != n {
+            return Err(Error::Netlink {
+                context: "commit",
+                source: std::io::Error::other(format!(
+                    "the kernel acknowledged {acked} of {n} operations; replies were lost"
+                )),
+            }
+            .into());
+        }
+        Ok(reply)
+    }
+}

@@ -1,0 +1,8 @@
+//! The kernel transport: one NETLINK_NETFILTER socket, batches sent with one `sendmsg`
+//! whatever their size, acknowledgements mapped back to operations, and dumps.
+
+mod batch;
+mod socket;
+
+pub use batch::{Batch, BatchReply, CommitFailure};
+pub use socket::{DumpInterrupted, NlSocket};

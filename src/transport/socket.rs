@@ -1,0 +1,253 @@
+use std::io;
+use std::os::fd::AsFd;
+
+use netlink_sys::{Socket, protocols::NETLINK_NETFILTER};
+use nix::sys::socket::{setsockopt, sockopt};
+
+use crate::error::{Error, Result};
+use crate::wire::netlink::{
+    AckRepr, MsgWriter, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST, NLMSG_DONE,
+    NLMSG_ERROR, NlMsgs,
+};
+use crate::wire::nftables::{nfgenmsg, nft_type};
+
+/// Large enough for any datagram the kernel sends us: dump skbs are capped at 32 KiB and
+/// coalesced notifications at a page or two; with NETLINK_CAP_ACK errors are small.
+const RECV_BUF: usize = 64 * 1024;
+const DEFAULT_BUF: usize = 256 * 1024;
+
+/// A dump was interrupted by a concurrent commit (NLM_F_DUMP_INTR); read it again.
+#[derive(Debug)]
+pub struct DumpInterrupted;
+
+/// A NETLINK_NETFILTER socket bound to a kernel-assigned port id.
+pub struct NlSocket {
+    sock: Socket,
+    seq: u32,
+    buf: Vec<u8>,
+    sndbuf: usize,
+    rcvbuf: usize,
+}
+
+impl NlSocket {
+    pub fn open() -> Result<Self> {
+        let mut sock = Socket::new(NETLINK_NETFILTER)
+            .map_err(|e| Error::netlink("socket(NETLINK_NETFILTER)", e))?;
+        sock.bind_auto()
+            .map_err(|e| Error::netlink("bind netlink socket", e))?;
+        // Errors carry the kernel's text, and echo only the failing message's header.
+        sock.set_ext_ack(true)
+            .map_err(|e| Error::netlink("NETLINK_EXT_ACK", e))?;
+        sock.set_cap_ack(true)
+            .map_err(|e| Error::netlink("NETLINK_CAP_ACK", e))?;
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(1);
+        let mut s = NlSocket {
+            sock,
+            seq: seed | 1,
+            buf: Vec::with_capacity(RECV_BUF),
+            sndbuf: 0,
+            rcvbuf: 0,
+        };
+        s.size_buffers(DEFAULT_BUF, DEFAULT_BUF)?;
+        Ok(s)
+    }
+
+    /// A fresh sequence number (never 0, so that it never matches kernel notifications).
+    pub fn next_seq(&mut self) -> u32 {
+        self.seq = self.seq.wrapping_add(1);
+        if self.seq == 0 {
+            self.seq = 1;
+        }
+        self.seq
+    }
+
+    /// Moves the sequence counter past `n` numbers a batch has taken for itself.
+    pub fn skip_seqs(&mut self, n: u32) {
+        self.seq = self.seq.wrapping_add(n);
+    }
+
+    /// Grows the socket buffers so that a batch of `send` bytes goes out in one `sendmsg`
+    /// and its `recv` bytes of replies fit without loss. Uses the *FORCE variants (we hold
+    /// CAP_NET_ADMIN, or nothing here works) so that `net.core.[rw]mem_max` do not cap them.
+    pub fn size_buffers(&mut self, send: usize, recv: usize) -> Result<()> {
+        let fd = self.sock.as_fd();
+        if send > self.sndbuf {
+            let want = send.saturating_add(64 * 1024).min(i32::MAX as usize / 2);
+            setsockopt(&fd, sockopt::SndBufForce, &want)
+                .or_else(|_| setsockopt(&fd, sockopt::SndBuf, &want))
+                .map_err(|e| Error::netlink("SO_SNDBUF", e.into()))?;
+            self.sndbuf = want;
+        }
+        if recv > self.rcvbuf {
+            let want = recv.saturating_add(64 * 1024).min(i32::MAX as usize / 2);
+            setsockopt(&fd, sockopt::RcvBufForce, &want)
+                .or_else(|_| setsockopt(&fd, sockopt::RcvBuf, &want))
+                .map_err(|e| Error::netlink("SO_RCVBUF", e.into()))?;
+            self.rcvbuf = want;
+        }
+        Ok(())
+    }
+
+    /// Sends a buffer of messages in one `sendmsg`: the kernel sees it as one batch.
+    pub fn send(&self, bytes: &[u8]) -> Result<()> {
+        loop {
+            match self.sock.send(bytes, 0) {
+                Ok(n) if n == bytes.len() => return Ok(()),
+                Ok(n) => {
+                    return Err(Error::Netlink {
+                        context: "send batch",
+                        source: io::Error::other(format!(
+                            "short send: {n} of {} bytes",
+                            bytes.len()
+                        )),
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::netlink("send batch", e)),
+            }
+        }
+    }
+
+    /// Receives one datagram; `Ok(None)` when `nonblocking` and nothing is queued.
+    pub fn recv(&mut self, nonblocking: bool) -> Result<Option<&[u8]>> {
+        let flags = libc::MSG_TRUNC | if nonblocking { libc::MSG_DONTWAIT } else { 0 };
+        loop {
+            self.buf.clear();
+            self.buf.reserve(RECV_BUF);
+            match self.sock.recv(&mut self.buf, flags) {
+                Ok(n) if n > self.buf.len() => {
+                    return Err(Error::Netlink {
+                        context: "receive",
+                        source: io::Error::other(format!("datagram of {n} bytes truncated")),
+                    });
+                }
+                Ok(_) => return Ok(Some(&self.buf)),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if nonblocking && e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) => return Err(Error::netlink("receive", e)),
+            }
+        }
+    }
+
+    /// Drops whatever replies are still queued (after an error, the kernel may have queued
+    /// more than we waited for).
+    pub fn drain(&mut self) -> Result<()> {
+        while self.recv(true)?.is_some() {}
+        Ok(())
+    }
+
+    /// One request, one reply message (e.g. GETGEN). Returns the reply's payload bytes.
+    pub fn request(&mut self, msg: u8, family: u8, what: &'static str) -> Result<Vec<u8>> {
+        let seq = self.next_seq();
+        let mut w = MsgWriter::new();
+        w.message(
+            nft_type(msg),
+            NLM_F_REQUEST | NLM_F_ACK,
+            seq,
+            &nfgenmsg(family, 0),
+            |_| {},
+        );
+        self.send(w.as_bytes())?;
+        let mut reply = None;
+        loop {
+            let Some(dgram) = self.recv(false)? else {
+                continue;
+            };
+            for m in NlMsgs::new(dgram) {
+                let m = m?;
+                if m.seq() != seq {
+                    continue; // a stale reply to an earlier request
+                }
+                if m.ty() == NLMSG_ERROR {
+                    let ack = AckRepr::parse(&m)?;
+                    if ack.errno != 0 {
+                        return Err(Error::from_op_failure(crate::OpFailure {
+                            index: 0,
+                            op: what.into(),
+                            errno: ack.errno,
+                            ext_ack: ack.ext_msg,
+                        }));
+                    }
+                    return reply.ok_or_else(|| Error::Netlink {
+                        context: what,
+                        source: io::Error::other("acknowledged without a reply"),
+                    });
+                }
+                reply = Some(m.payload().to_vec());
+            }
+        }
+    }
+
+    /// A dump request: every reply message's payload, in order, handed to `each`.
+    /// Returns `Err(Ok(DumpInterrupted))` semantics via the outer `Result<Result<..>>`.
+    pub fn dump(
+        &mut self,
+        msg: u8,
+        family: u8,
+        filter: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+        mut each: impl FnMut(u16, &[u8]) -> Result<()>,
+    ) -> Result<std::result::Result<(), DumpInterrupted>> {
+        let seq = self.next_seq();
+        let mut w = MsgWriter::new();
+        w.message(
+            nft_type(msg),
+            NLM_F_REQUEST | NLM_F_DUMP,
+            seq,
+            &nfgenmsg(family, 0),
+            filter,
+        );
+        self.send(w.as_bytes())?;
+        let mut interrupted = false;
+        loop {
+            let Some(dgram) = self.recv(false)? else {
+                continue;
+            };
+            for m in NlMsgs::new(dgram) {
+                let m = m?;
+                if m.seq() != seq {
+                    continue;
+                }
+                if m.flags() & NLM_F_DUMP_INTR != 0 {
+                    interrupted = true;
+                }
+                match m.ty() {
+                    NLMSG_DONE => {
+                        return Ok(if interrupted {
+                            Err(DumpInterrupted)
+                        } else {
+                            Ok(())
+                        });
+                    }
+                    NLMSG_ERROR => {
+                        let ack = AckRepr::parse(&m)?;
+                        if ack.errno == libc::EINTR {
+                            return Ok(Err(DumpInterrupted));
+                        }
+                        if ack.errno != 0 {
+                            return Err(Error::from_op_failure(crate::OpFailure {
+                                index: 0,
+                                op: "list".into(),
+                                errno: ack.errno,
+                                ext_ack: ack.ext_msg,
+                            }));
+                        }
+                        return Ok(Ok(()));
+                    }
+                    ty => {
+                        if !interrupted {
+                            each(ty, m.payload())?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Gives up the socket, for [`crate::sys::close_in_detached_process`].
+    pub fn into_socket(self) -> Socket {
+        self.sock
+    }
+}

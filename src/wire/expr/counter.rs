@@ -1,0 +1,46 @@
+use std::fmt;
+
+use super::all_known;
+use crate::wire::WireError;
+use crate::wire::attr::{AttrWriter, Attrs};
+
+mod attr {
+    pub const BYTES: u16 = 1;
+    pub const PACKETS: u16 = 2;
+    pub const PAD: u16 = 3;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Counter {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+impl Counter {
+    pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
+        if !all_known(data, &[attr::BYTES, attr::PACKETS, attr::PAD])? {
+            return Ok(None);
+        }
+        let mut c = Counter::default();
+        for a in Attrs::new(data) {
+            let a = a?;
+            match a.ty {
+                attr::BYTES => c.bytes = a.u64_be("NFTA_COUNTER_BYTES")?,
+                attr::PACKETS => c.packets = a.u64_be("NFTA_COUNTER_PACKETS")?,
+                _ => {}
+            }
+        }
+        Ok(Some(c))
+    }
+
+    pub fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.u64_be(attr::BYTES, self.bytes)
+            .u64_be(attr::PACKETS, self.packets);
+    }
+}
+
+impl fmt::Display for Counter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "counter pkts {} bytes {}", self.packets, self.bytes)
+    }
+}

@@ -1,0 +1,444 @@
+//! nf_tables messages: message types, the `nfgenmsg` family header, and tables, chains, rules
+//! and the generation id as typed representations.
+
+use super::WireError;
+use super::attr::{AttrWriter, Attrs};
+use super::error::ResultExt;
+use super::expr::Expr;
+
+pub const NFNL_SUBSYS_NFTABLES: u16 = 10;
+pub const NFNL_MSG_BATCH_BEGIN: u16 = 0x10;
+pub const NFNL_MSG_BATCH_END: u16 = 0x11;
+pub const NFNL_BATCH_GENID: u16 = 1;
+
+/// `enum nf_tables_msg_types`.
+pub mod msg {
+    pub const NEWTABLE: u8 = 0;
+    pub const GETTABLE: u8 = 1;
+    pub const DELTABLE: u8 = 2;
+    pub const NEWCHAIN: u8 = 3;
+    pub const GETCHAIN: u8 = 4;
+    pub const DELCHAIN: u8 = 5;
+    pub const NEWRULE: u8 = 6;
+    pub const GETRULE: u8 = 7;
+    pub const DELRULE: u8 = 8;
+    pub const NEWGEN: u8 = 15;
+    pub const GETGEN: u8 = 16;
+    /// Kernel 6.3+: delete that succeeds when the object is absent.
+    pub const DESTROYTABLE: u8 = 26;
+    pub const DESTROYCHAIN: u8 = 27;
+    pub const DESTROYRULE: u8 = 28;
+}
+
+/// The netlink message type of an nf_tables message.
+pub const fn nft_type(m: u8) -> u16 {
+    (NFNL_SUBSYS_NFTABLES << 8) | m as u16
+}
+
+/// Splits a netlink type into the nf_tables message, if it is one.
+pub const fn nft_msg_of(ty: u16) -> Option<u8> {
+    if ty >> 8 == NFNL_SUBSYS_NFTABLES {
+        Some((ty & 0xff) as u8)
+    } else {
+        None
+    }
+}
+
+/// Protocol families as nf_tables uses them (`NFPROTO_*`).
+pub mod nfproto {
+    pub const UNSPEC: u8 = 0;
+    pub const INET: u8 = 1;
+    pub const IPV4: u8 = 2;
+    pub const ARP: u8 = 3;
+    pub const NETDEV: u8 = 5;
+    pub const BRIDGE: u8 = 7;
+    pub const IPV6: u8 = 10;
+}
+
+/// `struct nfgenmsg`: family, version, resource id (big endian).
+pub fn nfgenmsg(family: u8, res_id: u16) -> [u8; 4] {
+    let r = res_id.to_be_bytes();
+    [family, 0, r[0], r[1]]
+}
+
+/// Parses the `nfgenmsg` at the start of an nf_tables message payload.
+pub fn split_nfgenmsg(payload: &[u8]) -> Result<(u8, &[u8]), WireError> {
+    if payload.len() < 4 {
+        return Err(WireError::truncated(4, payload.len()).within("nfgenmsg"));
+    }
+    Ok((payload[0], &payload[4..]))
+}
+
+mod table_attr {
+    pub const NAME: u16 = 1;
+    pub const FLAGS: u16 = 2;
+    pub const USE: u16 = 3;
+    pub const HANDLE: u16 = 4;
+}
+
+mod chain_attr {
+    pub const TABLE: u16 = 1;
+    pub const HANDLE: u16 = 2;
+    pub const NAME: u16 = 3;
+    pub const HOOK: u16 = 4;
+    pub const POLICY: u16 = 5;
+    pub const USE: u16 = 6;
+    pub const TYPE: u16 = 7;
+    pub const FLAGS: u16 = 10;
+}
+
+mod hook_attr {
+    pub const HOOKNUM: u16 = 1;
+    pub const PRIORITY: u16 = 2;
+    pub const DEV: u16 = 3;
+}
+
+mod rule_attr {
+    pub const TABLE: u16 = 1;
+    pub const CHAIN: u16 = 2;
+    pub const HANDLE: u16 = 3;
+    pub const EXPRESSIONS: u16 = 4;
+    pub const POSITION: u16 = 6;
+    pub const USERDATA: u16 = 7;
+}
+
+mod gen_attr {
+    pub const ID: u16 = 1;
+}
+
+pub const NFTA_LIST_ELEM: u16 = 1;
+/// Attributes that dump requests use as filters.
+pub const NFTA_CHAIN_TABLE: u16 = chain_attr::TABLE;
+pub const NFTA_RULE_TABLE: u16 = rule_attr::TABLE;
+pub const NFTA_RULE_CHAIN: u16 = rule_attr::CHAIN;
+
+/// A table as the kernel reports it, or as a request names it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TableRepr {
+    pub family: u8,
+    pub name: String,
+    pub flags: Option<u32>,
+    pub handle: Option<u64>,
+    pub use_count: Option<u32>,
+}
+
+impl TableRepr {
+    pub fn parse(family: u8, attrs: &[u8]) -> Result<Self, WireError> {
+        let mut t = TableRepr {
+            family,
+            ..Default::default()
+        };
+        let mut name = None;
+        for a in Attrs::new(attrs) {
+            let a = a.ctx("table")?;
+            match a.ty {
+                table_attr::NAME => name = Some(a.string("NFTA_TABLE_NAME")?),
+                table_attr::FLAGS => t.flags = Some(a.u32_be("NFTA_TABLE_FLAGS")?),
+                table_attr::USE => t.use_count = Some(a.u32_be("NFTA_TABLE_USE")?),
+                table_attr::HANDLE => t.handle = Some(a.u64_be("NFTA_TABLE_HANDLE")?),
+                _ => {}
+            }
+        }
+        t.name = name.ok_or_else(|| WireError::missing("NFTA_TABLE_NAME").within("table"))?;
+        Ok(t)
+    }
+
+    pub fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.strz(table_attr::NAME, &self.name);
+        if let Some(f) = self.flags {
+            w.u32_be(table_attr::FLAGS, f);
+        }
+        if let Some(h) = self.handle {
+            w.u64_be(table_attr::HANDLE, h);
+        }
+    }
+}
+
+/// Where a base chain is attached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookRepr {
+    pub hooknum: u32,
+    pub priority: i32,
+    pub device: Option<String>,
+}
+
+/// A chain as the kernel reports it, or as a request describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChainRepr {
+    pub family: u8,
+    pub table: String,
+    pub name: String,
+    pub handle: Option<u64>,
+    pub hook: Option<HookRepr>,
+    /// `NF_ACCEPT` (1) or `NF_DROP` (0); base chains only.
+    pub policy: Option<u32>,
+    /// "filter", "nat" or "route"; base chains only.
+    pub chain_type: Option<String>,
+    pub use_count: Option<u32>,
+    pub flags: Option<u32>,
+}
+
+impl ChainRepr {
+    pub fn parse(family: u8, attrs: &[u8]) -> Result<Self, WireError> {
+        let mut c = ChainRepr {
+            family,
+            ..Default::default()
+        };
+        let (mut table, mut name) = (None, None);
+        for a in Attrs::new(attrs) {
+            let a = a.ctx("chain")?;
+            match a.ty {
+                chain_attr::TABLE => table = Some(a.string("NFTA_CHAIN_TABLE")?),
+                chain_attr::NAME => name = Some(a.string("NFTA_CHAIN_NAME")?),
+                chain_attr::HANDLE => c.handle = Some(a.u64_be("NFTA_CHAIN_HANDLE")?),
+                chain_attr::POLICY => c.policy = Some(a.u32_be("NFTA_CHAIN_POLICY")?),
+                chain_attr::USE => c.use_count = Some(a.u32_be("NFTA_CHAIN_USE")?),
+                chain_attr::TYPE => c.chain_type = Some(a.string("NFTA_CHAIN_TYPE")?),
+                chain_attr::FLAGS => c.flags = Some(a.u32_be("NFTA_CHAIN_FLAGS")?),
+                chain_attr::HOOK => {
+                    let (mut num, mut prio, mut dev) = (None, None, None);
+                    for h in a.nested() {
+                        let h = h.ctx("chain hook")?;
+                        match h.ty {
+                            hook_attr::HOOKNUM => num = Some(h.u32_be("NFTA_HOOK_HOOKNUM")?),
+                            hook_attr::PRIORITY => prio = Some(h.i32_be("NFTA_HOOK_PRIORITY")?),
+                            hook_attr::DEV => dev = Some(h.string("NFTA_HOOK_DEV")?),
+                            _ => {}
+                        }
+                    }
+                    c.hook = Some(HookRepr {
+                        hooknum: num.ok_or_else(|| WireError::missing("NFTA_HOOK_HOOKNUM"))?,
+                        priority: prio.ok_or_else(|| WireError::missing("NFTA_HOOK_PRIORITY"))?,
+                        device: dev,
+                    });
+                }
+                _ => {}
+            }
+        }
+        c.table = table.ok_or_else(|| WireError::missing("NFTA_CHAIN_TABLE").within("chain"))?;
+        c.name = name.ok_or_else(|| WireError::missing("NFTA_CHAIN_NAME").within("chain"))?;
+        Ok(c)
+    }
+
+    pub fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.strz(chain_attr::TABLE, &self.table);
+        if let Some(h) = self.handle {
+            w.u64_be(chain_attr::HANDLE, h);
+        }
+        if !self.name.is_empty() {
+            w.strz(chain_attr::NAME, &self.name);
+        }
+        if let Some(hook) = &self.hook {
+            w.nested(chain_attr::HOOK, |w| {
+                w.u32_be(hook_attr::HOOKNUM, hook.hooknum);
+                w.i32_be(hook_attr::PRIORITY, hook.priority);
+                if let Some(d) = &hook.device {
+                    w.strz(hook_attr::DEV, d);
+                }
+            });
+        }
+        if let Some(p) = self.policy {
+            w.u32_be(chain_attr::POLICY, p);
+        }
+        if let Some(t) = &self.chain_type {
+            w.strz(chain_attr::TYPE, t);
+        }
+        if let Some(f) = self.flags {
+            w.u32_be(chain_attr::FLAGS, f);
+        }
+    }
+}
+
+/// A rule as the kernel reports it, or as a request describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RuleRepr {
+    pub family: u8,
+    pub table: String,
+    pub chain: String,
+    pub handle: Option<u64>,
+    /// Requests only: the handle to insert before/after.
+    pub position: Option<u64>,
+    pub exprs: Vec<Expr>,
+    pub userdata: Option<Vec<u8>>,
+}
+
+impl RuleRepr {
+    pub fn parse(family: u8, attrs: &[u8]) -> Result<Self, WireError> {
+        let mut r = RuleRepr {
+            family,
+            ..Default::default()
+        };
+        let (mut table, mut chain) = (None, None);
+        for a in Attrs::new(attrs) {
+            let a = a.ctx("rule")?;
+            match a.ty {
+                rule_attr::TABLE => table = Some(a.string("NFTA_RULE_TABLE")?),
+                rule_attr::CHAIN => chain = Some(a.string("NFTA_RULE_CHAIN")?),
+                rule_attr::HANDLE => r.handle = Some(a.u64_be("NFTA_RULE_HANDLE")?),
+                rule_attr::POSITION => r.position = Some(a.u64_be("NFTA_RULE_POSITION")?),
+                rule_attr::USERDATA => r.userdata = Some(a.payload.to_vec()),
+                rule_attr::EXPRESSIONS => {
+                    for (i, e) in a.nested().enumerate() {
+                        let e = e.ctx(format_args!("rule expression #{i}"))?;
+                        r.exprs.push(
+                            Expr::parse(e.payload).ctx(format_args!("rule expression #{i}"))?,
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        r.table = table.ok_or_else(|| WireError::missing("NFTA_RULE_TABLE").within("rule"))?;
+        r.chain = chain.ok_or_else(|| WireError::missing("NFTA_RULE_CHAIN").within("rule"))?;
+        Ok(r)
+    }
+
+    pub fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.strz(rule_attr::TABLE, &self.table);
+        w.strz(rule_attr::CHAIN, &self.chain);
+        if let Some(h) = self.handle {
+            w.u64_be(rule_attr::HANDLE, h);
+        }
+        if let Some(p) = self.position {
+            w.u64_be(rule_attr::POSITION, p);
+        }
+        if !self.exprs.is_empty() {
+            w.nested(rule_attr::EXPRESSIONS, |w| {
+                for e in &self.exprs {
+                    w.nested(NFTA_LIST_ELEM, |w| e.emit(w));
+                }
+            });
+        }
+        if let Some(u) = &self.userdata {
+            w.bytes(rule_attr::USERDATA, u);
+        }
+    }
+}
+
+/// The ruleset generation (`NFT_MSG_NEWGEN` reply to `GETGEN`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GenRepr {
+    pub id: u32,
+}
+
+impl GenRepr {
+    pub fn parse(attrs: &[u8]) -> Result<Self, WireError> {
+        for a in Attrs::new(attrs) {
+            let a = a.ctx("generation")?;
+            if a.ty == gen_attr::ID {
+                return Ok(GenRepr {
+                    id: a.u32_be("NFTA_GEN_ID")?,
+                });
+            }
+        }
+        Err(WireError::missing("NFTA_GEN_ID").within("generation"))
+    }
+}
+
+/// Rule userdata (`libnftnl` udata TLVs: u8 type, u8 length, value). Type 0 is the comment,
+/// NUL-terminated, which is what `nft ... comment "x"` writes and iptables-nft reads back.
+pub mod udata {
+    pub const RULE_COMMENT: u8 = 0;
+
+    pub fn comment(userdata: &[u8]) -> Option<String> {
+        let mut rest = userdata;
+        while rest.len() >= 2 {
+            let (ty, len) = (rest[0], rest[1] as usize);
+            let value = rest.get(2..2 + len)?;
+            if ty == RULE_COMMENT {
+                let s = value.strip_suffix(&[0]).unwrap_or(value);
+                return String::from_utf8(s.to_vec()).ok();
+            }
+            rest = &rest[2 + len..];
+        }
+        None
+    }
+
+    /// Encodes a comment; `None` if it cannot fit in one TLV (255 bytes with its NUL).
+    pub fn encode_comment(comment: &str) -> Option<Vec<u8>> {
+        let len = u8::try_from(comment.len() + 1).ok()?;
+        let mut v = Vec::with_capacity(comment.len() + 3);
+        v.push(RULE_COMMENT);
+        v.push(len);
+        v.extend_from_slice(comment.as_bytes());
+        v.push(0);
+        Some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::expr::{Counter, Expr, Immediate, ImmediateData, Verdict};
+
+    fn emit(f: impl FnOnce(&mut AttrWriter<'_>)) -> Vec<u8> {
+        let mut buf = Vec::new();
+        let mut of = false;
+        f(&mut AttrWriter::new(&mut buf, &mut of));
+        assert!(!of);
+        buf
+    }
+
+    #[test]
+    fn base_chain_round_trip() {
+        let c = ChainRepr {
+            family: nfproto::IPV4,
+            table: "nat".into(),
+            name: "PREROUTING".into(),
+            hook: Some(HookRepr {
+                hooknum: 0,
+                priority: -100,
+                device: None,
+            }),
+            policy: Some(1),
+            chain_type: Some("nat".into()),
+            ..Default::default()
+        };
+        let bytes = emit(|w| c.emit(w));
+        assert_eq!(ChainRepr::parse(nfproto::IPV4, &bytes).unwrap(), c);
+    }
+
+    #[test]
+    fn rule_round_trip_with_comment() {
+        let r = RuleRepr {
+            family: nfproto::IPV4,
+            table: "nat".into(),
+            chain: "PREROUTING".into(),
+            handle: Some(42),
+            position: None,
+            exprs: vec![
+                Expr::Counter(Counter {
+                    packets: 0,
+                    bytes: 0,
+                }),
+                Expr::Immediate(Immediate {
+                    dreg: 0,
+                    data: ImmediateData::Verdict(Verdict::Jump("vcld-5205".into())),
+                }),
+            ],
+            userdata: udata::encode_comment("VCL: jump"),
+        };
+        let bytes = emit(|w| r.emit(w));
+        let back = RuleRepr::parse(nfproto::IPV4, &bytes).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(
+            udata::comment(back.userdata.as_deref().unwrap()).as_deref(),
+            Some("VCL: jump")
+        );
+    }
+
+    #[test]
+    fn missing_name_is_named() {
+        let bytes = emit(|w| {
+            w.strz(chain_attr::TABLE, "nat");
+        });
+        let err = ChainRepr::parse(nfproto::IPV4, &bytes).unwrap_err();
+        assert!(err.to_string().contains("NFTA_CHAIN_NAME"), "{err}");
+    }
+
+    #[test]
+    fn comment_too_long_is_refused() {
+        assert!(udata::encode_comment(&"x".repeat(254)).is_some());
+        assert!(udata::encode_comment(&"x".repeat(255)).is_none());
+    }
+}
