@@ -8,7 +8,7 @@ mod session;
 mod transaction;
 
 pub use listing::{Chain, ListedRule, Table, TableSnapshot};
-pub use session::{Committed, Reader, Session, SessionBuilder};
+pub use session::{Committed, Reader, Session, SessionBuilder, SessionStats};
 pub use transaction::{
     BaseChain, ChainRef, ChainSpec, ChainType, Hook, Op, Policy, RulePosition, TableRef,
     Transaction,

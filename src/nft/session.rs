@@ -55,6 +55,7 @@ impl SessionBuilder {
             lock: (self.lock_mode == LockMode::Always).then_some(self.lock),
             max_attempts: self.max_attempts,
             freed_objects: false,
+            stats: SessionStats::default(),
         })
     }
 }
@@ -66,6 +67,18 @@ pub struct Session {
     lock: Option<XtablesLock>,
     max_attempts: u32,
     freed_objects: bool,
+    stats: SessionStats,
+}
+
+/// Counters of what concurrency cost this session, for operators and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionStats {
+    /// Transactions the kernel refused for a stale generation id and that were re-planned.
+    pub generation_retries: u64,
+    /// Dumps restarted because a commit interrupted them (NLM_F_DUMP_INTR).
+    pub dump_restarts: u64,
+    /// Multi-dump reads repeated because the generation moved between them.
+    pub snapshot_retries: u64,
 }
 
 /// The outcome of a committed transaction.
@@ -86,6 +99,7 @@ pub struct Committed<T> {
 /// batch and the plan runs again on fresh state.
 pub struct Reader<'s> {
     sock: &'s mut NlSocket,
+    stats: &'s mut SessionStats,
     generation: Option<u32>,
 }
 
@@ -103,11 +117,11 @@ impl Reader<'_> {
     }
     pub fn tables(&mut self) -> Result<Vec<Table>> {
         self.pin()?;
-        dump_tables(self.sock)
+        dump_tables(self.sock, &mut self.stats.dump_restarts)
     }
     pub fn chains(&mut self, table: &TableRef) -> Result<Vec<Chain>> {
         self.pin()?;
-        dump_chains(self.sock, table)
+        dump_chains(self.sock, &mut self.stats.dump_restarts, table)
     }
     pub fn chain(&mut self, chain: &ChainRef) -> Result<Option<Chain>> {
         Ok(self
@@ -118,7 +132,7 @@ impl Reader<'_> {
     /// Rules of one chain, or of the whole table (`chain: None`).
     pub fn rules(&mut self, table: &TableRef, chain: Option<&str>) -> Result<Vec<ListedRule>> {
         self.pin()?;
-        dump_rules(self.sock, table, chain)
+        dump_rules(self.sock, &mut self.stats.dump_restarts, table, chain)
     }
     /// Where `iptables -I CHAIN n` puts a rule: before the n-th rule (1-based), or at the
     /// end when n is one past the last.
@@ -202,6 +216,7 @@ impl Session {
         for attempt in 1..=self.max_attempts {
             let mut reader = Reader {
                 sock: &mut self.sock,
+                stats: &mut self.stats,
                 generation: None,
             };
             let (tx, value) = plan(&mut reader)?;
@@ -244,6 +259,7 @@ impl Session {
                     });
                 }
                 Err(CommitFailure::GenerationChanged) => {
+                    self.stats.generation_retries += 1;
                     // Back off a little, with jitter, so that writers racing for the same
                     // generation spread out instead of colliding again.
                     let jitter =
@@ -267,16 +283,21 @@ impl Session {
     }
 
     pub fn list_tables(&mut self) -> Result<Vec<Table>> {
-        dump_tables(&mut self.sock)
+        dump_tables(&mut self.sock, &mut self.stats.dump_restarts)
     }
     pub fn list_chains(&mut self, table: &TableRef) -> Result<Vec<Chain>> {
-        dump_chains(&mut self.sock, table)
+        dump_chains(&mut self.sock, &mut self.stats.dump_restarts, table)
     }
     pub fn list_rules(&mut self, chain: &ChainRef) -> Result<Vec<ListedRule>> {
-        dump_rules(&mut self.sock, &chain.table, Some(&chain.name))
+        dump_rules(
+            &mut self.sock,
+            &mut self.stats.dump_restarts,
+            &chain.table,
+            Some(&chain.name),
+        )
     }
     pub fn list_table_rules(&mut self, table: &TableRef) -> Result<Vec<ListedRule>> {
-        dump_rules(&mut self.sock, table, None)
+        dump_rules(&mut self.sock, &mut self.stats.dump_restarts, table, None)
     }
 
     /// Chains and rules of a table from one generation: two dumps, bracketed by generation
@@ -284,8 +305,8 @@ impl Session {
     pub fn snapshot(&mut self, table: &TableRef) -> Result<TableSnapshot> {
         for _ in 0..self.max_attempts.max(MAX_DUMP_RESTARTS) {
             let before = get_generation(&mut self.sock)?;
-            let chains = dump_chains(&mut self.sock, table)?;
-            let rules = dump_rules(&mut self.sock, table, None)?;
+            let chains = dump_chains(&mut self.sock, &mut self.stats.dump_restarts, table)?;
+            let rules = dump_rules(&mut self.sock, &mut self.stats.dump_restarts, table, None)?;
             if get_generation(&mut self.sock)? == before {
                 return Ok(TableSnapshot {
                     generation: before,
@@ -313,6 +334,11 @@ impl Session {
         })
     }
 
+    /// What concurrency has cost this session so far.
+    pub fn stats(&self) -> SessionStats {
+        self.stats
+    }
+
     /// Whether a committed transaction of this session freed kernel objects.
     pub fn freed_objects(&self) -> bool {
         self.freed_objects
@@ -333,6 +359,7 @@ fn get_generation(sock: &mut NlSocket) -> Result<u32> {
 /// Runs a dump, restarting it while concurrent commits interrupt it.
 fn dump_all<T>(
     sock: &mut NlSocket,
+    restarts: &mut u64,
     m: u8,
     family: u8,
     filter: &dyn Fn(&mut crate::wire::attr::AttrWriter<'_>),
@@ -350,15 +377,17 @@ fn dump_all<T>(
         if done.is_ok() {
             return Ok(out);
         }
+        *restarts += 1;
     }
     Err(Error::GenerationConflict {
         attempts: MAX_DUMP_RESTARTS,
     })
 }
 
-fn dump_tables(sock: &mut NlSocket) -> Result<Vec<Table>> {
+fn dump_tables(sock: &mut NlSocket, restarts: &mut u64) -> Result<Vec<Table>> {
     dump_all(
         sock,
+        restarts,
         msg::GETTABLE,
         nfproto::UNSPEC,
         &|_| {},
@@ -366,10 +395,11 @@ fn dump_tables(sock: &mut NlSocket) -> Result<Vec<Table>> {
     )
 }
 
-fn dump_chains(sock: &mut NlSocket, table: &TableRef) -> Result<Vec<Chain>> {
+fn dump_chains(sock: &mut NlSocket, restarts: &mut u64, table: &TableRef) -> Result<Vec<Chain>> {
     let name = table.name.clone();
     dump_all(
         sock,
+        restarts,
         msg::GETCHAIN,
         table.family.nfproto(),
         &|w| {
@@ -390,6 +420,7 @@ fn dump_chains(sock: &mut NlSocket, table: &TableRef) -> Result<Vec<Chain>> {
 
 fn dump_rules(
     sock: &mut NlSocket,
+    restarts: &mut u64,
     table: &TableRef,
     chain: Option<&str>,
 ) -> Result<Vec<ListedRule>> {
@@ -397,6 +428,7 @@ fn dump_rules(
     let chain_name = chain.map(str::to_owned);
     dump_all(
         sock,
+        restarts,
         msg::GETRULE,
         table.family.nfproto(),
         &|w| {
