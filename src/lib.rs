@@ -10,6 +10,7 @@
 //!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
 
+pub mod cli;
 pub mod error;
 pub mod lock;
 pub mod model;

@@ -6,6 +6,7 @@
 //! rewrites a rule it cannot fully see.
 
 mod addr;
+mod display;
 mod validate;
 
 use std::fmt;
@@ -94,6 +95,7 @@ impl L4Proto {
             L4Proto::Other(n) => n,
         }
     }
+    /// The canonical value for a protocol number (`Other` only for unnamed protocols).
     pub fn from_number(n: u8) -> L4Proto {
         match n {
             6 => L4Proto::Tcp,
@@ -132,9 +134,9 @@ impl Interface {
     pub fn new(name: impl Into<String>) -> crate::Result<Self> {
         let name = name.into();
         let bare = name.strip_suffix('+').unwrap_or(&name);
-        if name.is_empty() || bare.len() > Self::MAX_LEN {
+        if bare.is_empty() || bare.len() > Self::MAX_LEN {
             return Err(crate::Error::InvalidInput(format!(
-                "interface name {name:?} must be 1 to {} bytes",
+                "interface name {name:?} must be 1 to {} bytes (a lone \"+\" would match every interface; leave the match out instead)",
                 Self::MAX_LEN
             )));
         }

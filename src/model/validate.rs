@@ -22,11 +22,26 @@ pub fn validate_name(kind: &str, name: &str) -> crate::Result<()> {
 }
 
 pub(super) fn rule(rule: &Rule, family: Family) -> crate::Result<()> {
+    if rule.matches.is_empty() && rule.counter.is_none() && rule.action.is_none() {
+        // The kernel would store it, but nft cannot write it and `nft -f` of a listing
+        // turns it into a chain comment: the rule would vanish on a save/restore.
+        return Err(Error::InvalidInput(
+            "a rule needs at least one match, a counter or an action".into(),
+        ));
+    }
     let mut proto: Option<L4Proto> = None;
     let mut seen_addr_v4 = None;
     for m in &rule.matches {
         match m {
             Match::Protocol { proto: p, negated } => {
+                if let L4Proto::Other(n) = p
+                    && L4Proto::from_number(*n) != *p
+                {
+                    return Err(Error::InvalidInput(format!(
+                        "protocol number {n} has a name; use L4Proto::{:?}",
+                        L4Proto::from_number(*n)
+                    )));
+                }
                 if !negated {
                     proto = Some(*p);
                 }

@@ -169,16 +169,14 @@ fn address_offset(v4: bool, dir: Dir) -> u32 {
 fn encode_address(out: &mut Vec<Expr>, dir: Dir, net: &IpNet, negated: bool) {
     let offset = address_offset(net.is_ipv4(), dir);
     let octets = net.octets();
-    if net.prefix() % 8 == 0 {
+    if net.prefix() % 8 == 0 && net.prefix() > 0 {
         // A byte-aligned prefix loads only the prefix bytes (as nft and iptables-nft do).
         let n = (net.prefix() / 8) as usize;
-        if n == 0 {
-            // /0 matches everything of the family; nft emits nothing for it either.
-            return;
-        }
         out.push(load(PayloadBase::Network, offset, n as u32));
         out.push(cmp(negated, octets[..n].to_vec()));
     } else {
+        // Other prefixes, /0 included (nft emits a zero mask for it, which keeps a negated
+        // /0 meaning "never" and an inet rule's family check meaningful), mask then compare.
         out.push(load(PayloadBase::Network, offset, octets.len() as u32));
         out.push(Expr::Bitwise(Bitwise {
             sreg: REG_1,
@@ -727,7 +725,19 @@ mod tests {
         assert!(encode(&port_without_proto, Family::Ipv4).is_err());
         let v6_in_ip = Rule::new().source("2001:db8::1".parse().unwrap());
         assert!(encode(&v6_in_ip, Family::Ipv4).is_err());
-        let long_comment = Rule::new().comment("x".repeat(300));
+        let long_comment = Rule::new().action(Action::Accept).comment("x".repeat(300));
         assert!(encode(&long_comment, Family::Ipv4).is_err());
+        assert!(
+            encode(&Rule::new(), Family::Ipv4).is_err(),
+            "a rule with no statement"
+        );
+        assert!(encode(&Rule::new().comment("only a note"), Family::Ipv4).is_err());
+        let other_tcp = Rule::new()
+            .protocol(L4Proto::Other(6))
+            .action(Action::Accept);
+        assert!(encode(&other_tcp, Family::Ipv4).is_err(), "Other(6) is Tcp");
+        assert!(Interface::new("+").is_err());
+        assert!(Interface::new("").is_err());
+        assert!(Interface::new("eth+").is_ok());
     }
 }

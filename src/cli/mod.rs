@@ -1,0 +1,91 @@
+//! The `xtnl` command line: argument handling and output. The binary's `main` only calls
+//! [`run`] and reports errors with [`report`].
+
+mod demo;
+mod listing;
+
+use std::io::Write;
+
+use crate::error::{Error, ErrorKind, Result, exit_status};
+
+pub const USAGE: &str = "\
+usage: xtnl COMMAND [ARGS]
+
+commands:
+  demo                          set up and tear down a NAT reservation in a scratch network
+                                namespace, printing each step and its time
+  list [FAMILY [TABLE [CHAIN]]] print tables, chains and rules (FAMILY: ip, ip6, inet)
+  version                       print the version
+  help                          print this help
+
+Exit status: 0 ok, 1 kernel refused (not found, exists, in use), 2 bad arguments,
+4 resource problem (lock busy, permission, netlink), as iptables uses them.";
+
+/// Runs the command line; returns the exit status for a successful run.
+pub fn run(args: &[String]) -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    let result = match args.first().map(String::as_str) {
+        Some("demo") if args.len() == 1 => demo::run(&mut out),
+        Some("list") if args.len() <= 4 => listing::run(&mut out, &args[1..]),
+        Some("version" | "--version" | "-V") => {
+            writeln!(out, "xtnl {}", env!("CARGO_PKG_VERSION")).map_err(io_error)
+        }
+        Some("help" | "--help" | "-h") => writeln!(out, "{USAGE}").map_err(io_error),
+        Some(other) => Err(Error::InvalidInput(format!(
+            "unknown command or arguments: {other:?}"
+        ))),
+        None => Err(Error::InvalidInput("no command given".into())),
+    };
+    result.map(|()| 0)
+}
+
+pub(crate) fn io_error(e: std::io::Error) -> Error {
+    Error::Netlink {
+        context: "write output",
+        source: e,
+    }
+}
+
+/// Prints an error with its whole cause chain and what to do next; returns the exit status.
+pub fn report(err: &Error) -> i32 {
+    let mut e = std::io::stderr().lock();
+    let _ = writeln!(e, "xtnl: {err}");
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        let _ = writeln!(e, "  caused by: {s}");
+        source = s.source();
+    }
+    if let Some(hint) = hint(err) {
+        let _ = writeln!(e, "{hint}");
+    }
+    err.exit_status()
+}
+
+fn hint(err: &Error) -> Option<&'static str> {
+    Some(match err.kind() {
+        ErrorKind::LockBusy => {
+            "Another app is currently holding the xtables lock. Perhaps you want to use the -w option?"
+        }
+        ErrorKind::NotPermitted => {
+            "hint: run as root, or give the binary CAP_NET_ADMIN (setcap cap_net_admin+ep)"
+        }
+        ErrorKind::NotFound => "hint: check the names with `xtnl list`",
+        ErrorKind::InUse => {
+            "hint: the chain is still referenced or not empty: remove the rules that jump to it and flush it first"
+        }
+        ErrorKind::Unsupported => {
+            "hint: the kernel lacks a module for this (nf_tables, nft_nat, nft_masq...); try `modprobe`"
+        }
+        ErrorKind::GenerationConflict => {
+            "hint: the ruleset changed during every attempt; retry, or find the process that rewrites it constantly"
+        }
+        ErrorKind::InvalidInput => {
+            if err.exit_status() == exit_status::PARAMETER_PROBLEM {
+                "Try `xtnl help' for more information."
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    })
+}

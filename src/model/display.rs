@@ -1,0 +1,163 @@
+//! The model printed in nft's syntax (what `nft list` shows for the same rule), for listings
+//! and the demo.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use super::{Action, Dir, IpNet, L4Proto, Match, NatTarget, Rule};
+
+fn addr_keyword(net: &IpNet) -> &'static str {
+    if net.is_ipv4() { "ip" } else { "ip6" }
+}
+
+fn op(negated: bool) -> &'static str {
+    if negated { "!= " } else { "" }
+}
+
+fn write_net(f: &mut fmt::Formatter<'_>, net: &IpNet) -> fmt::Result {
+    if net.is_host() {
+        write!(f, "{}", net.addr())
+    } else {
+        write!(f, "{net}")
+    }
+}
+
+fn write_nat(f: &mut fmt::Formatter<'_>, kind: &str, t: &NatTarget) -> fmt::Result {
+    match (t.addr, t.ports) {
+        (IpAddr::V6(a), Some(p)) => write!(f, "{kind} to [{a}]:{p}"),
+        (a, Some(p)) => write!(f, "{kind} to {a}:{p}"),
+        (a, None) => write!(f, "{kind} to {a}"),
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = Vec::new();
+        let mut proto: Option<L4Proto> = None;
+        for (i, m) in self.matches.iter().enumerate() {
+            match m {
+                Match::Protocol { proto: p, negated } => {
+                    // nft folds `meta l4proto tcp` into a following `tcp dport`.
+                    let folded = !negated
+                        && self.matches[i + 1..]
+                            .iter()
+                            .any(|n| matches!(n, Match::Port { .. }));
+                    if !negated {
+                        proto = Some(*p);
+                    }
+                    if !folded {
+                        parts.push(format!("meta l4proto {}{p}", op(*negated)));
+                    }
+                }
+                Match::Address { dir, net, negated } => {
+                    let d = if *dir == Dir::Source {
+                        "saddr"
+                    } else {
+                        "daddr"
+                    };
+                    let mut s = format!("{} {d} {}", addr_keyword(net), op(*negated));
+                    s.push_str(&DisplayNet(net).to_string());
+                    parts.push(s);
+                }
+                Match::Port {
+                    dir,
+                    ports,
+                    negated,
+                } => {
+                    let d = if *dir == Dir::Source {
+                        "sport"
+                    } else {
+                        "dport"
+                    };
+                    let p = proto.map(|p| p.to_string()).unwrap_or_else(|| "th".into());
+                    parts.push(format!("{p} {d} {}{ports}", op(*negated)));
+                }
+                Match::InInterface { name, negated } | Match::OutInterface { name, negated } => {
+                    let k = if matches!(m, Match::InInterface { .. }) {
+                        "iifname"
+                    } else {
+                        "oifname"
+                    };
+                    let (prefix, wildcard) = name.prefix();
+                    let star = if wildcard { "*" } else { "" };
+                    parts.push(format!("{k} {}\"{prefix}{star}\"", op(*negated)));
+                }
+                Match::Opaque(o) => parts.push(format!("<not understood: {o}>")),
+            }
+        }
+        if let Some(c) = self.counter {
+            parts.push(format!("counter packets {} bytes {}", c.packets, c.bytes));
+        }
+        if let Some(a) = &self.action {
+            parts.push(a.to_string());
+        }
+        if let Some(c) = &self.comment {
+            parts.push(format!("comment {c:?}"));
+        }
+        f.write_str(&parts.join(" "))
+    }
+}
+
+struct DisplayNet<'a>(&'a IpNet);
+
+impl fmt::Display for DisplayNet<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_net(f, self.0)
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Accept => f.write_str("accept"),
+            Action::Drop => f.write_str("drop"),
+            Action::Return => f.write_str("return"),
+            Action::Jump(c) => write!(f, "jump {c}"),
+            Action::Goto(c) => write!(f, "goto {c}"),
+            Action::Dnat(t) => write_nat(f, "dnat", t),
+            Action::Snat(t) => write_nat(f, "snat", t),
+            Action::Masquerade { ports: None } => f.write_str("masquerade"),
+            Action::Masquerade { ports: Some(p) } => write!(f, "masquerade to :{p}"),
+            Action::Opaque(o) => write!(f, "<not understood: {o}>"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Interface, PortRange};
+    use super::*;
+
+    #[test]
+    fn prints_like_nft() {
+        let r = Rule::new()
+            .in_interface(Interface::new("eth1").unwrap())
+            .protocol(L4Proto::Tcp)
+            .dport(PortRange::single(50443))
+            .counted()
+            .action(Action::Dnat(NatTarget {
+                addr: "192.0.2.3".parse().unwrap(),
+                ports: Some(PortRange::single(3389)),
+            }))
+            .comment("VCL: forward");
+        assert_eq!(
+            r.to_string(),
+            "iifname \"eth1\" tcp dport 50443 counter packets 0 bytes 0 dnat to 192.0.2.3:3389 comment \"VCL: forward\""
+        );
+        let r = Rule::new()
+            .with(Match::Address {
+                dir: Dir::Source,
+                net: "10.0.0.0/8".parse().unwrap(),
+                negated: true,
+            })
+            .with(Match::OutInterface {
+                name: Interface::new("veth+").unwrap(),
+                negated: false,
+            })
+            .action(Action::Masquerade { ports: None });
+        assert_eq!(
+            r.to_string(),
+            "ip saddr != 10.0.0.0/8 oifname \"veth*\" masquerade"
+        );
+    }
+}
