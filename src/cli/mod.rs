@@ -6,7 +6,7 @@ mod listing;
 
 use std::io::Write;
 
-use crate::error::{Error, ErrorKind, Result, exit_status};
+use crate::error::{Error, ErrorKind, Result};
 
 pub const USAGE: &str = "\
 usage: xtnl COMMAND [ARGS]
@@ -79,13 +79,7 @@ fn hint(err: &Error) -> Option<&'static str> {
         ErrorKind::GenerationConflict => {
             "hint: the ruleset changed during every attempt; retry, or find the process that rewrites it constantly"
         }
-        ErrorKind::InvalidInput => {
-            if err.exit_status() == exit_status::PARAMETER_PROBLEM {
-                "Try `xtnl help' for more information."
-            } else {
-                return None;
-            }
-        }
+        ErrorKind::InvalidInput => "Try `xtnl help' for more information.",
         _ => return None,
     })
 }
