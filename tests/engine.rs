@@ -331,3 +331,117 @@ fn stale_generation_is_detected_and_the_plan_reruns() {
         );
     });
 }
+
+#[test]
+fn tables_of_every_family_are_ensured_idempotently_and_deleted() {
+    in_netns(|| {
+        let mut s = session();
+        let tables: Vec<_> = [Family::Ipv4, Family::Ipv6, Family::Inet]
+            .into_iter()
+            .map(|f| TableRef::new(f, "xtnl"))
+            .collect();
+        for _ in 0..2 {
+            let mut tx = Transaction::new();
+            for t in &tables {
+                tx.ensure_table(t);
+            }
+            s.commit(&tx).unwrap();
+        }
+        let mut listed: Vec<_> = s
+            .list_tables()
+            .unwrap()
+            .into_iter()
+            .map(|t| t.table)
+            .collect();
+        listed.sort();
+        assert_eq!(listed, tables);
+        let ruleset = nft_ruleset();
+        for f in ["ip", "ip6", "inet"] {
+            assert!(ruleset.contains(&format!("table {f} xtnl")), "{ruleset}");
+        }
+        let mut tx = Transaction::new();
+        tx.delete_table(&tables[1]);
+        s.commit(&tx).unwrap();
+        assert_eq!(s.list_tables().unwrap().len(), 2);
+        let err = s.commit(&tx).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::NotFound,
+            "deleting a missing table: {err}"
+        );
+    });
+}
+
+#[test]
+fn a_commit_waits_for_or_gives_up_on_a_held_xtables_lock() {
+    use std::time::{Duration, Instant};
+    use xtnl::lock::{WaitPolicy, XtablesLock};
+    in_netns(|| {
+        let path = common::private_lock_path();
+        std::fs::write(&path, b"").unwrap();
+        let p = path.to_str().unwrap().to_owned();
+        // flock(1) holds the lock for 600 ms.
+        let mut holder = std::process::Command::new("flock")
+            .args(["-x", &p, "sleep", "0.6"])
+            .spawn()
+            .unwrap();
+        let probe = XtablesLock::new(&path, WaitPolicy::FailFast);
+        let start = Instant::now();
+        while probe.acquire().is_ok() {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "flock never took the lock"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let before = nft_ruleset();
+        let mut fail_fast = Session::builder()
+            .lock(XtablesLock::new(&path, WaitPolicy::FailFast))
+            .open()
+            .unwrap();
+        let err = fail_fast.commit(&reservation_tx(1)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::LockBusy, "{err}");
+        assert_eq!(err.exit_status(), 4);
+        assert!(
+            err.to_string()
+                .contains("another app is currently holding the xtables lock"),
+            "{err}"
+        );
+        assert_eq!(nft_ruleset(), before, "nothing is sent without the lock");
+        // Waiting: the commit goes through once flock(1) lets go.
+        let mut waiting = Session::builder()
+            .lock(XtablesLock::new(&path, WaitPolicy::Forever))
+            .open()
+            .unwrap();
+        let t = Instant::now();
+        waiting.commit(&reservation_tx(1)).unwrap();
+        assert!(
+            t.elapsed() >= Duration::from_millis(50),
+            "it should have waited for the holder"
+        );
+        assert!(holder.wait().unwrap().success());
+        assert_eq!(
+            waiting
+                .list_rules(&nat_table().chain("vcld-1"))
+                .unwrap()
+                .len(),
+            2
+        );
+        // Reads never take the lock: list while someone holds it.
+        let mut holder = std::process::Command::new("flock")
+            .args(["-x", &p, "sleep", "0.3"])
+            .spawn()
+            .unwrap();
+        while probe.acquire().is_ok() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            fail_fast
+                .list_rules(&nat_table().chain("vcld-1"))
+                .unwrap()
+                .len(),
+            2
+        );
+        holder.wait().unwrap();
+    });
+}
