@@ -2,6 +2,8 @@
 //!
 //! Layers, each depending only on the ones above it in this list:
 //! - [`wire`]: netlink and nf_tables message formats (bytes in, bytes out; no I/O).
+//! - [`xt`]: x_tables extension payloads (the C structs of `-m comment`, `-j DNAT`, ...) that
+//!   iptables-nft carries in nft_compat expressions and iptables-legacy in its blobs.
 //! - [`transport`]: the NETLINK_NETFILTER socket, batches, acknowledgements and dumps.
 //! - [`model`]: the backend-neutral rule model (matches and actions).
 //! - [`nft`]: the nf_tables backend: model <-> expressions, and [`nft::Session`] with
@@ -19,5 +21,6 @@ pub mod nft;
 mod sys;
 pub mod transport;
 pub mod wire;
+pub mod xt;
 
 pub use error::{Error, ErrorKind, OpFailure, Result};

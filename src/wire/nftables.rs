@@ -98,8 +98,14 @@ mod rule_attr {
     pub const CHAIN: u16 = 2;
     pub const HANDLE: u16 = 3;
     pub const EXPRESSIONS: u16 = 4;
+    pub const COMPAT: u16 = 5;
     pub const POSITION: u16 = 6;
     pub const USERDATA: u16 = 7;
+}
+
+mod rule_compat_attr {
+    pub const PROTO: u16 = 1;
+    pub const FLAGS: u16 = 2;
 }
 
 mod gen_attr {
@@ -260,6 +266,65 @@ pub struct RuleRepr {
     pub position: Option<u64>,
     pub exprs: Vec<Expr>,
     pub userdata: Option<Vec<u8>>,
+    /// Requests only (the kernel does not dump it): the layer-4 protocol that xt matches and
+    /// targets of this rule see as the `ipt_entry`'s `-p`.
+    pub compat: Option<RuleCompat>,
+}
+
+/// `NFTA_RULE_COMPAT`. nft_compat fills the `ip.proto`/`IPT_INV_PROTO` that an xt
+/// extension's checkentry sees from here, not from the rule's `meta l4proto` match: without
+/// it `multiport`, `tcp` and `udp` are refused with EINVAL. iptables-nft sends it for every
+/// rule with `-p`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleCompat {
+    /// The protocol number (`IPPROTO_TCP` = 6, ...).
+    pub proto: u32,
+    /// `NFT_RULE_COMPAT_F_*`.
+    pub flags: u32,
+}
+
+impl RuleCompat {
+    /// `! -p proto`.
+    pub const F_INV: u32 = 1 << 1;
+
+    pub fn new(proto: u8, inverted: bool) -> Self {
+        RuleCompat {
+            proto: u32::from(proto),
+            flags: if inverted { Self::F_INV } else { 0 },
+        }
+    }
+
+    pub fn inverted(&self) -> bool {
+        self.flags & Self::F_INV != 0
+    }
+
+    fn parse(a: &super::attr::Attr<'_>) -> Result<Self, WireError> {
+        let (mut proto, mut flags) = (None, None);
+        for c in a.nested() {
+            let c = c.ctx("NFTA_RULE_COMPAT")?;
+            match c.ty {
+                rule_compat_attr::PROTO => proto = Some(c.u32_be("NFTA_RULE_COMPAT_PROTO")?),
+                rule_compat_attr::FLAGS => flags = Some(c.u32_be("NFTA_RULE_COMPAT_FLAGS")?),
+                _ => {}
+            }
+        }
+        // The kernel requires both.
+        Ok(RuleCompat {
+            proto: proto.ok_or_else(|| {
+                WireError::missing("NFTA_RULE_COMPAT_PROTO").within("NFTA_RULE_COMPAT")
+            })?,
+            flags: flags.ok_or_else(|| {
+                WireError::missing("NFTA_RULE_COMPAT_FLAGS").within("NFTA_RULE_COMPAT")
+            })?,
+        })
+    }
+
+    fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.nested(rule_attr::COMPAT, |w| {
+            w.u32_be(rule_compat_attr::PROTO, self.proto)
+                .u32_be(rule_compat_attr::FLAGS, self.flags);
+        });
+    }
 }
 
 impl RuleRepr {
@@ -277,6 +342,7 @@ impl RuleRepr {
                 rule_attr::HANDLE => r.handle = Some(a.u64_be("NFTA_RULE_HANDLE")?),
                 rule_attr::POSITION => r.position = Some(a.u64_be("NFTA_RULE_POSITION")?),
                 rule_attr::USERDATA => r.userdata = Some(a.payload.to_vec()),
+                rule_attr::COMPAT => r.compat = Some(RuleCompat::parse(&a).ctx("rule")?),
                 rule_attr::EXPRESSIONS => {
                     for (i, e) in a.nested().enumerate() {
                         let e = e.ctx(format_args!("rule expression #{i}"))?;
@@ -308,6 +374,9 @@ impl RuleRepr {
                     w.nested(NFTA_LIST_ELEM, |w| e.emit(w));
                 }
             });
+        }
+        if let Some(c) = &self.compat {
+            c.emit(w);
         }
         if let Some(u) = &self.userdata {
             w.bytes(rule_attr::USERDATA, u);
@@ -417,6 +486,7 @@ mod tests {
                 }),
             ],
             userdata: udata::encode_comment("VCL: jump"),
+            compat: None,
         };
         let bytes = emit(|w| r.emit(w));
         let back = RuleRepr::parse(nfproto::IPV4, &bytes).unwrap();
@@ -425,6 +495,40 @@ mod tests {
             udata::comment(back.userdata.as_deref().unwrap()).as_deref(),
             Some("VCL: jump")
         );
+    }
+
+    #[test]
+    fn rule_compat_round_trips_with_exact_bytes() {
+        let r = RuleRepr {
+            family: nfproto::IPV4,
+            table: "filter".into(),
+            chain: "INPUT".into(),
+            compat: Some(RuleCompat::new(6, true)),
+            ..Default::default()
+        };
+        let bytes = emit(|w| r.emit(w));
+        // After "filter\0" (12) and "INPUT\0" (12): the nest of two big-endian u32s.
+        let nest = &bytes[24..];
+        assert_eq!(nest.len(), 20);
+        assert_eq!(&nest[..4], &[20, 0, 5, 0x80]);
+        assert_eq!(&nest[4..12], &[8, 0, 1, 0, 0, 0, 0, 6]);
+        assert_eq!(&nest[12..20], &[8, 0, 2, 0, 0, 0, 0, 2]);
+        let back = RuleRepr::parse(nfproto::IPV4, &bytes).unwrap();
+        assert_eq!(back, r);
+        assert!(back.compat.unwrap().inverted());
+    }
+
+    #[test]
+    fn rule_compat_without_flags_is_refused() {
+        let bytes = emit(|w| {
+            w.strz(rule_attr::TABLE, "filter")
+                .strz(rule_attr::CHAIN, "INPUT")
+                .nested(rule_attr::COMPAT, |w| {
+                    w.u32_be(rule_compat_attr::PROTO, 17);
+                });
+        });
+        let err = RuleRepr::parse(nfproto::IPV4, &bytes).unwrap_err();
+        assert!(err.to_string().contains("NFTA_RULE_COMPAT_FLAGS"), "{err}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 mod bitwise;
 mod cmp;
+mod compat;
 mod counter;
 mod data;
 mod immediate;
@@ -16,6 +17,7 @@ use std::fmt;
 
 pub use bitwise::Bitwise;
 pub use cmp::{Cmp, CmpOp, Range};
+pub use compat::{Match, Target};
 pub use counter::Counter;
 pub use data::hex;
 pub use immediate::{Immediate, ImmediateData, Verdict};
@@ -49,6 +51,10 @@ pub enum Expr {
     Counter(Counter),
     Nat(Nat),
     Masq(Masq),
+    /// An x_tables match run through nft_compat; [`crate::xt`] decodes its payload.
+    Match(Match),
+    /// An x_tables target run through nft_compat.
+    Target(Target),
     /// Any other expression, kept byte for byte.
     Other(OtherExpr),
 }
@@ -86,6 +92,8 @@ impl Expr {
             "counter" => Counter::parse(data).ctx("counter")?.map(Expr::Counter),
             "nat" => Nat::parse(data).ctx("nat")?.map(Expr::Nat),
             "masq" => Masq::parse(data).ctx("masq")?.map(Expr::Masq),
+            "match" => Match::parse(data).ctx("match")?.map(Expr::Match),
+            "target" => Target::parse(data).ctx("target")?.map(Expr::Target),
             _ => None,
         };
         Ok(typed.unwrap_or_else(|| {
@@ -107,6 +115,8 @@ impl Expr {
             Expr::Counter(_) => "counter",
             Expr::Nat(_) => "nat",
             Expr::Masq(_) => "masq",
+            Expr::Match(_) => "match",
+            Expr::Target(_) => "target",
             Expr::Other(o) => &o.name,
         }
     }
@@ -129,6 +139,8 @@ impl Expr {
                     Expr::Counter(e) => e.emit(w),
                     Expr::Nat(e) => e.emit(w),
                     Expr::Masq(e) => e.emit(w),
+                    Expr::Match(e) => e.emit(w),
+                    Expr::Target(e) => e.emit(w),
                     Expr::Other(_) => {}
                 });
             }
@@ -149,6 +161,8 @@ impl fmt::Display for Expr {
             Expr::Counter(e) => write!(f, "[ {e} ]"),
             Expr::Nat(e) => write!(f, "[ {e} ]"),
             Expr::Masq(e) => write!(f, "[ {e} ]"),
+            Expr::Match(e) => write!(f, "[ {e} ]"),
+            Expr::Target(e) => write!(f, "[ {e} ]"),
             Expr::Other(o) => write!(f, "[ {} (unparsed: {}) ]", o.name, hex(&o.data)),
         }
     }
@@ -241,6 +255,16 @@ mod tests {
             flags: None,
             reg_proto_min: Some(1),
             reg_proto_max: Some(2),
+        }));
+        round_trip(Expr::Match(Match {
+            name: "multiport".into(),
+            rev: 1,
+            info: vec![1; 48],
+        }));
+        round_trip(Expr::Target(Target {
+            name: "MASQUERADE".into(),
+            rev: 0,
+            info: vec![0; 24],
         }));
     }
 
