@@ -111,6 +111,15 @@ pub enum Error {
     /// The caller's input is invalid; nothing was sent to the kernel.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+
+    /// A failure in a front end's own words (iptables' messages, which callers match on),
+    /// with the library's error underneath; its kind and exit status are the inner one's.
+    #[error("{message}")]
+    Context {
+        message: String,
+        #[source]
+        source: Box<Error>,
+    },
 }
 
 /// What kind of failure an [`Error`] is, for callers that branch on it.
@@ -142,6 +151,7 @@ impl Error {
             Error::Rejected(_) => ErrorKind::InvalidArgument,
             Error::GenerationConflict { .. } => ErrorKind::GenerationConflict,
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
+            Error::Context { source, .. } => source.kind(),
         }
     }
 
@@ -170,6 +180,7 @@ impl Error {
             | Error::InUse(f)
             | Error::Unsupported(f)
             | Error::Rejected(f) => Some(f),
+            Error::Context { source, .. } => source.op_failure(),
             _ => None,
         }
     }
@@ -185,6 +196,14 @@ impl Error {
             },
             libc::EOPNOTSUPP | libc::EAFNOSUPPORT | libc::EPROTONOSUPPORT => Error::Unsupported(f),
             _ => Error::Rejected(f),
+        }
+    }
+
+    /// Wraps the error with a front end's message.
+    pub fn context(self, message: impl Into<String>) -> Error {
+        Error::Context {
+            message: message.into(),
+            source: Box::new(self),
         }
     }
 

@@ -14,6 +14,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod ipt;
 pub mod lock;
 pub mod model;
 pub mod netns;

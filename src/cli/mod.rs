@@ -2,6 +2,7 @@
 //! [`run`] and reports errors with [`report`].
 
 mod demo;
+mod iptables;
 mod listing;
 
 use std::io::Write;
@@ -10,6 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 
 pub const USAGE: &str = "\
 usage: xtnl COMMAND [ARGS]
+       xtnl [-4|-6] [-t TABLE] [-w [SECS]] [-W USECS] IPTABLES-COMMAND ...   (as iptables)
 
 commands:
   demo                          set up and tear down a NAT reservation in a scratch network
@@ -21,9 +23,24 @@ commands:
 Exit status: 0 ok, 1 kernel refused (not found, exists, in use), 2 bad arguments,
 4 resource problem (lock busy, permission, netlink), as iptables uses them.";
 
-/// Runs the command line; returns the exit status for a successful run.
-pub fn run(args: &[String]) -> Result<i32> {
+/// Runs the command line; returns the exit status for a successful run. `program` is the
+/// name the binary was invoked as (`xtnl6` or `ip6tables` default to IPv6).
+pub fn run(program: &str, args: &[String]) -> Result<i32> {
     let mut out = std::io::stdout().lock();
+    let v6 = program.ends_with('6') || program.starts_with("ip6tables");
+    let iptables_mode = v6
+        || program.starts_with("iptables")
+        || args.first().is_some_and(|a| {
+            a.starts_with('-') && !matches!(a.as_str(), "-h" | "--help" | "-V" | "--version")
+        });
+    if iptables_mode {
+        let family = if v6 {
+            crate::model::Family::Ipv6
+        } else {
+            crate::model::Family::Ipv4
+        };
+        return iptables::run(&mut out, args, family).map(|()| 0);
+    }
     let result = match args.first().map(String::as_str) {
         Some("demo") if args.len() == 1 => demo::run(&mut out),
         Some("list") if args.len() <= 4 => listing::run(&mut out, &args[1..]),

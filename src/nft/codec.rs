@@ -125,10 +125,10 @@ fn unreachable_opaque() -> crate::Result<()> {
     ))
 }
 
-fn meta(key: MetaKey) -> Expr {
+pub(crate) fn meta(key: MetaKey) -> Expr {
     Expr::Meta(Meta { key, dreg: REG_1 })
 }
-fn load(base: PayloadBase, offset: u32, len: u32) -> Expr {
+pub(crate) fn load(base: PayloadBase, offset: u32, len: u32) -> Expr {
     Expr::Payload(Payload {
         dreg: REG_1,
         base,
@@ -136,20 +136,20 @@ fn load(base: PayloadBase, offset: u32, len: u32) -> Expr {
         len,
     })
 }
-fn cmp(negated: bool, data: Vec<u8>) -> Expr {
+pub(crate) fn cmp(negated: bool, data: Vec<u8>) -> Expr {
     Expr::Cmp(Cmp {
         sreg: REG_1,
         op: if negated { CmpOp::Neq } else { CmpOp::Eq },
         data,
     })
 }
-fn imm(dreg: u32, data: Vec<u8>) -> Expr {
+pub(crate) fn imm(dreg: u32, data: Vec<u8>) -> Expr {
     Expr::Immediate(Immediate {
         dreg,
         data: ImmediateData::Value(data),
     })
 }
-fn verdict(v: Verdict) -> Expr {
+pub(crate) fn verdict(v: Verdict) -> Expr {
     Expr::Immediate(Immediate {
         dreg: REG_VERDICT,
         data: ImmediateData::Verdict(v),
@@ -166,7 +166,7 @@ fn address_offset(v4: bool, dir: Dir) -> u32 {
     }
 }
 
-fn encode_address(out: &mut Vec<Expr>, dir: Dir, net: &IpNet, negated: bool) {
+pub(crate) fn encode_address(out: &mut Vec<Expr>, dir: Dir, net: &IpNet, negated: bool) {
     let offset = address_offset(net.is_ipv4(), dir);
     let octets = net.octets();
     if net.prefix() % 8 == 0 && net.prefix() > 0 {

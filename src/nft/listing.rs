@@ -84,6 +84,27 @@ impl ListedRule {
     }
 }
 
+/// A rule as the kernel reported it, undecoded: for front ends that decode their own way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawRule {
+    pub chain: ChainRef,
+    pub handle: u64,
+    pub exprs: Vec<crate::wire::expr::Expr>,
+    pub userdata: Option<Vec<u8>>,
+}
+
+impl RawRule {
+    pub(crate) fn from_repr(r: RuleRepr) -> Option<RawRule> {
+        let family = Family::from_nfproto(r.family)?;
+        Some(RawRule {
+            chain: TableRef::new(family, r.table).chain(r.chain),
+            handle: r.handle?,
+            exprs: r.exprs,
+            userdata: r.userdata,
+        })
+    }
+}
+
 /// A table's chains and rules, read at one generation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableSnapshot {

@@ -7,9 +7,9 @@ mod listing;
 mod session;
 mod transaction;
 
-pub use listing::{Chain, ListedRule, Table, TableSnapshot};
+pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};
 pub use session::{Committed, Reader, Session, SessionBuilder, SessionStats};
 pub use transaction::{
-    BaseChain, ChainRef, ChainSpec, ChainType, Hook, Op, Policy, RulePosition, TableRef,
-    Transaction,
+    BaseChain, ChainRef, ChainSpec, ChainType, EncodedRule, Hook, Op, Policy, RulePosition,
+    TableRef, Transaction,
 };

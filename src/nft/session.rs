@@ -7,7 +7,7 @@ use crate::wire::nftables::{
     ChainRepr, GenRepr, RuleRepr, TableRepr, msg, nfproto, split_nfgenmsg,
 };
 
-use super::listing::{Chain, ListedRule, Table, TableSnapshot};
+use super::listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};
 use super::transaction::{ChainRef, RulePosition, TableRef, Transaction};
 
 /// How many times a dump interrupted by concurrent commits is restarted.
@@ -133,6 +133,17 @@ impl Reader<'_> {
     pub fn rules(&mut self, table: &TableRef, chain: Option<&str>) -> Result<Vec<ListedRule>> {
         self.pin()?;
         dump_rules(self.sock, &mut self.stats.dump_restarts, table, chain)
+    }
+    /// Rules of a table (or one chain), undecoded.
+    pub fn raw_rules(&mut self, table: &TableRef, chain: Option<&str>) -> Result<Vec<RawRule>> {
+        self.pin()?;
+        dump_rule_reprs(
+            self.sock,
+            &mut self.stats.dump_restarts,
+            table,
+            chain,
+            RawRule::from_repr,
+        )
     }
     /// Where `iptables -I CHAIN n` puts a rule: before the n-th rule (1-based), or at the
     /// end when n is one past the last.
@@ -300,6 +311,42 @@ impl Session {
         dump_rules(&mut self.sock, &mut self.stats.dump_restarts, table, None)
     }
 
+    /// Rules of a table (or one chain) as the kernel reported them, undecoded.
+    pub fn list_raw_rules(
+        &mut self,
+        table: &TableRef,
+        chain: Option<&str>,
+    ) -> Result<Vec<RawRule>> {
+        dump_rule_reprs(
+            &mut self.sock,
+            &mut self.stats.dump_restarts,
+            table,
+            chain,
+            RawRule::from_repr,
+        )
+    }
+
+    /// Zeroes the counters of every rule of a table, or of one chain (`iptables -Z`): a dump
+    /// that resets what it reads, in the kernel, rule by rule.
+    pub fn reset_counters(&mut self, table: &TableRef, chain: Option<&str>) -> Result<()> {
+        let name = table.name.clone();
+        let chain_name = chain.map(str::to_owned);
+        dump_all(
+            &mut self.sock,
+            &mut self.stats.dump_restarts,
+            msg::GETRULE_RESET,
+            table.family.nfproto(),
+            &|w| {
+                w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &name);
+                if let Some(c) = &chain_name {
+                    w.strz(crate::wire::nftables::NFTA_RULE_CHAIN, c);
+                }
+            },
+            |_, _| Ok(Some(())),
+        )?;
+        Ok(())
+    }
+
     /// Chains and rules of a table from one generation: two dumps, bracketed by generation
     /// reads, repeated if a commit landed between them.
     pub fn snapshot(&mut self, table: &TableRef) -> Result<TableSnapshot> {
@@ -424,6 +471,16 @@ fn dump_rules(
     table: &TableRef,
     chain: Option<&str>,
 ) -> Result<Vec<ListedRule>> {
+    dump_rule_reprs(sock, restarts, table, chain, ListedRule::from_repr)
+}
+
+fn dump_rule_reprs<T>(
+    sock: &mut NlSocket,
+    restarts: &mut u64,
+    table: &TableRef,
+    chain: Option<&str>,
+    convert: impl Fn(RuleRepr) -> Option<T>,
+) -> Result<Vec<T>> {
     let name = table.name.clone();
     let chain_name = chain.map(str::to_owned);
     dump_all(
@@ -442,7 +499,7 @@ fn dump_rules(
             if r.table != name || chain_name.as_ref().is_some_and(|c| *c != r.chain) {
                 return Ok(None);
             }
-            Ok(ListedRule::from_repr(r))
+            Ok(convert(r))
         },
     )
 }

@@ -181,6 +181,16 @@ pub enum RulePosition {
     After(u64),
 }
 
+/// A rule already encoded as expressions, for front ends with an encoding of their own
+/// (the iptables-nft encoding in iptables' tables).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedRule {
+    pub exprs: Vec<crate::wire::expr::Expr>,
+    pub userdata: Option<Vec<u8>>,
+    /// `NFTA_RULE_COMPAT`: the protocol x_tables extensions check against.
+    pub compat: Option<crate::wire::nftables::RuleCompat>,
+}
+
 /// One operation of a transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -206,6 +216,16 @@ pub enum Op {
         chain: ChainRef,
         handle: u64,
         new_name: String,
+    },
+    AddEncodedRule {
+        chain: ChainRef,
+        rule: EncodedRule,
+        position: RulePosition,
+    },
+    ReplaceEncodedRule {
+        chain: ChainRef,
+        handle: u64,
+        rule: EncodedRule,
     },
     AddRule {
         chain: ChainRef,
@@ -234,6 +254,7 @@ impl Op {
                 | Op::DeleteChain(_)
                 | Op::DeleteRule { .. }
                 | Op::ReplaceRule { .. }
+                | Op::ReplaceEncodedRule { .. }
         )
     }
 }
@@ -253,6 +274,9 @@ impl fmt::Display for Op {
             } => write!(f, "rename chain {chain} to {new_name}"),
             Op::AddRule {
                 chain, position, ..
+            }
+            | Op::AddEncodedRule {
+                chain, position, ..
             } => match position {
                 RulePosition::Append => write!(f, "add rule {chain}"),
                 RulePosition::Head => write!(f, "insert rule {chain}"),
@@ -260,7 +284,8 @@ impl fmt::Display for Op {
                 RulePosition::After(h) => write!(f, "add rule {chain} after handle {h}"),
             },
             Op::DeleteRule { chain, handle } => write!(f, "delete rule {chain} handle {handle}"),
-            Op::ReplaceRule { chain, handle, .. } => {
+            Op::ReplaceRule { chain, handle, .. }
+            | Op::ReplaceEncodedRule { chain, handle, .. } => {
                 write!(f, "replace rule {chain} handle {handle}")
             }
         }
@@ -418,6 +443,7 @@ fn rule_repr(c: &ChainRef, rule: Option<&Rule>) -> Result<RuleRepr> {
 
 fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
     let desc = op.to_string();
+    let replace_flags = NLM_F_REPLACE | if echo_rules { NLM_F_ECHO } else { 0 };
     match op {
         Op::EnsureTable(t) | Op::DeleteTable(t) => {
             check_table(t)?;
@@ -479,26 +505,22 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             position,
         } => {
             check_chain(chain)?;
-            let mut repr = rule_repr(chain, Some(rule))?;
-            let mut flags = NLM_F_CREATE;
-            match position {
-                RulePosition::Append => flags |= NLM_F_APPEND,
-                RulePosition::Head => {}
-                RulePosition::Before(h) => repr.position = Some(*h),
-                RulePosition::After(h) => {
-                    flags |= NLM_F_APPEND;
-                    repr.position = Some(*h);
-                }
-            }
-            if echo_rules {
-                flags |= NLM_F_ECHO;
-            }
-            b.push(
-                msg::NEWRULE,
-                chain.table.family.nfproto(),
-                flags,
+            let repr = rule_repr(chain, Some(rule))?;
+            push_add(b, chain, repr, *position, echo_rules, desc);
+        }
+        Op::AddEncodedRule {
+            chain,
+            rule,
+            position,
+        } => {
+            check_chain(chain)?;
+            push_add(
+                b,
+                chain,
+                encoded_repr(chain, rule),
+                *position,
+                echo_rules,
                 desc,
-                |w| repr.emit(w),
             );
         }
         Op::DeleteRule { chain, handle } => {
@@ -517,15 +539,72 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             check_chain(chain)?;
             let mut repr = rule_repr(chain, Some(rule))?;
             repr.handle = Some(*handle);
-            let flags = NLM_F_REPLACE | if echo_rules { NLM_F_ECHO } else { 0 };
             b.push(
                 msg::NEWRULE,
                 chain.table.family.nfproto(),
-                flags,
+                replace_flags,
+                desc,
+                |w| repr.emit(w),
+            );
+        }
+        Op::ReplaceEncodedRule {
+            chain,
+            handle,
+            rule,
+        } => {
+            check_chain(chain)?;
+            let mut repr = encoded_repr(chain, rule);
+            repr.handle = Some(*handle);
+            b.push(
+                msg::NEWRULE,
+                chain.table.family.nfproto(),
+                replace_flags,
                 desc,
                 |w| repr.emit(w),
             );
         }
     }
     Ok(())
+}
+
+fn encoded_repr(c: &ChainRef, rule: &EncodedRule) -> RuleRepr {
+    RuleRepr {
+        family: c.table.family.nfproto(),
+        table: c.table.name.clone(),
+        chain: c.name.clone(),
+        exprs: rule.exprs.clone(),
+        userdata: rule.userdata.clone(),
+        compat: rule.compat,
+        ..Default::default()
+    }
+}
+
+fn push_add(
+    b: &mut Batch,
+    chain: &ChainRef,
+    mut repr: RuleRepr,
+    position: RulePosition,
+    echo: bool,
+    desc: String,
+) {
+    let mut flags = NLM_F_CREATE;
+    match position {
+        RulePosition::Append => flags |= NLM_F_APPEND,
+        RulePosition::Head => {}
+        RulePosition::Before(h) => repr.position = Some(h),
+        RulePosition::After(h) => {
+            flags |= NLM_F_APPEND;
+            repr.position = Some(h);
+        }
+    }
+    if echo {
+        flags |= NLM_F_ECHO;
+    }
+    b.push(
+        msg::NEWRULE,
+        chain.table.family.nfproto(),
+        flags,
+        desc,
+        |w| repr.emit(w),
+    );
 }

@@ -24,6 +24,8 @@ pub mod msg {
     pub const DELRULE: u8 = 8;
     pub const NEWGEN: u8 = 15;
     pub const GETGEN: u8 = 16;
+    /// A rule dump that also zeroes the counters it reports (kernel 6.3+).
+    pub const GETRULE_RESET: u8 = 25;
     /// Kernel 6.3+: delete that succeeds when the object is absent.
     pub const DESTROYTABLE: u8 = 26;
     pub const DESTROYCHAIN: u8 = 27;

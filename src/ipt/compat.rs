@@ -1,0 +1,426 @@
+//! How iptables rules are stored in nf_tables, both ways.
+//!
+//! In iptables' own tables (filter, nat, mangle, raw, security) rules are encoded exactly as
+//! iptables-nft 1.8.9 encodes them, so that `iptables -S` and `iptables -D` keep working on
+//! them: native meta/payload/cmp/range for interfaces, protocol, addresses and ports, a
+//! counter, verdicts as immediates, and everything else as x_tables matches and targets run
+//! by nft_compat (comment, multiport, state/conntrack; DNAT, SNAT, MASQUERADE, REDIRECT,
+//! REJECT, LOG). In any other table the rule model's native encoding is used.
+//!
+//! Decoding accepts both, and rules nft wrote: what iptables syntax cannot say stays
+//! [`IptMatch::Opaque`] / [`IptTarget::Opaque`].
+
+use super::rule::{IptMatch, IptRule, IptTarget, Neg, PortsMatch};
+use super::tables;
+use super::xt_bridge;
+use crate::error::{Error, Result};
+use crate::model::{self, Action, Dir, Family, L4Proto, Match, Opaque, PortRange};
+use crate::nft::codec::{self, cmp, load, meta, verdict};
+use crate::nft::{EncodedRule, RawRule, TableRef};
+use crate::wire::expr::{CmpOp, Counter, Expr, MetaKey, PayloadBase, REG_1, Range, Verdict};
+use crate::wire::nftables::RuleCompat;
+
+/// Encodes an iptables rule for `table`.
+pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
+    if !rule.is_expressible() {
+        return Err(Error::InvalidInput(
+            "the rule holds parts iptables syntax cannot express; refusing to rewrite it".into(),
+        ));
+    }
+    if !tables::is_iptables_table(&table.name) {
+        let native = to_model(rule)?;
+        let (exprs, userdata) = codec::encode(&native, table.family)?;
+        return Ok(EncodedRule {
+            exprs,
+            userdata,
+            compat: None,
+        });
+    }
+    if table.family == Family::Inet {
+        return Err(Error::InvalidInput(
+            "iptables' tables are ip or ip6, not inet".into(),
+        ));
+    }
+    check_target_fits_table(&table.name, rule)?;
+    let mut out = Vec::new();
+    let iface = |out: &mut Vec<Expr>, key: MetaKey, n: &Neg<model::Interface>| {
+        // iptables-nft compares the name and its NUL (len + 1 bytes), or only the prefix
+        // for a `+` wildcard.
+        let (prefix, wildcard) = n.value.prefix();
+        let mut bytes = prefix.as_bytes().to_vec();
+        if !wildcard {
+            bytes.push(0);
+        }
+        out.push(meta(key));
+        out.push(cmp(n.negated, bytes));
+    };
+    if let Some(i) = &rule.in_iface {
+        iface(&mut out, MetaKey::IIFNAME, i);
+    }
+    if let Some(o) = &rule.out_iface {
+        iface(&mut out, MetaKey::OIFNAME, o);
+    }
+    if let Some(p) = &rule.proto {
+        out.push(meta(MetaKey::L4PROTO));
+        out.push(cmp(p.negated, vec![p.value.number()]));
+    }
+    for (dir, net) in [(Dir::Source, &rule.src), (Dir::Destination, &rule.dst)] {
+        if let Some(n) = net {
+            if n.value.is_ipv4() != (table.family == Family::Ipv4) {
+                return Err(Error::InvalidInput(format!(
+                    "address {} does not belong in a {} table",
+                    n.value, table.family
+                )));
+            }
+            codec::encode_address(&mut out, dir, &n.value, n.negated);
+        }
+    }
+    for m in &rule.matches {
+        match m {
+            IptMatch::Tcp(p) | IptMatch::Udp(p) => {
+                for (offset, port) in [(0, &p.sport), (2, &p.dport)] {
+                    if let Some(port) = port {
+                        out.push(load(PayloadBase::Transport, offset, 2));
+                        out.push(port_compare(port.value, port.negated));
+                    }
+                }
+            }
+            IptMatch::Opaque(_) => unreachable_opaque()?,
+            other => {
+                out.push(Expr::Match(
+                    xt_bridge::match_to_xt(other, table.family)?.to_expr(),
+                ));
+            }
+        }
+    }
+    out.push(Expr::Counter(Counter::default()));
+    match &rule.target {
+        None => {}
+        Some(IptTarget::Accept) => out.push(verdict(Verdict::Accept)),
+        Some(IptTarget::Drop) => out.push(verdict(Verdict::Drop)),
+        Some(IptTarget::Return) => out.push(verdict(Verdict::Return)),
+        Some(IptTarget::Jump(c)) => out.push(verdict(Verdict::Jump(c.clone()))),
+        Some(IptTarget::Goto(c)) => out.push(verdict(Verdict::Goto(c.clone()))),
+        Some(IptTarget::Opaque(_)) => unreachable_opaque()?,
+        Some(t) => out.push(Expr::Target(
+            xt_bridge::target_to_xt(t, table.family)?.to_expr(),
+        )),
+    }
+    // x_tables extensions check the rule's protocol (multiport needs tcp/udp) and nft_compat
+    // takes it from NFTA_RULE_COMPAT; iptables-nft sends it for every rule with `-p`.
+    let compat = rule
+        .proto
+        .as_ref()
+        .map(|p| RuleCompat::new(p.value.number(), p.negated));
+    Ok(EncodedRule {
+        exprs: out,
+        userdata: None,
+        compat,
+    })
+}
+
+fn unreachable_opaque() -> Result<()> {
+    Err(Error::InvalidInput(
+        "refusing to encode a rule with opaque parts".into(),
+    ))
+}
+
+/// A port or a range the way iptables-nft compares it: `cmp` for one port, `range` for more.
+fn port_compare(p: PortRange, negated: bool) -> Expr {
+    let (a, b) = (
+        p.first().to_be_bytes().to_vec(),
+        p.last().to_be_bytes().to_vec(),
+    );
+    if p.is_single() {
+        cmp(negated, a)
+    } else {
+        Expr::Range(Range {
+            sreg: REG_1,
+            op: if negated { CmpOp::Neq } else { CmpOp::Eq },
+            from: a,
+            to: b,
+        })
+    }
+}
+
+/// NAT targets are valid only in the nat table; REJECT only in filter-type tables.
+fn check_target_fits_table(table: &str, rule: &IptRule) -> Result<()> {
+    let nat = matches!(
+        rule.target,
+        Some(
+            IptTarget::Dnat(_)
+                | IptTarget::Snat(_)
+                | IptTarget::Masquerade(_)
+                | IptTarget::Redirect(_)
+        )
+    );
+    if nat && table != "nat" {
+        return Err(Error::InvalidInput(format!(
+            "the {} target is only valid in the nat table, not in {table}",
+            target_word(rule)
+        )));
+    }
+    if matches!(rule.target, Some(IptTarget::Reject(_))) && table == "nat" {
+        return Err(Error::InvalidInput(
+            "the REJECT target is not valid in the nat table".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn target_word(rule: &IptRule) -> &'static str {
+    match rule.target {
+        Some(IptTarget::Dnat(_)) => "DNAT",
+        Some(IptTarget::Snat(_)) => "SNAT",
+        Some(IptTarget::Masquerade(_)) => "MASQUERADE",
+        Some(IptTarget::Redirect(_)) => "REDIRECT",
+        _ => "target",
+    }
+}
+
+/// The rule model of an iptables rule, for tables of our own (native encoding).
+pub fn to_model(rule: &IptRule) -> Result<model::Rule> {
+    let unsupported = |what: &str| {
+        Error::InvalidInput(format!(
+            "{what} is not supported in tables other than iptables' own yet"
+        ))
+    };
+    let mut r = model::Rule::new();
+    if let Some(i) = &rule.in_iface {
+        r = r.with(Match::InInterface {
+            name: i.value.clone(),
+            negated: i.negated,
+        });
+    }
+    if let Some(o) = &rule.out_iface {
+        r = r.with(Match::OutInterface {
+            name: o.value.clone(),
+            negated: o.negated,
+        });
+    }
+    if let Some(p) = &rule.proto {
+        r = r.with(Match::Protocol {
+            proto: p.value,
+            negated: p.negated,
+        });
+    }
+    if let Some(s) = &rule.src {
+        r = r.with(Match::Address {
+            dir: Dir::Source,
+            net: s.value,
+            negated: s.negated,
+        });
+    }
+    if let Some(d) = &rule.dst {
+        r = r.with(Match::Address {
+            dir: Dir::Destination,
+            net: d.value,
+            negated: d.negated,
+        });
+    }
+    for m in &rule.matches {
+        match m {
+            IptMatch::Tcp(p) | IptMatch::Udp(p) => {
+                if let Some(s) = &p.sport {
+                    r = r.with(Match::Port {
+                        dir: Dir::Source,
+                        ports: s.value,
+                        negated: s.negated,
+                    });
+                }
+                if let Some(d) = &p.dport {
+                    r = r.with(Match::Port {
+                        dir: Dir::Destination,
+                        ports: d.value,
+                        negated: d.negated,
+                    });
+                }
+            }
+            IptMatch::Comment(c) => r.comment = Some(c.clone()),
+            IptMatch::Multiport(_) => return Err(unsupported("-m multiport")),
+            IptMatch::State(_) | IptMatch::Conntrack(_) => {
+                return Err(unsupported("connection state matching"));
+            }
+            IptMatch::Opaque(_) => unreachable_opaque()?,
+        }
+    }
+    r.counter = Some(model::Counters::default());
+    r.action = match &rule.target {
+        None => None,
+        Some(IptTarget::Accept) => Some(Action::Accept),
+        Some(IptTarget::Drop) => Some(Action::Drop),
+        Some(IptTarget::Return) => Some(Action::Return),
+        Some(IptTarget::Jump(c)) => Some(Action::Jump(c.clone())),
+        Some(IptTarget::Goto(c)) => Some(Action::Goto(c.clone())),
+        Some(IptTarget::Dnat(n) | IptTarget::Snat(n)) => {
+            let addr = n
+                .addr_min
+                .ok_or_else(|| unsupported("NAT without an address"))?;
+            if n.addr_max.is_some_and(|m| m != addr) {
+                return Err(unsupported("a NAT address range"));
+            }
+            let t = model::NatTarget {
+                addr,
+                ports: n.ports,
+            };
+            Some(if matches!(rule.target, Some(IptTarget::Dnat(_))) {
+                Action::Dnat(t)
+            } else {
+                Action::Snat(t)
+            })
+        }
+        Some(IptTarget::Masquerade(p)) => Some(Action::Masquerade { ports: *p }),
+        Some(IptTarget::Redirect(_)) => return Err(unsupported("REDIRECT")),
+        Some(IptTarget::Reject(_)) => return Err(unsupported("REJECT")),
+        Some(IptTarget::Log(_)) => return Err(unsupported("LOG")),
+        Some(IptTarget::Opaque(_)) => return Err(unsupported("an opaque target")),
+    };
+    Ok(r)
+}
+
+/// Decodes a rule of any table into iptables' view of it. Never fails: parts iptables
+/// syntax cannot say become opaque and flag the rule.
+pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
+    let family = table.family;
+    let m = codec::decode(family, &raw.exprs, raw.userdata.as_deref());
+    let mut r = IptRule {
+        counters: m.counter,
+        ..Default::default()
+    };
+    let n = m.matches.len();
+    let opaque = |r: &mut IptRule, o: Opaque| r.matches.push(IptMatch::Opaque(o));
+    for (i, part) in m.matches.into_iter().enumerate() {
+        match part {
+            Match::Protocol { proto, negated } if r.proto.is_none() => {
+                r.proto = Some(Neg::new(proto, negated))
+            }
+            Match::Address {
+                dir: Dir::Source,
+                net,
+                negated,
+            } if r.src.is_none() => r.src = Some(Neg::new(net, negated)),
+            Match::Address {
+                dir: Dir::Destination,
+                net,
+                negated,
+            } if r.dst.is_none() => r.dst = Some(Neg::new(net, negated)),
+            Match::InInterface { name, negated } if r.in_iface.is_none() => {
+                r.in_iface = Some(Neg::new(name, negated))
+            }
+            Match::OutInterface { name, negated } if r.out_iface.is_none() => {
+                r.out_iface = Some(Neg::new(name, negated))
+            }
+            Match::Port {
+                dir,
+                ports,
+                negated,
+            } => {
+                let tcp = r.proto.as_ref().is_some_and(|p| p.value == L4Proto::Tcp);
+                let slot_free = |p: &PortsMatch| {
+                    if dir == Dir::Source {
+                        p.sport.is_none()
+                    } else {
+                        p.dport.is_none()
+                    }
+                };
+                let reuse = match r.matches.last_mut() {
+                    Some(IptMatch::Tcp(p)) if tcp && slot_free(p) => Some(p),
+                    Some(IptMatch::Udp(p)) if !tcp && slot_free(p) => Some(p),
+                    _ => None,
+                };
+                let value = Some(Neg::new(ports, negated));
+                match reuse {
+                    Some(p) => {
+                        if dir == Dir::Source {
+                            p.sport = value
+                        } else {
+                            p.dport = value
+                        }
+                    }
+                    None => {
+                        let mut p = PortsMatch::default();
+                        if dir == Dir::Source {
+                            p.sport = value
+                        } else {
+                            p.dport = value
+                        }
+                        r.matches.push(if tcp {
+                            IptMatch::Tcp(p)
+                        } else {
+                            IptMatch::Udp(p)
+                        });
+                    }
+                }
+            }
+            Match::Opaque(o) => {
+                // Adjacent parts the model does not know arrive merged; take them one
+                // expression at a time: xt matches, and an xt target at the very end.
+                let last_part = i + 1 == n && m.action.is_none();
+                let count = o.exprs.len();
+                for (k, e) in o.exprs.iter().enumerate() {
+                    match e {
+                        Expr::Match(x) => match xt_bridge::match_from_xt(x, family) {
+                            Some(im) => r.matches.push(im),
+                            None => opaque(
+                                &mut r,
+                                Opaque {
+                                    exprs: vec![e.clone()],
+                                },
+                            ),
+                        },
+                        Expr::Target(t) if last_part && k + 1 == count => {
+                            r.target =
+                                Some(xt_bridge::target_from_xt(t, family).unwrap_or_else(|| {
+                                    IptTarget::Opaque(Opaque {
+                                        exprs: vec![e.clone()],
+                                    })
+                                }));
+                        }
+                        _ => opaque(
+                            &mut r,
+                            Opaque {
+                                exprs: vec![e.clone()],
+                            },
+                        ),
+                    }
+                }
+            }
+            other => {
+                // A second protocol/address/interface match: iptables has one slot each.
+                opaque(
+                    &mut r,
+                    Opaque {
+                        exprs: codec::encode(&model::Rule::new().with(other), Family::Inet)
+                            .map(|(e, _)| e)
+                            .unwrap_or_default(),
+                    },
+                );
+            }
+        }
+    }
+    if let Some(a) = m.action {
+        r.target = Some(match a {
+            Action::Accept => IptTarget::Accept,
+            Action::Drop => IptTarget::Drop,
+            Action::Return => IptTarget::Return,
+            Action::Jump(c) => IptTarget::Jump(c),
+            Action::Goto(c) => IptTarget::Goto(c),
+            Action::Dnat(t) => IptTarget::Dnat(super::NatRange {
+                addr_min: Some(t.addr),
+                addr_max: None,
+                ports: t.ports,
+            }),
+            Action::Snat(t) => IptTarget::Snat(super::NatRange {
+                addr_min: Some(t.addr),
+                addr_max: None,
+                ports: t.ports,
+            }),
+            Action::Masquerade { ports } => IptTarget::Masquerade(ports),
+            Action::Opaque(o) => IptTarget::Opaque(o),
+        });
+    }
+    if let Some(c) = m.comment {
+        r.matches.push(IptMatch::Comment(c));
+    }
+    r
+}

@@ -1,0 +1,19 @@
+//! The iptables-compatible front: iptables' view of a rule ([`IptRule`], the equivalent of
+//! iptables' own command state), its command-line syntax ([`parse`]), the exact text
+//! `iptables -S` prints ([`print`]), iptables' tables and built-in chains ([`tables`]), and
+//! the encoding iptables-nft uses in those tables ([`compat`]).
+
+pub mod compat;
+pub mod exec;
+mod listing;
+pub mod parse;
+pub mod print;
+pub mod protocols;
+mod rule;
+pub mod tables;
+mod xt_bridge;
+
+pub use rule::{
+    CtStates, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange, Neg,
+    PortsMatch, RejectWith,
+};

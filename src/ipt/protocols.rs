@@ -1,0 +1,69 @@
+//! Protocol names the way iptables prints and parses them: its own short table first, then
+//! the system's `/etc/protocols` (what `getprotobynumber` reads), then the number.
+
+use std::sync::OnceLock;
+
+/// iptables' `xtables_chain_protos`.
+const IPTABLES_PROTOS: [(&str, u8); 9] = [
+    ("tcp", 6),
+    ("sctp", 132),
+    ("udp", 17),
+    ("udplite", 136),
+    ("icmp", 1),
+    ("ipv6-icmp", 58),
+    ("esp", 50),
+    ("ah", 51),
+    ("mh", 135),
+];
+
+fn system() -> &'static Vec<(String, u8, Vec<String>)> {
+    static TABLE: OnceLock<Vec<(String, u8, Vec<String>)>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let text = std::fs::read_to_string("/etc/protocols").unwrap_or_default();
+        text.lines()
+            .filter_map(|l| {
+                let l = l.split('#').next()?;
+                let mut f = l.split_whitespace();
+                let name = f.next()?.to_string();
+                let num = f.next()?.parse().ok()?;
+                Some((name, num, f.map(str::to_string).collect()))
+            })
+            .collect()
+    })
+}
+
+/// The name `iptables -S` prints for a protocol number.
+pub fn name_of(n: u8) -> String {
+    if let Some((name, _)) = IPTABLES_PROTOS.iter().find(|(_, p)| *p == n) {
+        return (*name).to_string();
+    }
+    system()
+        .iter()
+        .find(|(_, p, _)| *p == n)
+        .map(|(name, _, _)| name.clone())
+        .unwrap_or_else(|| n.to_string())
+}
+
+/// Parses `-p` values: a number, `all` (0), iptables' names, `icmpv6`, or a name or alias
+/// from `/etc/protocols`. Case-insensitive like iptables.
+pub fn number_of(s: &str) -> Option<u8> {
+    if let Ok(n) = s.parse::<u8>() {
+        return Some(n);
+    }
+    let lower = s.to_ascii_lowercase();
+    if lower == "all" {
+        return Some(0);
+    }
+    if lower == "icmpv6" {
+        return Some(58);
+    }
+    if let Some((_, n)) = IPTABLES_PROTOS.iter().find(|(name, _)| *name == lower) {
+        return Some(*n);
+    }
+    system()
+        .iter()
+        .find(|(name, _, aliases)| {
+            *name == lower || aliases.iter().any(|a| a.eq_ignore_ascii_case(&lower))
+        })
+        .map(|(_, n, _)| *n)
+}

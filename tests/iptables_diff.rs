@@ -1,0 +1,466 @@
+//! Differential tests of the iptables front against the real iptables-nft (the oracle):
+//! every spec of the corpus is created by one tool and listed, checked and deleted by the
+//! other, and `-S` must print the same text from both.
+
+mod common;
+
+use std::process::Output;
+
+use common::{in_netns, private_lock_path, run};
+
+fn xtnl(lock: &str, args: &[&str]) -> Output {
+    common::run_env(common::xtnl_bin(), args, &[("XTABLES_LOCKFILE", lock)])
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Splits a spec like a shell would (double quotes group, no escapes needed here).
+fn words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut cur, mut quoted, mut any) = (String::new(), false, false);
+    for c in s.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(cur);
+    }
+    out
+}
+
+struct Spec {
+    table: &'static str,
+    chain: &'static str,
+    rule: String,
+}
+
+fn spec(table: &'static str, chain: &'static str, rule: impl Into<String>) -> Spec {
+    Spec {
+        table,
+        chain,
+        rule: rule.into(),
+    }
+}
+
+/// IPv4 corpus: matches crossed with targets per table, plus hand-picked specs.
+fn corpus_v4() -> Vec<Spec> {
+    let matches = [
+        "",
+        "-p tcp",
+        "-p udp",
+        "-p icmp",
+        "-p 47",
+        "! -p tcp",
+        "-s 192.0.2.1",
+        "-s 192.0.2.0/24",
+        "! -s 198.51.100.0/255.255.255.0",
+        "-d 203.0.113.0/27",
+        "! -d 10.0.0.0/20",
+        "-d 152.1.1.1",
+        "-i eth0",
+        "-i eth+",
+        "! -i veth1",
+        "-p tcp --dport 22",
+        "-p tcp --sport 1024:65535",
+        "-p tcp ! --dport 80",
+        "-p tcp -m tcp --dport 443",
+        "-p udp --dport 53",
+        "-p udp ! --sport 100:200",
+        "-p tcp -m multiport --dports 80,443,8000:8080",
+        "-p udp -m multiport ! --sports 53,5353",
+        "-p tcp -m multiport --ports 22,2222",
+        "-m comment --comment simple",
+        "-m comment --comment \"with spaces: and --> arrows\"",
+        "-m state --state NEW,ESTABLISHED",
+        "-m state ! --state INVALID",
+        "-m conntrack --ctstate RELATED,ESTABLISHED",
+        "-m conntrack ! --ctstate NEW,UNTRACKED,DNAT",
+        "-s 192.0.2.0/24 -d 198.51.100.7 -i eth1 -p tcp --dport 8080 -m comment --comment all",
+        "-p tcp -m comment --comment first -m tcp --dport 25",
+    ];
+    let filter_targets = [
+        "-j ACCEPT",
+        "-j DROP",
+        "-j RETURN",
+        "-j target-chain",
+        "-g target-chain",
+        "-j LOG --log-prefix \"x: \"",
+        "-j LOG --log-level 6",
+        "-j REJECT",
+        "-j REJECT --reject-with icmp-host-prohibited",
+    ];
+    let mut out = Vec::new();
+    for (i, m) in matches.iter().enumerate() {
+        for (j, t) in filter_targets.iter().enumerate() {
+            // A diagonal walk keeps the corpus varied without the full cross product.
+            if (i + j) % 2 == 0 {
+                out.push(spec("filter", "INPUT", format!("{m} {t}")));
+            }
+        }
+    }
+    for m in [
+        "-p tcp",
+        "-p tcp -m tcp --dport 80",
+        "-p tcp -m multiport --dports 1:2,3",
+    ] {
+        out.push(spec(
+            "filter",
+            "INPUT",
+            format!("{m} -j REJECT --reject-with tcp-reset"),
+        ));
+    }
+    for m in ["", "-o eth1", "! -o eth0", "-s 192.0.2.0/24 -o eth+"] {
+        out.push(spec("filter", "FORWARD", format!("{m} -j ACCEPT")));
+        out.push(spec("filter", "OUTPUT", format!("{m} -j DROP")));
+    }
+    let nat_pre = [
+        "-p tcp --dport 80 -j DNAT --to-destination 192.0.2.10",
+        "-p tcp --dport 80 -j DNAT --to-destination 192.0.2.10:8080",
+        "-p tcp --dport 80 -j DNAT --to-destination 192.0.2.10:8000-8010",
+        "-p udp --dport 53 -j DNAT --to-destination 192.0.2.10-192.0.2.20",
+        "-i eth1 -p tcp -m comment --comment \"VCL: forward eth1:tcp/50443 --> 10.1.2.3:3389\" -m tcp --dport 50443 -j DNAT --to-destination 10.1.2.3:3389",
+        "-p tcp --dport 8080 -j REDIRECT --to-ports 80",
+        "-p tcp -j REDIRECT --to-ports 3000-3010",
+        "-j REDIRECT",
+        "-m comment --comment \"VCL: jump from nat table PREROUTING chain to reservation NAT chain vcld-5205\" -j target-chain",
+        "-d 203.0.113.5 -j DNAT --to-destination 192.0.2.1",
+    ];
+    for r in nat_pre {
+        out.push(spec("nat", "PREROUTING", r));
+    }
+    let nat_post = [
+        "-o eth1 -j MASQUERADE",
+        "! -d 10.0.0.0/20 -o eth1 -m comment --comment \"VCL: change IP of outbound eth1 packets to NAT host IP address 152.1.1.1\" -j MASQUERADE",
+        "-p tcp -j MASQUERADE --to-ports 1024-2048",
+        "-p udp -j MASQUERADE --to-ports 5000",
+        "-s 192.0.2.0/24 -j SNAT --to-source 198.51.100.1",
+        "-p tcp -j SNAT --to-source 198.51.100.1:1000-2000",
+        "-j SNAT --to-source 198.51.100.1-198.51.100.9",
+        "-o eth0 -j RETURN",
+    ];
+    for r in nat_post {
+        out.push(spec("nat", "POSTROUTING", r));
+    }
+    for r in [
+        "-p tcp --dport 22 -j ACCEPT",
+        "-s 192.0.2.0/24 -j DROP",
+        "-j LOG --log-prefix mangle",
+        "-m state --state NEW -j RETURN",
+    ] {
+        out.push(spec("mangle", "PREROUTING", r));
+        out.push(spec("mangle", "POSTROUTING", r));
+    }
+    for r in [
+        "-p udp --dport 53 -j ACCEPT",
+        "-m comment --comment raw -j DROP",
+    ] {
+        out.push(spec("raw", "PREROUTING", r));
+        out.push(spec("raw", "OUTPUT", r));
+    }
+    // Rules in user chains of every table.
+    for (table, r) in [
+        (
+            "filter",
+            "-d 152.1.1.1 -i eth1 -p tcp -m comment --comment \"VCL: allow inbound TCP traffic on the NAT port ranges to public eth1\" -m multiport --dports 5700:6500,9696:9701,49152:65535 -m state --state NEW,RELATED,ESTABLISHED -j ACCEPT",
+        ),
+        (
+            "filter",
+            "-i eth1 -o eth0 -m state --state NEW,RELATED,ESTABLISHED -j ACCEPT",
+        ),
+        (
+            "nat",
+            "-i eth1 -p tcp -m tcp --dport 50022 -j DNAT --to-destination 192.0.2.3:22",
+        ),
+        ("mangle", "-p tcp -j ACCEPT"),
+    ] {
+        out.push(spec(table, "user-chain", r));
+    }
+    out
+}
+
+fn corpus_v6() -> Vec<Spec> {
+    [
+        "-s 2001:db8::1 -j ACCEPT",
+        "-d 2001:db8::/32 -p tcp --dport 443 -j ACCEPT",
+        "! -s 2001:db8:1::/48 -j DROP",
+        "-p ipv6-icmp -j ACCEPT",
+        "-p icmpv6 -j ACCEPT",
+        "-i eth0 -p udp -m multiport --dports 53,123 -j ACCEPT",
+        "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+        "-m comment --comment v6 -j REJECT",
+        "-p tcp -j REJECT --reject-with tcp-reset",
+        "-j REJECT --reject-with icmp6-adm-prohibited",
+        "-j LOG --log-prefix v6",
+    ]
+    .into_iter()
+    .map(|r| spec("filter", "INPUT", r))
+    .chain([
+        spec(
+            "nat",
+            "PREROUTING",
+            "-p tcp --dport 80 -j DNAT --to-destination [2001:db8::2]:8080",
+        ),
+        spec(
+            "nat",
+            "PREROUTING",
+            "-d 2001:db8::1 -j DNAT --to-destination 2001:db8::3",
+        ),
+        spec("nat", "POSTROUTING", "-o eth1 -j MASQUERADE"),
+        spec(
+            "nat",
+            "POSTROUTING",
+            "-s 2001:db8::/64 -j SNAT --to-source 2001:db8::99",
+        ),
+    ])
+    .collect()
+}
+
+/// Creates the user chains the corpus jumps to or writes into, in every table.
+fn prepare(oracle: &str) {
+    for table in ["filter", "nat", "mangle", "raw"] {
+        for chain in ["target-chain", "user-chain"] {
+            let o = run(oracle, &["-t", table, "-N", chain]);
+            assert!(
+                o.status.success(),
+                "{oracle} -t {table} -N {chain}: {}",
+                text(&o)
+            );
+        }
+    }
+}
+
+fn check_corpus(oracle: &str, six: bool, corpus: Vec<Spec>) {
+    let lock = private_lock_path();
+    let lock = lock.to_str().unwrap().to_owned();
+    let fam: &[&str] = if six { &["-6"] } else { &[] };
+    prepare(oracle);
+    let mut failures = Vec::new();
+    for s in &corpus {
+        let rule = words(&s.rule);
+        let args = |cmd: &str| -> Vec<String> {
+            let mut v: Vec<String> = fam.iter().map(|x| x.to_string()).collect();
+            v.extend(["-t".into(), s.table.into(), cmd.into(), s.chain.into()]);
+            v.extend(rule.iter().cloned());
+            v
+        };
+        let refs = |v: &Vec<String>| v.iter().map(String::as_str).collect::<Vec<_>>().join(" ");
+        let list = |tool: &str| -> String {
+            let mut a: Vec<&str> = fam.to_vec();
+            a.extend(["-t", s.table, "-S", s.chain]);
+            let o = if tool == "xtnl" {
+                xtnl(&lock, &a)
+            } else {
+                run(tool, &a)
+            };
+            text(&o)
+        };
+        let call = |tool: &str, v: &Vec<String>| -> Output {
+            let a: Vec<&str> = v.iter().map(String::as_str).collect();
+            if tool == "xtnl" {
+                xtnl(&lock, &a)
+            } else {
+                run(tool, &a)
+            }
+        };
+        let name = format!("{} {} {}", s.table, s.chain, s.rule);
+        // Direction 1: xtnl writes, the oracle reads, checks and deletes.
+        let o = call("xtnl", &args("-A"));
+        if !o.status.success() {
+            failures.push(format!("{name}\n  xtnl -A failed: {}", text(&o)));
+            continue;
+        }
+        let (ours, theirs) = (list("xtnl"), list(oracle));
+        if ours != theirs {
+            failures.push(format!(
+                "{name}\n  written by xtnl; -S differs:\n  {oracle}: {theirs}\n  xtnl: {ours}"
+            ));
+        }
+        for (who, cmd) in [(oracle, "-C"), ("xtnl", "-C"), (oracle, "-D")] {
+            let o = call(who, &args(cmd));
+            if !o.status.success() {
+                failures.push(format!(
+                    "{name}\n  written by xtnl; {who} {} failed: {}",
+                    refs(&args(cmd)),
+                    text(&o)
+                ));
+            }
+        }
+        // Direction 2: the oracle writes, xtnl reads, checks and deletes.
+        let o = call(oracle, &args("-A"));
+        if !o.status.success() {
+            failures.push(format!("{name}\n  {oracle} -A failed: {}", text(&o)));
+            continue;
+        }
+        let (ours, theirs) = (list("xtnl"), list(oracle));
+        if ours != theirs {
+            failures.push(format!(
+                "{name}\n  written by {oracle}; -S differs:\n  {oracle}: {theirs}\n  xtnl: {ours}"
+            ));
+        }
+        for (who, cmd) in [("xtnl", "-C"), ("xtnl", "-D")] {
+            let o = call(who, &args(cmd));
+            if !o.status.success() {
+                failures.push(format!(
+                    "{name}\n  written by {oracle}; xtnl {cmd} failed: {}",
+                    text(&o)
+                ));
+            }
+        }
+        // Both gone: the chain lists empty in both tools' eyes.
+        let after = list(oracle);
+        if after.lines().any(|l| l.starts_with("-A")) {
+            failures.push(format!("{name}\n  rules left behind: {after}"));
+            let _ = call(oracle, &args("-F"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} specs failed:\n{}",
+        failures.len(),
+        corpus.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn ipv4_corpus_both_directions_against_iptables_nft() {
+    let corpus = corpus_v4();
+    assert!(corpus.len() >= 150, "corpus has {} specs", corpus.len());
+    in_netns(move || check_corpus("iptables-nft", false, corpus));
+}
+
+#[test]
+fn ipv6_corpus_both_directions_against_ip6tables_nft() {
+    in_netns(|| check_corpus("ip6tables-nft", true, corpus_v6()));
+}
+
+/// The NAT host's commands (shared notes, nat-host-workload.md) verbatim, once through
+/// iptables-nft and once through xtnl, in two namespaces: the resulting tables are equal.
+#[test]
+fn nat_host_commands_verbatim_give_the_same_tables() {
+    let script = [
+        "--new-chain vcld-5205 --table nat",
+        "--insert PREROUTING --table nat --jump vcld-5205 --match comment --comment \"VCL: jump from nat table PREROUTING chain to reservation NAT chain vcld-5205\"",
+        "--insert vcld-5205 --table nat --in-interface eth1 --protocol tcp --match comment --comment \"VCL: forward eth1:tcp/50443 --> 10.1.2.3:3389\" --match tcp --destination-port 50443 --jump DNAT --to-destination 10.1.2.3:3389",
+        "--new-chain vcl-nat_host --table nat",
+        "--new-chain vcl-nat_host --table filter",
+        "--insert vcl-nat_host --table nat ! --destination 10.0.0.0/20 --jump MASQUERADE --out-interface eth1 --match comment --comment \"VCL: change IP of outbound eth1 packets to NAT host IP address 152.1.1.1\"",
+        "--insert vcl-nat_host --table filter --destination 152.1.1.1 --in-interface eth1 --jump ACCEPT --protocol tcp --match comment --comment \"VCL: allow inbound TCP traffic on the NAT port ranges to public eth1\" --match multiport --destination-ports 5700:6500,9696:9701,49152:65535 --match state --state NEW,RELATED,ESTABLISHED",
+        "--insert vcl-nat_host --table filter --in-interface eth1 --jump ACCEPT --out-interface eth0 --match state --state NEW,RELATED,ESTABLISHED",
+    ];
+    let teardown = [
+        "--flush vcld-5205 --table nat",
+        "--delete PREROUTING -t nat -j vcld-5205 -m comment --comment \"VCL: jump from nat table PREROUTING chain to reservation NAT chain vcld-5205\"",
+        "--delete-chain vcld-5205 --table nat",
+    ];
+    let run_all = |tool: &'static str| {
+        in_netns(move || {
+            let lock = private_lock_path();
+            let lock = lock.to_str().unwrap().to_owned();
+            let exec = |line: &str| {
+                let a = words(line);
+                let a: Vec<&str> = a.iter().map(String::as_str).collect();
+                let o = if tool == "xtnl" {
+                    xtnl(&lock, &a)
+                } else {
+                    run(tool, &a)
+                };
+                assert!(o.status.success(), "{tool} {line}: {}", text(&o));
+            };
+            script.iter().for_each(|l| exec(l));
+            // Listing by the oracle in both cases: the rules must be iptables-nft's own.
+            let set_up = format!(
+                "{}{}",
+                text(&run("iptables-nft", &["-t", "nat", "-S"])),
+                text(&run("iptables-nft", &["-S"]))
+            );
+            // Idempotency the agent relies on: creating an existing chain fails with
+            // iptables' words (the agent treats it as success).
+            let again = words(script[0]);
+            let again: Vec<&str> = again.iter().map(String::as_str).collect();
+            let o = if tool == "xtnl" {
+                xtnl(&lock, &again)
+            } else {
+                run(tool, &again)
+            };
+            assert_eq!(o.status.code(), Some(1));
+            assert!(
+                text(&o).contains("Chain already exists"),
+                "{tool}: {}",
+                text(&o)
+            );
+            teardown.iter().for_each(|l| exec(l));
+            let torn = text(&run("iptables-nft", &["-t", "nat", "-S"]));
+            (set_up, torn)
+        })
+    };
+    let (theirs, theirs_torn) = run_all("iptables-nft");
+    let (ours, ours_torn) = run_all("xtnl");
+    assert_eq!(ours, theirs);
+    assert_eq!(ours_torn, theirs_torn);
+    assert!(
+        ours.contains("-A vcld-5205 -i eth1 -p tcp -m comment"),
+        "{ours}"
+    );
+    assert!(!ours_torn.contains("vcld-5205"), "{ours_torn}");
+}
+
+#[test]
+fn iptables_error_phrases_and_exit_statuses() {
+    in_netns(|| {
+        let lock = private_lock_path();
+        let lock = lock.to_str().unwrap().to_owned();
+        let cases: [(&[&str], i32, &str); 9] = [
+            (&["-N", "A"], 0, ""),
+            (&["-N", "A"], 1, "Chain already exists"),
+            (
+                &["-A", "NOPE", "-j", "ACCEPT"],
+                1,
+                "No chain/target/match by that name",
+            ),
+            (
+                &["-D", "INPUT", "-j", "DROP"],
+                1,
+                "Bad rule (does a matching rule exist in that chain?)",
+            ),
+            (
+                &["-C", "INPUT", "-j", "DROP"],
+                1,
+                "Bad rule (does a matching rule exist in that chain?)",
+            ),
+            (&["-A", "INPUT", "-j", "A"], 0, ""),
+            (&["-X", "A"], 1, "Too many links"),
+            (&["-A", "INPUT", "--bogus"], 2, "unknown option"),
+            (
+                &["-I", "INPUT", "5", "-j", "DROP"],
+                1,
+                "Index of insertion too big",
+            ),
+        ];
+        for (args, status, phrase) in cases {
+            let o = xtnl(&lock, args);
+            assert_eq!(o.status.code(), Some(status), "xtnl {args:?}: {}", text(&o));
+            assert!(text(&o).contains(phrase), "xtnl {args:?}: {}", text(&o));
+        }
+    });
+}
