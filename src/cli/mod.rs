@@ -4,6 +4,7 @@
 mod demo;
 mod iptables;
 mod listing;
+mod restore;
 
 use std::io::Write;
 
@@ -17,6 +18,10 @@ commands:
   demo                          set up and tear down a NAT reservation in a scratch network
                                 namespace, printing each step and its time
   list [FAMILY [TABLE [CHAIN]]] print tables, chains and rules (FAMILY: ip, ip6, inet)
+  restore [--noflush] [-w [SECS]] [-4|-6] [FILE]
+                                apply an iptables-restore file (standard input without FILE);
+                                all of it is one atomic transaction
+  save [-t TABLE] [-4|-6]       print iptables' tables in iptables-save format
   version                       print the version
   help                          print this help
 
@@ -28,26 +33,22 @@ Exit status: 0 ok, 1 kernel refused (not found, exists, in use), 2 bad arguments
 pub fn run(program: &str, args: &[String]) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     let v6 = program.ends_with('6') || program.starts_with("ip6tables");
-    let iptables_mode = v6
-        || program.starts_with("iptables")
-        || args.first().is_some_and(|a| {
-            a.starts_with('-') && !matches!(a.as_str(), "-h" | "--help" | "-V" | "--version")
-        });
-    if iptables_mode {
-        let family = if v6 {
-            crate::model::Family::Ipv6
-        } else {
-            crate::model::Family::Ipv4
-        };
-        return iptables::run(&mut out, args, family).map(|()| 0);
-    }
-    let result = match args.first().map(String::as_str) {
+    let family = if v6 {
+        crate::model::Family::Ipv6
+    } else {
+        crate::model::Family::Ipv4
+    };
+    let first = args.first().map(String::as_str);
+    let result = match first {
         Some("demo") if args.len() == 1 => demo::run(&mut out),
         Some("list") if args.len() <= 4 => listing::run(&mut out, &args[1..]),
+        Some("restore") => restore::run_restore(&mut out, &args[1..], family),
+        Some("save") => restore::run_save(&mut out, &args[1..], family),
         Some("version" | "--version" | "-V") => {
             writeln!(out, "xtnl {}", env!("CARGO_PKG_VERSION")).map_err(io_error)
         }
         Some("help" | "--help" | "-h") => writeln!(out, "{USAGE}").map_err(io_error),
+        Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family),
         Some(other) => Err(Error::InvalidInput(format!(
             "unknown command or arguments: {other:?}"
         ))),

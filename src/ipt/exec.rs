@@ -1,353 +1,630 @@
-//! Runs an iptables [`Invocation`] against nf_tables through a [`Session`]: every command is
-//! one transaction planned from a read of the table, so check-then-act sequences that race
-//! between separate iptables processes are atomic here.
+//! Runs iptables commands against nf_tables through a [`Session`]. A [`Planner`] turns
+//! commands into operations against a view of the table that it keeps up to date as it
+//! goes, so that one command, or a whole `iptables-restore` block of them, becomes one
+//! transaction planned from one read: check-then-act sequences that race between separate
+//! iptables processes are atomic here.
+
+use std::collections::BTreeMap;
 
 use super::parse::{Command, Invocation};
 use super::rule::IptRule;
 use super::tables::{self, Builtin};
 use super::{compat, listing};
-use crate::error::{Error, Result};
+use crate::error::{Error, OpFailure, Result};
 use crate::nft::{
-    Chain, ChainSpec, Op, Policy, RawRule, Reader, RulePosition, Session, TableRef, Transaction,
+    BaseChain, ChainSpec, EncodedRule, Op, Policy, Reader, RulePosition, Session, TableRef,
+    Transaction,
 };
 
-const NO_CHAIN: &str = "iptables: No chain/target/match by that name.";
+pub(crate) const NO_CHAIN: &str = "iptables: No chain/target/match by that name.";
 const BAD_RULE: &str = "iptables: Bad rule (does a matching rule exist in that chain?).";
 
-fn not_found(what: String) -> Error {
-    Error::NotFound(crate::OpFailure {
+fn failure(errno: i32, op: String) -> OpFailure {
+    OpFailure {
         index: 0,
-        op: what,
-        errno: libc::ENOENT,
+        op,
+        errno,
         ext_ack: None,
-    })
-    .context(NO_CHAIN)
+    }
+}
+
+fn not_found(what: String) -> Error {
+    Error::NotFound(failure(libc::ENOENT, what)).context(NO_CHAIN)
 }
 
 fn refused(message: &str, detail: String) -> Error {
-    Error::Rejected(crate::OpFailure {
-        index: 0,
-        op: detail,
-        errno: libc::EINVAL,
-        ext_ack: None,
-    })
-    .context(message)
+    Error::Rejected(failure(libc::EINVAL, detail)).context(message)
 }
 
-/// What an iptables table looks like right now: its chains (by name) and, once asked for,
-/// its rules decoded the iptables way.
-struct TableView {
+/// A rule of a chain as the plan sees it: in the kernel (with its handle), or added by an
+/// earlier command of the same transaction.
+#[derive(Debug, Clone)]
+enum Slot {
+    Kernel { handle: u64, rule: IptRule },
+    Pending { rule: IptRule },
+}
+
+impl Slot {
+    fn rule(&self) -> &IptRule {
+        match self {
+            Slot::Kernel { rule, .. } | Slot::Pending { rule } => rule,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct ChainState {
+    in_kernel: bool,
+    handle: Option<u64>,
+    base: Option<BaseChain>,
+    /// Loaded on first need (a single `-A` does not read the chain's rules).
+    rules: Option<Vec<Slot>>,
+}
+
+/// Plans iptables commands for one table into operations.
+pub struct Planner {
     table: TableRef,
-    chains: Vec<Chain>,
+    iptables_table: bool,
+    table_exists: bool,
+    chains: BTreeMap<String, ChainState>,
+    ops: Vec<Op>,
+    /// Built-in chains this plan creates: index of their op, so a later policy lands in it.
+    created_builtins: BTreeMap<&'static str, usize>,
+    /// Set by `-Z`: counters are reset after the commit.
+    pub(crate) zero: Option<Option<String>>,
 }
 
-impl TableView {
-    fn read(r: &mut Reader<'_>, table: &TableRef) -> Result<TableView> {
-        let exists = r.tables()?.iter().any(|t| &t.table == table);
-        let chains = if exists { r.chains(table)? } else { Vec::new() };
-        Ok(TableView {
+impl Planner {
+    /// Reads the table's chains; creates the table and its missing built-in chains the way
+    /// iptables-nft does on first use (existing chains and their policies are left alone).
+    pub fn new(r: &mut Reader<'_>, table: &TableRef, mutating: bool) -> Result<Planner> {
+        let table_exists = r.tables()?.iter().any(|t| &t.table == table);
+        let iptables_table = tables::is_iptables_table(&table.name);
+        let mut p = Planner {
             table: table.clone(),
-            chains,
-        })
-    }
-    fn has(&self, chain: &str) -> bool {
-        self.chains.iter().any(|c| c.chain.name == chain)
-            || (self.builtins().iter().any(|b| b.name == chain))
-    }
-    fn builtins(&self) -> &'static [Builtin] {
-        tables::builtins(&self.table.name).unwrap_or(&[])
-    }
-    fn is_builtin(&self, chain: &str) -> bool {
-        self.builtins().iter().any(|b| b.name == chain)
-    }
-    /// Creates the table and whichever built-in chains are missing, the way iptables-nft
-    /// does on first use; existing chains (and their policies) are left alone.
-    fn ensure_builtins(&self, tx: &mut Transaction) {
-        let missing: Vec<&Builtin> = self
-            .builtins()
-            .iter()
-            .filter(|b| !self.chains.iter().any(|c| c.chain.name == b.name))
-            .collect();
-        if self.chains.is_empty() || !missing.is_empty() {
-            tx.ensure_table(&self.table);
+            iptables_table,
+            table_exists,
+            chains: BTreeMap::new(),
+            ops: Vec::new(),
+            created_builtins: BTreeMap::new(),
+            zero: None,
+        };
+        if table_exists {
+            for c in r.chains(table)? {
+                p.chains.insert(
+                    c.chain.name.clone(),
+                    ChainState {
+                        in_kernel: true,
+                        handle: c.handle,
+                        base: c.base,
+                        rules: None,
+                    },
+                );
+            }
         }
-        for b in missing {
-            tx.ensure_chain(&self.table, ChainSpec::base(b.name, b.base(Policy::Accept)));
+        if iptables_table && mutating {
+            if !table_exists {
+                p.ops.push(Op::EnsureTable(table.clone()));
+            }
+            for b in tables::builtins(&table.name).unwrap_or(&[]) {
+                if !p.chains.contains_key(b.name) {
+                    p.created_builtins.insert(b.name, p.ops.len());
+                    p.ops.push(Op::EnsureChain {
+                        table: table.clone(),
+                        chain: ChainSpec::base(b.name, b.base(Policy::Accept)),
+                    });
+                    p.chains.insert(
+                        b.name.into(),
+                        ChainState {
+                            in_kernel: false,
+                            handle: None,
+                            base: Some(b.base(Policy::Accept)),
+                            rules: Some(Vec::new()),
+                        },
+                    );
+                }
+            }
+        } else if !iptables_table && !table_exists && mutating {
+            return Err(not_found(format!("table {table}"))
+                .context(format!("table '{}' does not exist", table.name)));
         }
+        Ok(p)
     }
+
+    fn builtin(&self, chain: &str) -> Option<Builtin> {
+        tables::builtin(&self.table.name, chain)
+    }
+
+    fn chain_ref(&self, name: &str) -> crate::nft::ChainRef {
+        self.table.chain(name)
+    }
+
     fn require(&self, chain: &str) -> Result<()> {
-        if self.has(chain) {
+        if self.chains.contains_key(chain) {
             Ok(())
         } else {
             Err(not_found(format!("chain {chain} in table {}", self.table)))
         }
     }
-}
 
-fn rules_of(r: &mut Reader<'_>, view: &TableView, chain: &str) -> Result<Vec<RawRule>> {
-    if view.chains.iter().any(|c| c.chain.name == chain) {
-        r.raw_rules(&view.table, Some(chain))
-    } else {
-        Ok(Vec::new()) // a built-in chain not created yet is empty
+    fn rules(&mut self, r: &mut Reader<'_>, chain: &str) -> Result<&mut Vec<Slot>> {
+        self.require(chain)?;
+        let table = self.table.clone();
+        let state = self
+            .chains
+            .get_mut(chain)
+            .ok_or_else(|| not_found(chain.to_string()))?;
+        if state.rules.is_none() {
+            let raw = if state.in_kernel {
+                r.raw_rules(&table, Some(chain))?
+            } else {
+                Vec::new()
+            };
+            state.rules = Some(
+                raw.iter()
+                    .map(|x| Slot::Kernel {
+                        handle: x.handle,
+                        rule: compat::decode(&table, x),
+                    })
+                    .collect(),
+            );
+        }
+        Ok(state.rules.get_or_insert_with(Vec::new))
+    }
+
+    fn encode(&self, rule: &IptRule) -> Result<EncodedRule> {
+        if let Some(t) = rule.jump_target()
+            && !self.chains.contains_key(t)
+        {
+            return Err(Error::InvalidInput(format!("Chain '{t}' does not exist")));
+        }
+        compat::encode(&self.table, rule)
+    }
+
+    /// The first slot equal to `rule` (ignoring counters). Rules holding anything iptables
+    /// syntax cannot express never match, so they are never deleted blindly.
+    fn find(slots: &[Slot], rule: &IptRule) -> Option<usize> {
+        let want = rule.without_counters();
+        slots
+            .iter()
+            .position(|s| s.rule().is_expressible() && s.rule().without_counters() == want)
+    }
+
+    fn set_policy(&mut self, b: Builtin, policy: Policy) {
+        match self.created_builtins.get(b.name) {
+            Some(&i) => {
+                self.ops[i] = Op::EnsureChain {
+                    table: self.table.clone(),
+                    chain: ChainSpec::base(b.name, b.base(policy)),
+                };
+            }
+            None => self.ops.push(Op::EnsureChain {
+                table: self.table.clone(),
+                chain: ChainSpec::base(b.name, b.base(policy)),
+            }),
+        }
+    }
+
+    /// Plans one command.
+    pub fn plan(&mut self, r: &mut Reader<'_>, cmd: &Command) -> Result<()> {
+        match cmd {
+            Command::Append { chain, rule } => {
+                self.require(chain)?;
+                let encoded = self.encode(rule)?;
+                if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut()) {
+                    rules.push(Slot::Pending { rule: rule.clone() });
+                }
+                self.ops.push(Op::AddEncodedRule {
+                    chain: self.chain_ref(chain),
+                    rule: encoded,
+                    position: RulePosition::Append,
+                });
+            }
+            Command::Insert { chain, index, rule } => {
+                self.require(chain)?;
+                let encoded = self.encode(rule)?;
+                let position = if *index == 1 {
+                    if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut())
+                    {
+                        rules.insert(0, Slot::Pending { rule: rule.clone() });
+                    }
+                    RulePosition::Head
+                } else {
+                    let slots = self.rules(r, chain)?;
+                    let position = match slots.get(index - 1) {
+                        Some(Slot::Kernel { handle, .. }) => RulePosition::Before(*handle),
+                        Some(Slot::Pending { .. }) => {
+                            return Err(Error::InvalidInput(format!(
+                                "inserting at {index} before a rule added earlier in the same transaction is not supported"
+                            )));
+                        }
+                        None if *index == slots.len() + 1 => RulePosition::Append,
+                        None => {
+                            return Err(refused(
+                                "iptables: Index of insertion too big.",
+                                format!("insert at {index} in {chain} of {} rules", slots.len()),
+                            ));
+                        }
+                    };
+                    slots.insert(index - 1, Slot::Pending { rule: rule.clone() });
+                    position
+                };
+                self.ops.push(Op::AddEncodedRule {
+                    chain: self.chain_ref(chain),
+                    rule: encoded,
+                    position,
+                });
+            }
+            Command::Delete { chain, rule } | Command::Check { chain, rule } => {
+                let slots = self.rules(r, chain)?;
+                let Some(i) = Self::find(slots, rule) else {
+                    return Err(refused(
+                        BAD_RULE,
+                        format!("no rule in {chain} equals the given one"),
+                    ));
+                };
+                if matches!(cmd, Command::Check { .. }) {
+                    return Ok(());
+                }
+                let handle = match slots.remove(i) {
+                    Slot::Kernel { handle, .. } => handle,
+                    Slot::Pending { .. } => {
+                        return Err(Error::InvalidInput("deleting a rule added earlier in the same transaction is not supported".into()));
+                    }
+                };
+                self.ops.push(Op::DeleteRule {
+                    chain: self.chain_ref(chain),
+                    handle,
+                });
+            }
+            Command::DeleteIndex { chain, index } | Command::Replace { chain, index, .. } => {
+                let encoded = match cmd {
+                    Command::Replace { rule, .. } => Some((rule.clone(), self.encode(rule)?)),
+                    _ => None,
+                };
+                let slots = self.rules(r, chain)?;
+                let len = slots.len();
+                let Some(slot) = slots.get_mut(index - 1) else {
+                    let what = if encoded.is_some() {
+                        "replacement"
+                    } else {
+                        "deletion"
+                    };
+                    return Err(refused(
+                        &format!("iptables: Index of {what} too big."),
+                        format!("rule {index} of {len} in {chain}"),
+                    ));
+                };
+                let Slot::Kernel { handle, .. } = *slot else {
+                    return Err(Error::InvalidInput(
+                        "changing a rule added earlier in the same transaction is not supported"
+                            .into(),
+                    ));
+                };
+                match encoded {
+                    Some((rule, encoded)) => {
+                        *slot = Slot::Pending { rule };
+                        self.ops.push(Op::ReplaceEncodedRule {
+                            chain: self.chain_ref(chain),
+                            handle,
+                            rule: encoded,
+                        });
+                    }
+                    None => {
+                        slots.remove(index - 1);
+                        self.ops.push(Op::DeleteRule {
+                            chain: self.chain_ref(chain),
+                            handle,
+                        });
+                    }
+                }
+            }
+            Command::NewChain(chain) => {
+                if self.chains.contains_key(chain) {
+                    return Err(Error::AlreadyExists(failure(
+                        libc::EEXIST,
+                        format!("create chain {chain}"),
+                    ))
+                    .context("iptables: Chain already exists."));
+                }
+                self.ops.push(Op::CreateChain {
+                    table: self.table.clone(),
+                    chain: ChainSpec::regular(chain),
+                });
+                self.chains.insert(
+                    chain.clone(),
+                    ChainState {
+                        in_kernel: false,
+                        handle: None,
+                        base: None,
+                        rules: Some(Vec::new()),
+                    },
+                );
+            }
+            Command::DeleteChain(Some(chain)) => {
+                self.require(chain)?;
+                if self.builtin(chain).is_some()
+                    || self.chains.get(chain).is_some_and(|c| c.base.is_some())
+                {
+                    return Err(refused(
+                        "iptables: Can't delete built-in chain.",
+                        format!("chain {chain}"),
+                    ));
+                }
+                if !self.rules(r, chain)?.is_empty() {
+                    return Err(Error::InUse(failure(
+                        libc::ENOTEMPTY,
+                        format!("delete chain {chain}"),
+                    ))
+                    .context("iptables: Directory not empty."));
+                }
+                let referenced = self.referenced(r, chain)?;
+                if referenced {
+                    return Err(Error::InUse(failure(
+                        libc::EMLINK,
+                        format!("delete chain {chain}"),
+                    ))
+                    .context("iptables: Too many links."));
+                }
+                self.ops.push(Op::DeleteChain(self.chain_ref(chain)));
+                self.chains.remove(chain);
+            }
+            Command::DeleteChain(None) => {
+                let users: Vec<String> = self
+                    .chains
+                    .iter()
+                    .filter(|(_, c)| c.base.is_none())
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                // `-X` alone deletes every user chain; rules jumping to them must go first.
+                for name in &users {
+                    if self.referenced_from_outside(r, name, &users)? {
+                        return Err(Error::InUse(failure(
+                            libc::EMLINK,
+                            format!("delete chain {name}"),
+                        ))
+                        .context("iptables: Too many links."));
+                    }
+                }
+                for name in &users {
+                    self.ops.push(Op::FlushChain(self.chain_ref(name)));
+                }
+                for name in &users {
+                    self.ops.push(Op::DeleteChain(self.chain_ref(name)));
+                    self.chains.remove(name);
+                }
+            }
+            Command::Flush(Some(chain)) => {
+                self.require(chain)?;
+                if self
+                    .chains
+                    .get(chain)
+                    .is_some_and(|c| c.in_kernel || c.rules.as_ref().is_some_and(|r| !r.is_empty()))
+                {
+                    self.ops.push(Op::FlushChain(self.chain_ref(chain)));
+                }
+                if let Some(c) = self.chains.get_mut(chain) {
+                    c.rules = Some(Vec::new());
+                }
+            }
+            Command::Flush(None) => {
+                if self.table_exists || !self.ops.is_empty() {
+                    self.ops.push(Op::FlushTable(self.table.clone()));
+                }
+                for c in self.chains.values_mut() {
+                    c.rules = Some(Vec::new());
+                }
+            }
+            Command::Zero(chain) => {
+                if let Some(c) = chain {
+                    self.require(c)?;
+                }
+                self.zero = Some(chain.clone());
+            }
+            Command::Policy { chain, policy } => {
+                let Some(b) = self.builtin(chain) else {
+                    return Err(refused(
+                        "iptables: Bad built-in chain name.",
+                        format!("chain {chain}"),
+                    ));
+                };
+                self.set_policy(b, *policy);
+            }
+            Command::Rename { from, to } => {
+                self.require(from)?;
+                if self.chains.get(from).is_some_and(|c| c.base.is_some()) {
+                    return Err(refused(
+                        "iptables: Can't rename built-in chain.",
+                        format!("chain {from}"),
+                    ));
+                }
+                if self.chains.contains_key(to) {
+                    return Err(Error::AlreadyExists(failure(
+                        libc::EEXIST,
+                        format!("rename chain {from} to {to}"),
+                    ))
+                    .context("iptables: File exists."));
+                }
+                let state = self
+                    .chains
+                    .remove(from)
+                    .ok_or_else(|| not_found(from.clone()))?;
+                let Some(handle) = state.handle else {
+                    return Err(Error::InvalidInput(
+                        "renaming a chain created in the same transaction is not supported".into(),
+                    ));
+                };
+                self.ops.push(Op::RenameChain {
+                    chain: self.chain_ref(from),
+                    handle,
+                    new_name: to.clone(),
+                });
+                self.chains.insert(to.clone(), state);
+            }
+            Command::ListRules(_) | Command::List(_) => {
+                return Err(Error::InvalidInput("listing is not a change".into()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any rule of the table jumps or goes to `chain`.
+    fn referenced(&mut self, r: &mut Reader<'_>, chain: &str) -> Result<bool> {
+        self.referenced_from_outside(r, chain, &[])
+    }
+
+    /// Whether a rule in a chain not in `except` jumps or goes to `chain`.
+    fn referenced_from_outside(
+        &mut self,
+        r: &mut Reader<'_>,
+        chain: &str,
+        except: &[String],
+    ) -> Result<bool> {
+        let names: Vec<String> = self
+            .chains
+            .keys()
+            .filter(|n| !except.contains(n))
+            .cloned()
+            .collect();
+        for n in names {
+            if self
+                .rules(r, &n)?
+                .iter()
+                .any(|s| s.rule().jump_target() == Some(chain))
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `iptables-restore`'s `:CHAIN POLICY` line: a built-in gets the policy; a user chain is
+    /// created, or flushed if it exists.
+    pub fn declare_chain(&mut self, chain: &str, policy: Option<Policy>) -> Result<()> {
+        if let Some(b) = self.builtin(chain) {
+            self.set_policy(b, policy.unwrap_or(Policy::Accept));
+            return Ok(());
+        }
+        if policy.is_some() {
+            return Err(refused(
+                "iptables: Bad built-in chain name.",
+                format!("policy for user chain {chain}"),
+            ));
+        }
+        if self.chains.contains_key(chain) {
+            self.plan_flush(chain);
+        } else {
+            self.ops.push(Op::CreateChain {
+                table: self.table.clone(),
+                chain: ChainSpec::regular(chain),
+            });
+            self.chains.insert(
+                chain.into(),
+                ChainState {
+                    in_kernel: false,
+                    handle: None,
+                    base: None,
+                    rules: Some(Vec::new()),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn plan_flush(&mut self, chain: &str) {
+        if self
+            .chains
+            .get(chain)
+            .is_some_and(|c| c.in_kernel || c.rules.as_ref().is_some_and(|r| !r.is_empty()))
+        {
+            self.ops.push(Op::FlushChain(self.chain_ref(chain)));
+        }
+        if let Some(c) = self.chains.get_mut(chain) {
+            c.rules = Some(Vec::new());
+        }
+    }
+
+    /// `iptables-restore` without `--noflush`: every rule goes, then the user chains the block
+    /// does not declare (see [`Planner::finish_reset`]), and built-ins go back to ACCEPT.
+    pub fn reset_table(&mut self) {
+        if self.table_exists {
+            self.ops.push(Op::FlushTable(self.table.clone()));
+        }
+        for c in self.chains.values_mut() {
+            c.rules = Some(Vec::new());
+        }
+        for b in tables::builtins(&self.table.name).unwrap_or(&[]) {
+            if self
+                .chains
+                .get(b.name)
+                .is_some_and(|c| c.in_kernel && c.base.is_some_and(|x| x.policy != Policy::Accept))
+            {
+                self.set_policy(*b, Policy::Accept);
+            }
+        }
+    }
+
+    /// Deletes the user chains that existed before a reset and were not declared again.
+    pub fn finish_reset(&mut self, declared: &[String]) {
+        let stale: Vec<String> = self
+            .chains
+            .iter()
+            .filter(|(n, c)| c.in_kernel && c.base.is_none() && !declared.contains(n))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in stale {
+            self.ops.push(Op::DeleteChain(self.chain_ref(&n)));
+            self.chains.remove(&n);
+        }
+    }
+
+    /// How many operations are planned so far.
+    pub fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// The operations planned so far.
+    pub fn into_ops(self) -> Vec<Op> {
+        self.ops
+    }
+
+    pub fn iptables_table(&self) -> bool {
+        self.iptables_table
     }
 }
 
-/// The first rule equal to `rule` (ignoring counters); rules holding anything iptables
-/// syntax cannot express never match, so they are never deleted blindly.
-fn find_rule(raw: &[RawRule], rule: &IptRule, view: &TableView) -> Option<u64> {
-    raw.iter()
-        .find(|r| {
-            let decoded = compat::decode(&view.table, r);
-            decoded.is_expressible() && decoded.without_counters() == rule.without_counters()
-        })
-        .map(|r| r.handle)
-}
-
-fn check_jump_target(view: &TableView, rule: &IptRule) -> Result<()> {
-    if let Some(t) = rule.jump_target()
-        && !view.chains.iter().any(|c| c.chain.name == t)
-    {
-        return Err(Error::InvalidInput(format!("Chain '{t}' does not exist")));
-    }
-    Ok(())
-}
-
-/// Runs the invocation; returns what to print on standard output.
+/// Runs one iptables invocation; returns what to print on standard output.
 pub fn execute(session: &mut Session, inv: &Invocation) -> Result<String> {
     let table = TableRef::new(inv.family, &inv.table);
-    let iptables_table = tables::is_iptables_table(&inv.table);
-    let chain_of = |c: &str| table.chain(c);
-    let out = String::new();
     match &inv.command {
         Command::ListRules(chain) => {
             return listing::list_rules(session, &table, chain.as_deref(), inv.verbose);
         }
-        Command::List(chain) => {
-            return listing::list_table(session, &table, chain.as_deref(), inv);
-        }
+        Command::List(chain) => return listing::list_table(session, &table, chain.as_deref(), inv),
         _ => {}
     }
-    if !iptables_table && matches!(inv.command, Command::Policy { .. }) {
-        return Err(Error::InvalidInput(format!(
-            "table {} is not one of iptables' tables; -P needs a built-in chain",
-            inv.table
-        )));
-    }
-
-    session
+    let committed = session
         .transact(|r| {
-            let view = TableView::read(r, &table)?;
-            if !iptables_table
-                && view.chains.is_empty()
-                && !r.tables()?.iter().any(|t| t.table == table)
-            {
-                return Err(not_found(format!("table {table}"))
-                    .context(format!("table '{}' does not exist", inv.table)));
-            }
+            let mut p = Planner::new(r, &table, !matches!(inv.command, Command::Check { .. }))?;
+            p.plan(r, &inv.command)?;
+            let zero = p.zero.clone();
             let mut tx = Transaction::new();
-            if iptables_table {
-                view.ensure_builtins(&mut tx);
+            if !matches!(inv.command, Command::Check { .. }) {
+                for op in p.into_ops() {
+                    tx.push(op);
+                }
             }
-            match &inv.command {
-                Command::Append { chain, rule } | Command::Insert { chain, rule, .. } => {
-                    view.require(chain)?;
-                    check_jump_target(&view, rule)?;
-                    let encoded = compat::encode(&table, rule)?;
-                    let position = match &inv.command {
-                        Command::Insert { index, .. } if *index > 1 => {
-                            let raw = rules_of(r, &view, chain)?;
-                            match raw.get(index - 1) {
-                                Some(x) => RulePosition::Before(x.handle),
-                                None if *index == raw.len() + 1 => RulePosition::Append,
-                                None => {
-                                    return Err(refused(
-                                        "iptables: Index of insertion too big.",
-                                        format!(
-                                            "insert at {index} in {chain} of {} rules",
-                                            raw.len()
-                                        ),
-                                    ));
-                                }
-                            }
-                        }
-                        Command::Insert { .. } => RulePosition::Head,
-                        _ => RulePosition::Append,
-                    };
-                    tx.push(Op::AddEncodedRule {
-                        chain: chain_of(chain),
-                        rule: encoded,
-                        position,
-                    });
-                }
-                Command::Delete { chain, rule } | Command::Check { chain, rule } => {
-                    view.require(chain)?;
-                    let raw = rules_of(r, &view, chain)?;
-                    let Some(handle) = find_rule(&raw, rule, &view) else {
-                        return Err(refused(
-                            BAD_RULE,
-                            format!("no rule in {chain} equals the given one"),
-                        ));
-                    };
-                    if matches!(inv.command, Command::Check { .. }) {
-                        return Ok((Transaction::new(), ()));
-                    }
-                    tx.delete_rule(&chain_of(chain), handle);
-                }
-                Command::DeleteIndex { chain, index } | Command::Replace { chain, index, .. } => {
-                    view.require(chain)?;
-                    let raw = rules_of(r, &view, chain)?;
-                    let Some(target) = raw.get(index - 1) else {
-                        let what = if matches!(inv.command, Command::Replace { .. }) {
-                            "replacement"
-                        } else {
-                            "deletion"
-                        };
-                        return Err(refused(
-                            &format!("iptables: Index of {what} too big."),
-                            format!("rule {index} of {} in {chain}", raw.len()),
-                        ));
-                    };
-                    match &inv.command {
-                        Command::Replace { rule, .. } => {
-                            check_jump_target(&view, rule)?;
-                            let encoded = compat::encode(&table, rule)?;
-                            tx.push(Op::ReplaceEncodedRule {
-                                chain: chain_of(chain),
-                                handle: target.handle,
-                                rule: encoded,
-                            });
-                        }
-                        _ => {
-                            tx.delete_rule(&chain_of(chain), target.handle);
-                        }
-                    }
-                }
-                Command::NewChain(chain) => {
-                    if view.has(chain) {
-                        return Err(Error::AlreadyExists(crate::OpFailure {
-                            index: 0,
-                            op: format!("create chain {chain}"),
-                            errno: libc::EEXIST,
-                            ext_ack: None,
-                        })
-                        .context("iptables: Chain already exists."));
-                    }
-                    if !iptables_table && view.chains.is_empty() {
-                        tx.ensure_table(&table);
-                    }
-                    tx.create_chain(&table, ChainSpec::regular(chain));
-                }
-                Command::DeleteChain(chain) => {
-                    let victims: Vec<String> = match chain {
-                        Some(c) => {
-                            view.require(c)?;
-                            if view.is_builtin(c) {
-                                return Err(refused(
-                                    "iptables: Can't delete built-in chain.",
-                                    format!("chain {c}"),
-                                ));
-                            }
-                            vec![c.clone()]
-                        }
-                        None => view
-                            .chains
-                            .iter()
-                            .filter(|c| c.base.is_none() && !c.base_unknown)
-                            .map(|c| c.chain.name.clone())
-                            .collect(),
-                    };
-                    for c in &victims {
-                        if !rules_of(r, &view, c)?.is_empty() && chain.is_some() {
-                            return Err(Error::InUse(crate::OpFailure {
-                                index: 0,
-                                op: format!("delete chain {c}"),
-                                errno: libc::ENOTEMPTY,
-                                ext_ack: None,
-                            })
-                            .context("iptables: Directory not empty."));
-                        }
-                    }
-                    if chain.is_none() {
-                        // `-X` alone deletes every user chain; their rules go with them.
-                        for c in &victims {
-                            tx.flush_chain(&chain_of(c));
-                        }
-                    }
-                    for c in &victims {
-                        tx.delete_chain(&chain_of(c));
-                    }
-                }
-                Command::Flush(chain) => match chain {
-                    Some(c) => {
-                        view.require(c)?;
-                        if view.chains.iter().any(|x| &x.chain.name == c) {
-                            tx.flush_chain(&chain_of(c));
-                        }
-                    }
-                    None => {
-                        if !view.chains.is_empty() {
-                            tx.flush_table(&table);
-                        }
-                    }
-                },
-                Command::Zero(chain) => {
-                    if let Some(c) = chain {
-                        view.require(c)?;
-                    }
-                    // Counters are reset by a read (GETRULE_RESET) outside the transaction.
-                }
-                Command::Policy { chain, policy } => {
-                    let Some(b) = tables::builtin(&inv.table, chain) else {
-                        return Err(refused(
-                            "iptables: Bad built-in chain name.",
-                            format!("chain {chain}"),
-                        ));
-                    };
-                    tx.ensure_chain(&table, ChainSpec::base(b.name, b.base(*policy)));
-                }
-                Command::Rename { from, to } => {
-                    view.require(from)?;
-                    if view.is_builtin(from) {
-                        return Err(refused(
-                            "iptables: Can't rename built-in chain.",
-                            format!("chain {from}"),
-                        ));
-                    }
-                    if view.has(to) {
-                        return Err(Error::AlreadyExists(crate::OpFailure {
-                            index: 0,
-                            op: format!("rename chain {from} to {to}"),
-                            errno: libc::EEXIST,
-                            ext_ack: None,
-                        })
-                        .context("iptables: File exists."));
-                    }
-                    let handle = view
-                        .chains
-                        .iter()
-                        .find(|c| &c.chain.name == from)
-                        .and_then(|c| c.handle)
-                        .ok_or_else(|| not_found(format!("chain {from}")))?;
-                    tx.push(Op::RenameChain {
-                        chain: chain_of(from),
-                        handle,
-                        new_name: to.clone(),
-                    });
-                }
-                Command::ListRules(_) | Command::List(_) => {}
-            }
-            Ok((tx, ()))
+            Ok((tx, zero))
         })
         .map_err(|e| iptables_words(e, &inv.command))?;
-
-    if let Command::Zero(chain) = &inv.command {
+    if let Some(chain) = committed.value {
         session.reset_counters(&table, chain.as_deref())?;
     }
-    Ok(out)
+    Ok(String::new())
 }
 
 /// Kernel refusals in the words iptables uses for them (callers match on these).
-fn iptables_words(e: Error, cmd: &Command) -> Error {
+pub(crate) fn iptables_words(e: Error, cmd: &Command) -> Error {
     if matches!(e, Error::Context { .. }) {
         return e;
     }

@@ -168,6 +168,38 @@ pub fn list_rules(
     Ok(out)
 }
 
+/// A table's body in iptables-save format: chain lines, then rules (inexpressible ones as
+/// `#` lines with their handle, which restore ignores).
+pub fn save_table(session: &mut Session, table: &TableRef) -> Result<String> {
+    let chains = read(session, table)?;
+    let mut out = String::new();
+    for c in &chains {
+        match c.policy {
+            Some(p) => {
+                let _ = writeln!(out, ":{} {} [0:0]", c.name, policy_name(p));
+            }
+            None => {
+                let _ = writeln!(out, ":{} - [0:0]", c.name);
+            }
+        }
+    }
+    for c in &chains {
+        for (handle, rule) in &c.rules {
+            if rule.is_expressible() {
+                let _ = writeln!(out, "{}", print::append_line(&c.name, rule, false));
+            } else {
+                let _ = writeln!(
+                    out,
+                    "# handle {handle}: a rule in chain {} that iptables syntax cannot express:{}",
+                    c.name,
+                    print::rule_spec(rule)
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Counts as `iptables -L` prints them: exact with `-x`, else scaled with K, M, G, T.
 fn count(n: u64, exact: bool, width: usize) -> String {
     if exact || n < 100_000 {

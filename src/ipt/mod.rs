@@ -9,6 +9,7 @@ mod listing;
 pub mod parse;
 pub mod print;
 pub mod protocols;
+pub mod restore;
 mod rule;
 pub mod tables;
 mod xt_bridge;

@@ -1,0 +1,103 @@
+//! `xtnl restore [--noflush] [-w [secs]] [-W usecs] [-4|-6] [FILE]` and
+//! `xtnl save [-t table] [-4|-6]`: iptables-restore/save formats.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use super::io_error;
+use crate::error::{Error, Result};
+use crate::ipt::restore;
+use crate::lock::{WaitPolicy, XtablesLock};
+use crate::model::Family;
+use crate::nft::Session;
+
+/// Restore files are read whole before anything is sent; this bounds the memory that takes.
+const MAX_INPUT: u64 = 256 * 1024 * 1024;
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::InvalidInput(msg.into())
+}
+
+pub fn run_restore(out: &mut impl Write, args: &[String], mut family: Family) -> Result<()> {
+    let (mut noflush, mut wait, mut interval, mut file) = (false, WaitPolicy::FailFast, None, None);
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-n" | "--noflush" => noflush = true,
+            "-4" | "--ipv4" => family = Family::Ipv4,
+            "-6" | "--ipv6" => family = Family::Ipv6,
+            "-w" | "--wait" => {
+                wait = match it.peek() {
+                    Some(s) if s.parse::<u64>().is_ok() => {
+                        let secs: u64 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+                        if secs == 0 {
+                            WaitPolicy::FailFast
+                        } else {
+                            WaitPolicy::Timeout(Duration::from_secs(secs))
+                        }
+                    }
+                    _ => WaitPolicy::Forever,
+                }
+            }
+            "-W" | "--wait-interval" => {
+                let v = it.next().ok_or_else(|| bad("-W needs microseconds"))?;
+                interval =
+                    Some(Duration::from_micros(v.parse().map_err(|_| {
+                        bad(format!("wait interval not numeric: {v:?}"))
+                    })?));
+            }
+            f if !f.starts_with('-') && file.is_none() => file = Some(f.to_string()),
+            other => return Err(bad(format!("unknown restore option {other:?}"))),
+        }
+    }
+    let mut text = Vec::new();
+    let read = match &file {
+        Some(path) => {
+            std::fs::File::open(path).and_then(|f| f.take(MAX_INPUT + 1).read_to_end(&mut text))
+        }
+        None => std::io::stdin().take(MAX_INPUT + 1).read_to_end(&mut text),
+    };
+    read.map_err(|e| {
+        bad(format!(
+            "cannot read {}: {e}",
+            file.as_deref().unwrap_or("standard input")
+        ))
+    })?;
+    if text.len() as u64 > MAX_INPUT {
+        return Err(bad(format!("input larger than {} MiB", MAX_INPUT >> 20)));
+    }
+    let text = String::from_utf8(text).map_err(|e| {
+        bad(format!(
+            "input is not UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    let blocks = restore::parse_file(&text, family)?;
+    let mut lock = XtablesLock::from_env(wait);
+    if let Some(i) = interval {
+        lock = lock.with_poll_interval(i);
+    }
+    let mut session = Session::builder().lock(lock).open()?;
+    restore::apply(&mut session, &blocks, family, noflush)?;
+    out.flush().map_err(io_error)?;
+    session.close_detached()
+}
+
+pub fn run_save(out: &mut impl Write, args: &[String], mut family: Family) -> Result<()> {
+    let mut table = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-t" | "--table" => {
+                table = Some(it.next().ok_or_else(|| bad("-t needs a table"))?.clone())
+            }
+            "-4" | "--ipv4" => family = Family::Ipv4,
+            "-6" | "--ipv6" => family = Family::Ipv6,
+            other => return Err(bad(format!("unknown save option {other:?}"))),
+        }
+    }
+    let mut session = Session::open()?;
+    let text = restore::save(&mut session, family, table.as_deref())?;
+    out.write_all(text.as_bytes()).map_err(io_error)?;
+    Ok(())
+}

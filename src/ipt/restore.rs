@@ -1,0 +1,329 @@
+//! `iptables-restore` and `iptables-save` formats.
+//!
+//! The whole file is parsed before anything is sent, so a syntax error (reported with its
+//! line) changes nothing. Every block `*table` .. `COMMIT` is then planned against the table
+//! as read, and all blocks are committed as one batch: each block is atomic, and so is the
+//! file (iptables-restore commits block by block).
+
+use std::fmt::Write;
+
+use super::exec::Planner;
+use super::parse::{self, Command};
+use super::{listing, tables};
+use crate::error::{Error, Result};
+use crate::model::Family;
+use crate::nft::{Policy, Session, TableRef, Transaction};
+
+/// One line of a restore file that changes something, with its line number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// `:NAME POLICY [packets:bytes]` (`-` for a user chain).
+    Chain {
+        name: String,
+        policy: Option<Policy>,
+    },
+    Command(Box<Command>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub table: String,
+    pub line: usize,
+    pub lines: Vec<(usize, Line)>,
+}
+
+fn at(line: usize, msg: impl std::fmt::Display) -> Error {
+    Error::InvalidInput(format!("line {line}: {msg}"))
+}
+
+/// Splits a rule line like iptables-restore: whitespace separates, double quotes group, a
+/// backslash escapes the next character inside quotes.
+fn tokenize(line: &str, n: usize) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let (mut cur, mut quoted, mut any) = (String::new(), false, false);
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            '\\' if quoted => match chars.next() {
+                Some(e) => cur.push(e),
+                None => return Err(at(n, "a backslash ends the line")),
+            },
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if quoted {
+        return Err(at(n, "unterminated quote"));
+    }
+    if any {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// Parses a whole restore file.
+pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
+    let mut blocks = Vec::new();
+    let mut open: Option<Block> = None;
+    let mut last = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        last = n;
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.contains('\0') {
+            return Err(at(n, "NUL byte"));
+        }
+        if let Some(t) = line.strip_prefix('*') {
+            if let Some(b) = &open {
+                return Err(at(
+                    n,
+                    format!(
+                        "COMMIT expected before this table (block *{} opened at line {})",
+                        b.table, b.line
+                    ),
+                ));
+            }
+            crate::model::validate_name("table", t).map_err(|e| at(n, e))?;
+            open = Some(Block {
+                table: t.to_string(),
+                line: n,
+                lines: Vec::new(),
+            });
+            continue;
+        }
+        let Some(block) = open.as_mut() else {
+            return Err(at(n, "a rule outside a *table block"));
+        };
+        if line == "COMMIT" {
+            if let Some(b) = open.take() {
+                blocks.push(b);
+            }
+            continue;
+        }
+        if let Some(decl) = line.strip_prefix(':') {
+            let mut f = decl.split_whitespace();
+            let name = f.next().ok_or_else(|| at(n, "chain name expected"))?;
+            let policy = match f.next() {
+                Some("-") => None,
+                Some("ACCEPT") => Some(Policy::Accept),
+                Some("DROP") => Some(Policy::Drop),
+                Some(p) => return Err(at(n, format!("invalid policy `{p}'"))),
+                None => return Err(at(n, "policy expected")),
+            };
+            if tables::builtin(&block.table, name).is_none()
+                && policy.is_some()
+                && tables::is_iptables_table(&block.table)
+            {
+                return Err(at(
+                    n,
+                    format!("`{name}' is not a built-in chain: its policy must be `-'"),
+                ));
+            }
+            block.lines.push((
+                n,
+                Line::Chain {
+                    name: name.to_string(),
+                    policy,
+                },
+            ));
+            continue;
+        }
+        // An optional `[packets:bytes]` before the rule (iptables-save -c); counters are
+        // not restored (iptables-nft-restore drops them too).
+        let rule = match line.strip_prefix('[') {
+            Some(rest) => rest
+                .split_once(']')
+                .map(|(_, r)| r.trim())
+                .ok_or_else(|| at(n, "bad counters"))?,
+            None => line,
+        };
+        let mut args = tokenize(rule, n)?;
+        if args
+            .iter()
+            .any(|a| a == "-t" || a == "--table" || a.starts_with("--table="))
+        {
+            return Err(at(n, "the table is given by the *table line, not -t"));
+        }
+        args.insert(0, block.table.clone());
+        args.insert(0, "-t".into());
+        let inv = parse::parse(&args, family).map_err(|e| match e {
+            Error::InvalidInput(m) => at(n, m),
+            other => other,
+        })?;
+        if !inv.command.mutates() {
+            return Err(at(
+                n,
+                "only commands that change the table belong in a restore file",
+            ));
+        }
+        block.lines.push((n, Line::Command(Box::new(inv.command))));
+    }
+    if let Some(b) = open {
+        return Err(at(
+            last + 1,
+            format!(
+                "COMMIT expected (block *{} opened at line {})",
+                b.table, b.line
+            ),
+        ));
+    }
+    Ok(blocks)
+}
+
+/// Applies parsed blocks in one transaction. Returns the number of operations committed.
+pub fn apply(
+    session: &mut Session,
+    blocks: &[Block],
+    family: Family,
+    noflush: bool,
+) -> Result<usize> {
+    let mut line_of_op: Vec<usize> = Vec::new();
+    let committed = session.transact(|r| {
+        let mut planners: Vec<(String, Planner)> = Vec::new();
+        let mut lines: Vec<Vec<usize>> = Vec::new();
+        for block in blocks {
+            let idx = match planners.iter().position(|(t, _)| *t == block.table) {
+                Some(i) => i,
+                None => {
+                    let p = Planner::new(r, &TableRef::new(family, &block.table), true)
+                        .map_err(|e| at(block.line, e))?;
+                    planners.push((block.table.clone(), p));
+                    lines.push(Vec::new());
+                    planners.len() - 1
+                }
+            };
+            let (_, p) = &mut planners[idx];
+            let mark = |p: &Planner, lines: &mut Vec<usize>, n: usize| {
+                let count = p.op_count();
+                lines.resize(count, n);
+            };
+            if !noflush {
+                p.reset_table();
+                mark(p, &mut lines[idx], block.line);
+            }
+            let mut declared = Vec::new();
+            for (n, line) in &block.lines {
+                let result = match line {
+                    Line::Chain { name, policy } => {
+                        declared.push(name.clone());
+                        p.declare_chain(name, *policy)
+                    }
+                    Line::Command(cmd) => p
+                        .plan(r, cmd)
+                        .map_err(|e| super::exec::iptables_words(e, cmd)),
+                };
+                result.map_err(|e| e.context(format!("line {n} failed")))?;
+                mark(p, &mut lines[idx], *n);
+            }
+            if !noflush {
+                p.finish_reset(&declared);
+                mark(p, &mut lines[idx], block.line);
+            }
+        }
+        let mut tx = Transaction::new();
+        line_of_op.clear();
+        for ((_, p), l) in planners.into_iter().zip(lines) {
+            line_of_op.extend(l);
+            for op in p.into_ops() {
+                tx.push(op);
+            }
+        }
+        Ok((tx, ()))
+    });
+    match committed {
+        Ok(c) => Ok(c.ops),
+        Err(e) => match e.op_failure().map(|f| f.index) {
+            Some(i) if !matches!(e, Error::Context { .. }) && i < line_of_op.len() => {
+                let n = line_of_op[i];
+                Err(e.context(format!("line {n} failed")))
+            }
+            _ => Err(e),
+        },
+    }
+}
+
+/// The iptables tables `save` prints, in iptables-nft-save's order.
+const SAVE_ORDER: [&str; 5] = ["raw", "mangle", "security", "nat", "filter"];
+
+/// `iptables-save [-t table]`: every iptables table of the family that exists (or the one
+/// asked for, shown with its built-ins even when not created yet).
+pub fn save(session: &mut Session, family: Family, table: Option<&str>) -> Result<String> {
+    let existing: Vec<String> = session
+        .list_tables()?
+        .into_iter()
+        .filter(|t| t.table.family == family)
+        .map(|t| t.table.name)
+        .collect();
+    let names: Vec<&str> = match table {
+        Some(t) => vec![t],
+        None => SAVE_ORDER
+            .iter()
+            .copied()
+            .filter(|t| existing.iter().any(|e| e == t))
+            .collect(),
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "# Generated by xtnl {}", env!("CARGO_PKG_VERSION"));
+    for name in names {
+        let t = TableRef::new(family, name);
+        let _ = writeln!(out, "*{name}");
+        out.push_str(&listing::save_table(session, &t)?);
+        let _ = writeln!(out, "COMMIT");
+    }
+    let _ = writeln!(out, "# Completed by xtnl");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_blocks_chains_rules_and_reports_lines() {
+        let text = "# c\n*nat\n:PREROUTING ACCEPT [0:0]\n:vcld-1 - [0:0]\n[5:300] -A vcld-1 -p tcp --dport 22 -m comment --comment \"a \\\"b\\\"\" -j DNAT --to-destination 192.0.2.1:22\nCOMMIT\n";
+        let b = parse_file(text, Family::Ipv4).unwrap();
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].table, "nat");
+        assert_eq!(b[0].lines.len(), 3);
+        assert_eq!(b[0].lines[2].0, 5);
+        let Line::Command(Command::Append { rule, .. }) = &b[0].lines[2].1 else {
+            panic!()
+        };
+        assert!(
+            rule.matches
+                .iter()
+                .any(|m| matches!(m, crate::ipt::IptMatch::Comment(c) if c == "a \"b\""))
+        );
+        for (text, needle) in [
+            (
+                "*filter\n-A INPUT --bogus\nCOMMIT\n",
+                "line 2: unknown option",
+            ),
+            ("*filter\n-A INPUT -j ACCEPT\n", "line 3: COMMIT expected"),
+            ("-A INPUT -j ACCEPT\n", "line 1: a rule outside"),
+            ("*filter\n-t nat -A INPUT -j ACCEPT\nCOMMIT\n", "line 2"),
+            ("*filter\n:FOO DROP [0:0]\nCOMMIT\n", "line 2"),
+            ("*filter\n*nat\n", "line 2: COMMIT expected"),
+            ("*filter\n-S\nCOMMIT\n", "line 2"),
+        ] {
+            let err = parse_file(text, Family::Ipv4).unwrap_err();
+            assert!(err.to_string().contains(needle), "{text:?}: {err}");
+            assert_eq!(err.exit_status(), 2);
+        }
+    }
+}
