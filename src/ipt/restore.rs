@@ -301,7 +301,10 @@ mod tests {
         assert_eq!(b[0].table, "nat");
         assert_eq!(b[0].lines.len(), 3);
         assert_eq!(b[0].lines[2].0, 5);
-        let Line::Command(Command::Append { rule, .. }) = &b[0].lines[2].1 else {
+        let Line::Command(cmd) = &b[0].lines[2].1 else {
+            panic!()
+        };
+        let Command::Append { rule, .. } = cmd.as_ref() else {
             panic!()
         };
         assert!(
