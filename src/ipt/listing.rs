@@ -28,7 +28,9 @@ fn policy_name(p: Policy) -> &'static str {
 
 /// Built-ins first in the table's order (absent ones as ACCEPT, as iptables-nft shows a table
 /// it has not created yet), then user chains sorted by name.
-fn read(session: &mut Session, table: &TableRef) -> Result<Vec<ChainListing>> {
+/// `only`: read the rules of that chain alone (reference counts are then not complete, which
+/// `-S` does not print).
+fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<Vec<ChainListing>> {
     let exists = session.list_tables()?.iter().any(|t| &t.table == table);
     let builtins = tables::builtins(&table.name);
     if !exists && builtins.is_none() {
@@ -44,27 +46,30 @@ fn read(session: &mut Session, table: &TableRef) -> Result<Vec<ChainListing>> {
         session
             .transact(|r| {
                 let chains = r.chains(table)?;
-                let raw = r.raw_rules(table, None)?;
+                let exists = |c: &str| chains.iter().any(|x| x.chain.name == c);
+            let raw = match only {
+                Some(c) if exists(c) => r.raw_rules(table, Some(c))?,
+                Some(_) => Vec::new(),
+                None => r.raw_rules(table, None)?,
+            };
                 Ok((crate::nft::Transaction::new(), (chains, raw)))
             })?
             .value
     } else {
         (Vec::new(), Vec::new())
     };
-    let refs = |name: &str| -> u32 {
-        raw.iter()
-            .filter(|r| {
-                let d = compat::decode(table, r);
-                d.jump_target() == Some(name)
-            })
-            .count() as u32
-    };
-    let rules_of = |name: &str| -> Vec<(u64, IptRule)> {
-        raw.iter()
-            .filter(|r| r.chain.name == name)
-            .map(|r| (r.handle, compat::decode(table, r)))
-            .collect()
-    };
+    // Each rule is decoded once; references are counted in the same pass.
+    let mut by_chain: std::collections::HashMap<String, Vec<(u64, IptRule)>> = std::collections::HashMap::new();
+    let mut references: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for r in &raw {
+        let decoded = compat::decode(table, r);
+        if let Some(t) = decoded.jump_target() {
+            *references.entry(t.to_string()).or_default() += 1;
+        }
+        by_chain.entry(r.chain.name.clone()).or_default().push((r.handle, decoded));
+    }
+    let refs = |name: &str| -> u32 { references.get(name).copied().unwrap_or(0) };
+    let mut rules_of = |name: &str| -> Vec<(u64, IptRule)> { by_chain.remove(name).unwrap_or_default() };
     let mut out = Vec::new();
     for b in builtins.unwrap_or(&[]) {
         let policy = chains
@@ -126,7 +131,7 @@ pub fn list_rules(
     chain: Option<&str>,
     verbose: bool,
 ) -> Result<String> {
-    let chains = read(session, table)?;
+    let chains = read(session, table, chain)?;
     if let Some(c) = chain
         && !chains.iter().any(|x| x.name == c)
     {
@@ -171,7 +176,7 @@ pub fn list_rules(
 /// A table's body in iptables-save format: chain lines, then rules (inexpressible ones as
 /// `#` lines with their handle, which restore ignores).
 pub fn save_table(session: &mut Session, table: &TableRef) -> Result<String> {
-    let chains = read(session, table)?;
+    let chains = read(session, table, None)?;
     let mut out = String::new();
     for c in &chains {
         match c.policy {
@@ -358,7 +363,7 @@ pub fn list_table(
     chain: Option<&str>,
     inv: &Invocation,
 ) -> Result<String> {
-    let chains = read(session, table)?;
+    let chains = read(session, table, None)?;
     if let Some(c) = chain
         && !chains.iter().any(|x| x.name == c)
     {

@@ -1,0 +1,202 @@
+//! `xtnl restore` / `xtnl save` against iptables-nft-restore / iptables-nft-save (the
+//! oracles), and the atomicity of large restores.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use common::{in_netns, nft_ruleset, private_lock_path, run, run_ok};
+
+fn with_stdin(program: &str, args: &[&str], env: &[(&str, &str)], input: &str) -> Output {
+    let mut cmd = Command::new(program);
+    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_owned();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+fn xtnl_restore(args: &[&str], input: &str) -> Output {
+    let lock = private_lock_path();
+    let mut a = vec!["restore"];
+    a.extend_from_slice(args);
+    with_stdin(common::xtnl_bin(), &a, &[("XTABLES_LOCKFILE", lock.to_str().unwrap())], input)
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// iptables-nft-save without its comment lines (they hold dates).
+fn oracle_save(args: &[&str]) -> String {
+    run_ok("iptables-nft-save", args).lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n")
+}
+
+const SETUP: &str = "\
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+:vcl-nat_host - [0:0]
+:old - [0:0]
+-A INPUT -j vcl-nat_host
+-A vcl-nat_host -d 152.1.1.1/32 -i eth1 -p tcp -m comment --comment \"VCL: allow inbound TCP traffic on the NAT port ranges to public eth1\" -m multiport --dports 5700:6500,9696:9701,49152:65535 -m state --state NEW,RELATED,ESTABLISHED -j ACCEPT
+-A vcl-nat_host -i eth1 -o eth0 -m state --state NEW,RELATED,ESTABLISHED -j ACCEPT
+-A old -j DROP
+COMMIT
+*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+:vcld-5205 - [0:0]
+-A PREROUTING -m comment --comment \"VCL: jump from nat table PREROUTING chain to reservation NAT chain vcld-5205\" -j vcld-5205
+-A vcld-5205 -i eth1 -p tcp -m comment --comment \"VCL: forward eth1:tcp/50443 --> 10.1.2.3:3389\" -m tcp --dport 50443 -j DNAT --to-destination 10.1.2.3:3389
+-A POSTROUTING ! -d 10.0.0.0/20 -o eth1 -j MASQUERADE
+COMMIT
+";
+
+/// Applied on top of SETUP: with --noflush it edits, without it replaces.
+const UPDATE: &str = "\
+*filter
+:INPUT ACCEPT [0:0]
+:vcl-nat_host - [0:0]
+:new - [0:0]
+-A vcl-nat_host -s 192.0.2.0/24 -j RETURN
+-I INPUT 1 -p udp --dport 53 -j ACCEPT
+-A new -m conntrack --ctstate INVALID -j DROP
+COMMIT
+*nat
+:vcld-6000 - [0:0]
+-A vcld-6000 -i eth1 -p tcp -m tcp --dport 50022 -j DNAT --to-destination 10.1.2.4:22
+-I PREROUTING -j vcld-6000
+COMMIT
+*mangle
+:PREROUTING ACCEPT [0:0]
+-A PREROUTING -p tcp -m tcp --dport 22 -j RETURN
+COMMIT
+";
+
+fn state_after(tool: &'static str, steps: &'static [(&'static str, bool)]) -> Vec<String> {
+    in_netns(move || {
+        let mut seen = Vec::new();
+        for (input, noflush) in steps {
+            let args: &[&str] = if *noflush { &["--noflush"] } else { &[] };
+            let o = if tool == "xtnl" {
+                xtnl_restore(args, input)
+            } else {
+                with_stdin("iptables-nft-restore", args, &[], input)
+            };
+            assert!(o.status.success(), "{tool} restore {args:?}: {}", text(&o));
+            seen.push(oracle_save(&[]));
+        }
+        seen
+    })
+}
+
+#[test]
+fn restore_gives_the_tables_iptables_nft_restore_gives() {
+    for steps in [&[(SETUP, false), (UPDATE, true)][..], &[(SETUP, false), (UPDATE, false)][..]] {
+        let theirs = state_after("iptables-nft-restore", steps);
+        let ours = state_after("xtnl", steps);
+        assert_eq!(ours, theirs);
+    }
+}
+
+#[test]
+fn save_and_restore_round_trip_through_the_other_tool() {
+    in_netns(|| {
+        let o = xtnl_restore(&[], SETUP);
+        assert!(o.status.success(), "{}", text(&o));
+        let oracle = oracle_save(&[]);
+        let ours = run_ok(common::xtnl_bin(), &["save"]);
+        // Our save, restored by the oracle after wiping, gives the same tables.
+        run_ok("iptables-nft", &["-F"]);
+        run_ok("iptables-nft", &["-X"]);
+        let o = with_stdin("iptables-nft-restore", &[], &[], &ours);
+        assert!(o.status.success(), "iptables-nft-restore of xtnl save: {}\n{ours}", text(&o));
+        assert_eq!(oracle_save(&[]), oracle);
+        // The oracle's save, restored by xtnl, likewise.
+        let theirs = run_ok("iptables-nft-save", &[]);
+        let o = xtnl_restore(&[], &theirs);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(oracle_save(&[]), oracle);
+        // Per table, and the text is the oracle's apart from comment lines.
+        let ours_nat: Vec<String> = run_ok(common::xtnl_bin(), &["save", "-t", "nat"])
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(String::from)
+            .collect();
+        assert_eq!(ours_nat.join("\n"), oracle_save(&["-t", "nat"]));
+    });
+}
+
+fn big_file(rules: usize, tail: &str) -> String {
+    let mut s = String::from("*nat\n:PREROUTING ACCEPT [0:0]\n");
+    let chains = rules / 2;
+    for c in 0..chains {
+        s.push_str(&format!(":vcld-{c} - [0:0]\n"));
+    }
+    for c in 0..chains {
+        s.push_str(&format!("-A PREROUTING -m comment --comment \"VCL: jump to vcld-{c}\" -j vcld-{c}\n"));
+        s.push_str(&format!(
+            "-A vcld-{c} -i eth1 -p tcp -m tcp --dport {} -j DNAT --to-destination 192.0.2.{}:22\n",
+            10_000 + c,
+            1 + c % 250
+        ));
+    }
+    s.push_str(tail);
+    s.push_str("COMMIT\n");
+    s
+}
+
+#[test]
+fn ten_thousand_rule_restore_is_one_atomic_transaction() {
+    in_netns(|| {
+        // A loop between chains is found only by the kernel, at commit: the whole restore
+        // must be refused and nothing of its 10,002 rules may remain.
+        let before = nft_ruleset();
+        let looped = big_file(10_000, ":a - [0:0]\n:b - [0:0]\n-A a -j b\n-A b -j a\n-A PREROUTING -j a\n");
+        let o = xtnl_restore(&[], &looped);
+        assert!(!o.status.success(), "a jump loop must be refused");
+        assert!(text(&o).contains("line "), "the failing line is named: {}", text(&o));
+        assert_eq!(nft_ruleset(), before, "a refused restore changes nothing");
+
+        let o = xtnl_restore(&[], &big_file(10_000, ""));
+        assert!(o.status.success(), "{}", text(&o));
+        let saved = run_ok("iptables-nft-save", &["-t", "nat"]);
+        assert_eq!(saved.lines().filter(|l| l.starts_with("-A")).count(), 10_000);
+        assert!(saved.contains("-A vcld-4999 -i eth1 -p tcp -m tcp --dport 14999 -j DNAT --to-destination 192.0.2.0:22") || saved.contains("-A vcld-4999 -i eth1 -p tcp -m tcp --dport 14999 -j DNAT --to-destination 192.0.2.250:22"), "the last chain's rule is there");
+    });
+}
+
+#[test]
+fn a_parse_error_names_its_line_and_changes_nothing() {
+    in_netns(|| {
+        let o = xtnl_restore(&[], SETUP);
+        assert!(o.status.success());
+        let before = nft_ruleset();
+        let bad = format!("{SETUP}*filter\n-A INPUT -j ACCEPT\n-A INPUT -p tcp --dport 70000 -j ACCEPT\nCOMMIT\n");
+        let o = xtnl_restore(&[], &bad);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let line = SETUP.lines().count() + 3;
+        assert!(text(&o).contains(&format!("line {line}")), "{}", text(&o));
+        assert_eq!(nft_ruleset(), before);
+        // A kernel-level refusal (a chain that does not exist) is reported with its line too.
+        let o = xtnl_restore(&["--noflush"], "*filter\n-A INPUT -j ACCEPT\n-A nope -j DROP\nCOMMIT\n");
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(text(&o).contains("line 3 failed"), "{}", text(&o));
+        assert!(text(&o).contains("No chain/target/match by that name"), "{}", text(&o));
+        assert_eq!(nft_ruleset(), before);
+        assert!(run("iptables-nft", &["-S"]).status.success());
+    });
+}
