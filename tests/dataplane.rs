@@ -10,7 +10,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::process::Output;
 use std::sync::Arc;
@@ -293,75 +293,29 @@ fn in_named<R: Send + 'static>(ns: &str, body: impl FnOnce() -> R + Send + 'stat
 /// no conntrack entry of an earlier connection can match) to `dst`, giving up on the connect
 /// after `timeout`. Returns what the peer sent before closing, or the error.
 fn fetch(src: SocketAddrV4, dst: SocketAddrV4, timeout: Duration) -> Result<String, String> {
-    // SAFETY: plain socket(2); the descriptor is owned by `fd` from here on.
-    let raw = unsafe {
-        libc::socket(
-            libc::AF_INET,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            libc::IPPROTO_TCP,
-        )
+    use nix::sys::socket::{
+        AddressFamily, SockFlag, SockType, SockaddrIn, bind, connect, setsockopt, socket,
+        sockopt::SendTimeout,
     };
-    if raw < 0 {
-        return Err(format!("socket: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: `raw` is a fresh descriptor nobody else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let sockaddr = |a: SocketAddrV4| libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: a.port().to_be(),
-        sin_addr: libc::in_addr {
-            s_addr: u32::from(*a.ip()).to_be(),
-        },
-        sin_zero: [0; 8],
-    };
-    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    use nix::sys::time::TimeVal;
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(|e| format!("socket: {e}"))?;
     // On Linux a blocking connect(2) gives up after SO_SNDTIMEO.
-    let tv = libc::timeval {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_usec: timeout.subsec_micros() as libc::suseconds_t,
-    };
-    // SAFETY: valid descriptor, option value points to a live timeval of the given size.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_SNDTIMEO,
-            (&tv as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        return Err(format!("SO_SNDTIMEO: {}", std::io::Error::last_os_error()));
-    }
-    let local = sockaddr(src);
-    // SAFETY: valid descriptor, address points to a live sockaddr_in of length `len`.
-    if unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&local as *const libc::sockaddr_in).cast(),
-            len,
-        )
-    } != 0
-    {
-        return Err(format!("bind {src}: {}", std::io::Error::last_os_error()));
-    }
-    let remote = sockaddr(dst);
+    setsockopt(
+        &fd,
+        SendTimeout,
+        &TimeVal::new(timeout.as_secs() as _, timeout.subsec_micros() as _),
+    )
+    .map_err(|e| format!("SO_SNDTIMEO: {e}"))?;
+    bind(fd.as_raw_fd(), &SockaddrIn::from(src)).map_err(|e| format!("bind {src}: {e}"))?;
     let started = Instant::now();
-    // SAFETY: as for bind.
-    if unsafe {
-        libc::connect(
-            fd.as_raw_fd(),
-            (&remote as *const libc::sockaddr_in).cast(),
-            len,
-        )
-    } != 0
-    {
-        let e = std::io::Error::last_os_error();
-        return Err(format!(
-            "connect {src} -> {dst}: {e} after {:?}",
-            started.elapsed()
-        ));
-    }
+    connect(fd.as_raw_fd(), &SockaddrIn::from(dst))
+        .map_err(|e| format!("connect {src} -> {dst}: {e} after {:?}", started.elapsed()))?;
     let mut stream = TcpStream::from(fd);
     stream
         .set_read_timeout(Some(timeout))

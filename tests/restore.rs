@@ -10,11 +10,16 @@ use common::{in_netns, nft_ruleset, private_lock_path, run, run_ok};
 
 fn with_stdin(program: &str, args: &[&str], env: &[(&str, &str)], input: &str) -> Output {
     let mut cmd = Command::new(program);
-    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_owned();
     let feeder = std::thread::spawn(move || {
@@ -29,16 +34,29 @@ fn xtnl_restore(args: &[&str], input: &str) -> Output {
     let lock = private_lock_path();
     let mut a = vec!["restore"];
     a.extend_from_slice(args);
-    with_stdin(common::xtnl_bin(), &a, &[("XTABLES_LOCKFILE", lock.to_str().unwrap())], input)
+    with_stdin(
+        common::xtnl_bin(),
+        &a,
+        &[("XTABLES_LOCKFILE", lock.to_str().unwrap())],
+        input,
+    )
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// iptables-nft-save without its comment lines (they hold dates).
 fn oracle_save(args: &[&str]) -> String {
-    run_ok("iptables-nft-save", args).lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n")
+    run_ok("iptables-nft-save", args)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 const SETUP: &str = "\
@@ -105,7 +123,10 @@ fn state_after(tool: &'static str, steps: &'static [(&'static str, bool)]) -> Ve
 
 #[test]
 fn restore_gives_the_tables_iptables_nft_restore_gives() {
-    for steps in [&[(SETUP, false), (UPDATE, true)][..], &[(SETUP, false), (UPDATE, false)][..]] {
+    for steps in [
+        &[(SETUP, false), (UPDATE, true)][..],
+        &[(SETUP, false), (UPDATE, false)][..],
+    ] {
         let theirs = state_after("iptables-nft-restore", steps);
         let ours = state_after("xtnl", steps);
         assert_eq!(ours, theirs);
@@ -123,7 +144,11 @@ fn save_and_restore_round_trip_through_the_other_tool() {
         run_ok("iptables-nft", &["-F"]);
         run_ok("iptables-nft", &["-X"]);
         let o = with_stdin("iptables-nft-restore", &[], &[], &ours);
-        assert!(o.status.success(), "iptables-nft-restore of xtnl save: {}\n{ours}", text(&o));
+        assert!(
+            o.status.success(),
+            "iptables-nft-restore of xtnl save: {}\n{ours}",
+            text(&o)
+        );
         assert_eq!(oracle_save(&[]), oracle);
         // The oracle's save, restored by xtnl, likewise.
         let theirs = run_ok("iptables-nft-save", &[]);
@@ -147,7 +172,9 @@ fn big_file(rules: usize, tail: &str) -> String {
         s.push_str(&format!(":vcld-{c} - [0:0]\n"));
     }
     for c in 0..chains {
-        s.push_str(&format!("-A PREROUTING -m comment --comment \"VCL: jump to vcld-{c}\" -j vcld-{c}\n"));
+        s.push_str(&format!(
+            "-A PREROUTING -m comment --comment \"VCL: jump to vcld-{c}\" -j vcld-{c}\n"
+        ));
         s.push_str(&format!(
             "-A vcld-{c} -i eth1 -p tcp -m tcp --dport {} -j DNAT --to-destination 192.0.2.{}:22\n",
             10_000 + c,
@@ -165,16 +192,26 @@ fn ten_thousand_rule_restore_is_one_atomic_transaction() {
         // A loop between chains is found only by the kernel, at commit: the whole restore
         // must be refused and nothing of its 10,002 rules may remain.
         let before = nft_ruleset();
-        let looped = big_file(10_000, ":a - [0:0]\n:b - [0:0]\n-A a -j b\n-A b -j a\n-A PREROUTING -j a\n");
+        let looped = big_file(
+            10_000,
+            ":a - [0:0]\n:b - [0:0]\n-A a -j b\n-A b -j a\n-A PREROUTING -j a\n",
+        );
         let o = xtnl_restore(&[], &looped);
         assert!(!o.status.success(), "a jump loop must be refused");
-        assert!(text(&o).contains("line "), "the failing line is named: {}", text(&o));
+        assert!(
+            text(&o).contains("line "),
+            "the failing line is named: {}",
+            text(&o)
+        );
         assert_eq!(nft_ruleset(), before, "a refused restore changes nothing");
 
         let o = xtnl_restore(&[], &big_file(10_000, ""));
         assert!(o.status.success(), "{}", text(&o));
         let saved = run_ok("iptables-nft-save", &["-t", "nat"]);
-        assert_eq!(saved.lines().filter(|l| l.starts_with("-A")).count(), 10_000);
+        assert_eq!(
+            saved.lines().filter(|l| l.starts_with("-A")).count(),
+            10_000
+        );
         assert!(saved.contains("-A vcld-4999 -i eth1 -p tcp -m tcp --dport 14999 -j DNAT --to-destination 192.0.2.0:22") || saved.contains("-A vcld-4999 -i eth1 -p tcp -m tcp --dport 14999 -j DNAT --to-destination 192.0.2.250:22"), "the last chain's rule is there");
     });
 }
@@ -185,17 +222,26 @@ fn a_parse_error_names_its_line_and_changes_nothing() {
         let o = xtnl_restore(&[], SETUP);
         assert!(o.status.success());
         let before = nft_ruleset();
-        let bad = format!("{SETUP}*filter\n-A INPUT -j ACCEPT\n-A INPUT -p tcp --dport 70000 -j ACCEPT\nCOMMIT\n");
+        let bad = format!(
+            "{SETUP}*filter\n-A INPUT -j ACCEPT\n-A INPUT -p tcp --dport 70000 -j ACCEPT\nCOMMIT\n"
+        );
         let o = xtnl_restore(&[], &bad);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
         let line = SETUP.lines().count() + 3;
         assert!(text(&o).contains(&format!("line {line}")), "{}", text(&o));
         assert_eq!(nft_ruleset(), before);
         // A kernel-level refusal (a chain that does not exist) is reported with its line too.
-        let o = xtnl_restore(&["--noflush"], "*filter\n-A INPUT -j ACCEPT\n-A nope -j DROP\nCOMMIT\n");
+        let o = xtnl_restore(
+            &["--noflush"],
+            "*filter\n-A INPUT -j ACCEPT\n-A nope -j DROP\nCOMMIT\n",
+        );
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
         assert!(text(&o).contains("line 3 failed"), "{}", text(&o));
-        assert!(text(&o).contains("No chain/target/match by that name"), "{}", text(&o));
+        assert!(
+            text(&o).contains("No chain/target/match by that name"),
+            "{}",
+            text(&o)
+        );
         assert_eq!(nft_ruleset(), before);
         assert!(run("iptables-nft", &["-S"]).status.success());
     });

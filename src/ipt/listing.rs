@@ -47,11 +47,11 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
             .transact(|r| {
                 let chains = r.chains(table)?;
                 let exists = |c: &str| chains.iter().any(|x| x.chain.name == c);
-            let raw = match only {
-                Some(c) if exists(c) => r.raw_rules(table, Some(c))?,
-                Some(_) => Vec::new(),
-                None => r.raw_rules(table, None)?,
-            };
+                let raw = match only {
+                    Some(c) if exists(c) => r.raw_rules(table, Some(c))?,
+                    Some(_) => Vec::new(),
+                    None => r.raw_rules(table, None)?,
+                };
                 Ok((crate::nft::Transaction::new(), (chains, raw)))
             })?
             .value
@@ -59,17 +59,22 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
         (Vec::new(), Vec::new())
     };
     // Each rule is decoded once; references are counted in the same pass.
-    let mut by_chain: std::collections::HashMap<String, Vec<(u64, IptRule)>> = std::collections::HashMap::new();
+    let mut by_chain: std::collections::HashMap<String, Vec<(u64, IptRule)>> =
+        std::collections::HashMap::new();
     let mut references: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     for r in &raw {
         let decoded = compat::decode(table, r);
         if let Some(t) = decoded.jump_target() {
             *references.entry(t.to_string()).or_default() += 1;
         }
-        by_chain.entry(r.chain.name.clone()).or_default().push((r.handle, decoded));
+        by_chain
+            .entry(r.chain.name.clone())
+            .or_default()
+            .push((r.handle, decoded));
     }
     let refs = |name: &str| -> u32 { references.get(name).copied().unwrap_or(0) };
-    let mut rules_of = |name: &str| -> Vec<(u64, IptRule)> { by_chain.remove(name).unwrap_or_default() };
+    let mut rules_of =
+        |name: &str| -> Vec<(u64, IptRule)> { by_chain.remove(name).unwrap_or_default() };
     let mut out = Vec::new();
     for b in builtins.unwrap_or(&[]) {
         let policy = chains
