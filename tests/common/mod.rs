@@ -61,7 +61,9 @@ pub fn nft_ruleset() -> String {
 /// A private xtables lock path for this test (never the real `/run/xtables.lock`).
 pub fn private_lock_path() -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!("xtnl-test-{}", std::process::id()));
+    // Under cargo's per-target scratch folder, so runs leave nothing in /tmp.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("xtnl-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir.join(format!(
         "xtables-{}.lock",
