@@ -43,18 +43,16 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
         .context(format!("table '{}' does not exist", table.name)));
     }
     let (chains, raw): (Vec<Chain>, Vec<RawRule>) = if exists {
-        session
-            .transact(|r| {
-                let chains = r.chains(table)?;
-                let exists = |c: &str| chains.iter().any(|x| x.chain.name == c);
-                let raw = match only {
-                    Some(c) if exists(c) => r.raw_rules(table, Some(c))?,
-                    Some(_) => Vec::new(),
-                    None => r.raw_rules(table, None)?,
-                };
-                Ok((crate::nft::Transaction::new(), (chains, raw)))
-            })?
-            .value
+        session.read(|r| {
+            let chains = r.chains(table)?;
+            let exists = |c: &str| chains.iter().any(|x| x.chain.name == c);
+            let raw = match only {
+                Some(c) if exists(c) => r.raw_rules(table, Some(c))?,
+                Some(_) => Vec::new(),
+                None => r.raw_rules(table, None)?,
+            };
+            Ok((chains, raw))
+        })?
     } else {
         (Vec::new(), Vec::new())
     };

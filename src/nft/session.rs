@@ -347,6 +347,28 @@ impl Session {
         Ok(())
     }
 
+    /// Runs `read` on a consistent view: its dumps are bracketed by generation reads and the
+    /// whole read is repeated if a commit landed in between (up to 64 times, then
+    /// [`Error::GenerationConflict`]). Never takes the xtables lock.
+    pub fn read<T>(&mut self, mut read: impl FnMut(&mut Reader<'_>) -> Result<T>) -> Result<T> {
+        let limit = self.max_attempts.max(MAX_DUMP_RESTARTS);
+        for _ in 0..limit {
+            let mut reader = Reader {
+                sock: &mut self.sock,
+                stats: &mut self.stats,
+                generation: None,
+            };
+            reader.pin()?;
+            let before = reader.generation;
+            let value = read(&mut reader)?;
+            if Some(get_generation(&mut self.sock)?) == before {
+                return Ok(value);
+            }
+            self.stats.snapshot_retries += 1;
+        }
+        Err(Error::GenerationConflict { attempts: limit })
+    }
+
     /// Chains and rules of a table from one generation: two dumps, bracketed by generation
     /// reads, repeated if a commit landed between them.
     pub fn snapshot(&mut self, table: &TableRef) -> Result<TableSnapshot> {
@@ -474,7 +496,43 @@ fn dump_rules(
     dump_rule_reprs(sock, restarts, table, chain, ListedRule::from_repr)
 }
 
+/// Above this many chains and estimated rules a table's rules are dumped chain by chain:
+/// every continuation of a whole-table rule dump walks the table again from its start in
+/// the kernel, while one dump per chain stays linear but pays a round trip per chain.
+/// Measured crossover: 10,000 rules 0.14 s whole vs 0.19 s per chain; 30,000 rules 0.93 s
+/// vs 0.55 s (10,000 chains). Callers bracket
+/// multi-dump reads with generation checks ([`Session::read`], [`Session::transact`]).
+const PER_CHAIN_DUMP_CHAINS: usize = 64;
+const PER_CHAIN_DUMP_RULES: u64 = 15_000;
+
 fn dump_rule_reprs<T>(
+    sock: &mut NlSocket,
+    restarts: &mut u64,
+    table: &TableRef,
+    chain: Option<&str>,
+    convert: impl Fn(RuleRepr) -> Option<T>,
+) -> Result<Vec<T>> {
+    if chain.is_none() {
+        let chains = dump_chains(sock, restarts, table)?;
+        let estimated: u64 = chains.iter().map(|c| u64::from(c.use_count)).sum();
+        if chains.len() > PER_CHAIN_DUMP_CHAINS && estimated > PER_CHAIN_DUMP_RULES {
+            let mut out = Vec::new();
+            for c in &chains {
+                out.extend(dump_rule_reprs_once(
+                    sock,
+                    restarts,
+                    table,
+                    Some(&c.chain.name),
+                    &convert,
+                )?);
+            }
+            return Ok(out);
+        }
+    }
+    dump_rule_reprs_once(sock, restarts, table, chain, convert)
+}
+
+fn dump_rule_reprs_once<T>(
     sock: &mut NlSocket,
     restarts: &mut u64,
     table: &TableRef,
