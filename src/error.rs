@@ -11,6 +11,8 @@ use crate::wire::WireError;
 pub mod exit_status {
     pub const OTHER_PROBLEM: i32 = 1;
     pub const PARAMETER_PROBLEM: i32 = 2;
+    /// iptables' VERSION_PROBLEM, which it uses for a table it does not know.
+    pub const VERSION_PROBLEM: i32 = 3;
     pub const RESOURCE_PROBLEM: i32 = 4;
 }
 
@@ -112,6 +114,15 @@ pub enum Error {
     #[error("invalid input: {0}")]
     InvalidInput(String),
 
+    /// The request does not fit the ruleset as it is (a rule index past the end, no rule
+    /// equal to the one given, ...); found before anything was sent.
+    #[error("{0}")]
+    Precondition(String),
+
+    /// The table does not exist and is not one xtnl creates on demand.
+    #[error("table '{0}' does not exist")]
+    NoSuchTable(String),
+
     /// A failure in a front end's own words (iptables' messages, which callers match on),
     /// with the library's error underneath; its kind and exit status are the inner one's.
     #[error("{message}")]
@@ -151,6 +162,8 @@ impl Error {
             Error::Rejected(_) => ErrorKind::InvalidArgument,
             Error::GenerationConflict { .. } => ErrorKind::GenerationConflict,
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
+            Error::Precondition(_) => ErrorKind::InvalidArgument,
+            Error::NoSuchTable(_) => ErrorKind::NotFound,
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -158,6 +171,9 @@ impl Error {
     /// The exit status iptables uses for the same failure.
     pub fn exit_status(&self) -> i32 {
         use exit_status::*;
+        if let Error::NoSuchTable(_) = self.innermost() {
+            return VERSION_PROBLEM;
+        }
         match self.kind() {
             ErrorKind::InvalidInput => PARAMETER_PROBLEM,
             ErrorKind::NotFound
@@ -196,6 +212,14 @@ impl Error {
             },
             libc::EOPNOTSUPP | libc::EAFNOSUPPORT | libc::EPROTONOSUPPORT => Error::Unsupported(f),
             _ => Error::Rejected(f),
+        }
+    }
+
+    /// The error under any front-end wording.
+    pub fn innermost(&self) -> &Error {
+        match self {
+            Error::Context { source, .. } => source.innermost(),
+            e => e,
         }
     }
 

@@ -577,9 +577,9 @@ fn new_chain_and_delete_chain() {
 /// - `-X` without a chain deletes the user chains only if every one of them could be deleted
 ///   alone: iptables-nft refuses the whole command (CHAIN_DEL/EBUSY, 4) as soon as one of them
 ///   holds rules, and so does iptables-legacy ("Directory not empty", 1); the man page: "The
-///   chain must be empty". xtnl flushes every user chain and deletes them all (exit 0).
+///   chain must be empty".
 /// - A chain that is referenced and holds rules: iptables-legacy checks the references first
-///   ("Too many links", 1); xtnl says "Directory not empty".
+///   ("Too many links", 1).
 #[test]
 fn delete_chain_refusals_like_iptables() {
     const STEPS: &[Step] = &[
@@ -844,7 +844,7 @@ fn xtnl_reads_and_zeroes_the_counters_iptables_nft_reads() {
 }
 
 /// iptables (nft and legacy) prints `-c packets bytes` after the matches, right before the
-/// target: `-A INPUT -i lo -c 6 282 -j ACCEPT`. xtnl prints it right after the chain name.
+/// target: `-A INPUT -i lo -c 6 282 -j ACCEPT`.
 #[test]
 fn list_rules_verbose_prints_counters_like_iptables_nft() {
     let differences = in_netns(|| {
@@ -1067,8 +1067,8 @@ fn list_numeric_like_iptables_nft() {
 
 /// `-L` without `-n`, runs of spaces counted as one. iptables-nft names ports by service
 /// (`dpt:ssh`, `http,https,8000:http-alt`, `spt:!domain`), prints LOG as `LOG level warn
-/// prefix "in: "` and a missing interface as `any` with `-v`; xtnl prints `dpt:22`,
-/// `LOG flags 0 level 4 prefix "in: "` and `*` (what iptables prints with `-n`).
+/// prefix "in: "` and a missing interface as `any` with `-v` (with `-n`: `dpt:22`,
+/// `LOG flags 0 level 4 prefix "in: "` and `*`).
 #[test]
 fn list_with_names_like_iptables_nft() {
     assert_no_listing_differences(listing_differences(
@@ -1080,12 +1080,9 @@ fn list_with_names_like_iptables_nft() {
     ));
 }
 
-/// The same listings compared byte for byte. Ignored: the columns differ in width (`out`,
-/// `num`, the exact byte count, a target name of 10 characters, a negated protocol) and
-/// iptables pads the last column with spaces where xtnl trims; see the report of
-/// `cargo test --test iptables_commands -- --ignored`.
+/// The same listings compared byte for byte: column widths (`num`, `out`, exact counts, a
+/// 10-character target, a negated protocol) and the trailing spaces of the last column.
 #[test]
-#[ignore = "column widths and trailing spaces differ; -L is compared ignoring spacing above"]
 fn list_columns_exactly_like_iptables_nft() {
     let mut differences =
         listing_differences("iptables-nft", &[], REPRESENTATIVE, NUMERIC_LISTINGS, true);
@@ -1100,8 +1097,7 @@ fn list_columns_exactly_like_iptables_nft() {
 }
 
 /// `-L -Z` (the man page: "-Z ... may be used in combination with -L"): iptables lists the
-/// counters, then zeroes them (with `-v` it says "Zeroing chain `X'"). xtnl refuses with
-/// "Can't use -Z with -L" (2) and zeroes nothing.
+/// counters, then zeroes them.
 #[test]
 fn list_and_zero_in_one_command_like_iptables_nft() {
     const STEPS: &[Step] = &[
@@ -1497,7 +1493,7 @@ fn error_statuses_and_phrases_like_iptables_nft() {
 }
 
 /// `-v` with a change prints what iptables prints: the rule for `-A/-I`, "Flushing chain
-/// `X'", "Zeroing chain `X'", "Deleting chain `X'". xtnl prints nothing.
+/// `X'", "Zeroing chain `X'", "Deleting chain `X'".
 #[test]
 fn verbose_changes_print_like_iptables_nft() {
     const STEPS: &[Step] = &[

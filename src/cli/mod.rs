@@ -87,6 +87,9 @@ fn hint(err: &Error) -> Option<&'static str> {
         ErrorKind::NotPermitted => {
             "hint: run as root, or give the binary CAP_NET_ADMIN (setcap cap_net_admin+ep)"
         }
+        ErrorKind::NotFound if matches!(err.innermost(), Error::NoSuchTable(_)) => {
+            "Perhaps iptables or your kernel needs to be upgraded."
+        }
         ErrorKind::NotFound => "hint: check the names with `xtnl list`",
         ErrorKind::InUse => {
             "hint: the chain is still referenced or not empty: remove the rules that jump to it and flush it first"

@@ -11,6 +11,7 @@ use super::rule::IptRule;
 use super::tables::{self, Builtin};
 use super::{compat, listing};
 use crate::error::{Error, OpFailure, Result};
+use crate::model::Family;
 use crate::nft::{
     BaseChain, ChainSpec, EncodedRule, Op, Policy, Reader, RulePosition, Session, TableRef,
     Transaction,
@@ -32,8 +33,13 @@ fn not_found(what: String) -> Error {
     Error::NotFound(failure(libc::ENOENT, what)).context(NO_CHAIN)
 }
 
+/// A refusal found while planning, in iptables' words (status 1, nothing sent).
 fn refused(message: &str, detail: String) -> Error {
-    Error::Rejected(failure(libc::EINVAL, detail)).context(message)
+    Error::Precondition(detail).context(message)
+}
+
+fn in_use(message: &str, detail: String, errno: i32) -> Error {
+    Error::InUse(failure(errno, detail)).context(message)
 }
 
 /// A rule of a chain as the plan sees it: in the kernel (with its handle), or added by an
@@ -54,7 +60,11 @@ impl Slot {
 
 #[derive(Debug, Clone)]
 struct ChainState {
+    /// In the kernel at the time of the read.
     in_kernel: bool,
+    /// A built-in chain iptables shows before it exists; created by the first write to it,
+    /// as iptables-nft does.
+    virtual_builtin: bool,
     handle: Option<u64>,
     base: Option<BaseChain>,
     /// Loaded on first need (a single `-A` does not read the chain's rules).
@@ -66,28 +76,37 @@ pub struct Planner {
     table: TableRef,
     iptables_table: bool,
     table_exists: bool,
+    table_created: bool,
     chains: BTreeMap<String, ChainState>,
     ops: Vec<Op>,
     /// Built-in chains this plan creates: index of their op, so a later policy lands in it.
     created_builtins: BTreeMap<&'static str, usize>,
     /// Set by `-Z`: counters are reset after the commit.
     pub(crate) zero: Option<Option<String>>,
+    /// What `-v` prints for the planned changes.
+    pub(crate) verbose_lines: Vec<String>,
 }
 
 impl Planner {
-    /// Reads the table's chains; creates the table and its missing built-in chains the way
-    /// iptables-nft does on first use (existing chains and their policies are left alone).
-    pub fn new(r: &mut Reader<'_>, table: &TableRef, mutating: bool) -> Result<Planner> {
+    /// Reads the table's chains. iptables' built-in chains that do not exist yet are part of
+    /// the view (iptables lists them) and are created by the first command that writes to
+    /// them. A table that is not one of iptables' must exist.
+    pub fn new(r: &mut Reader<'_>, table: &TableRef) -> Result<Planner> {
         let table_exists = r.tables()?.iter().any(|t| &t.table == table);
         let iptables_table = tables::is_iptables_table(&table.name);
+        if !iptables_table && !table_exists {
+            return Err(Error::NoSuchTable(table.name.clone()));
+        }
         let mut p = Planner {
             table: table.clone(),
             iptables_table,
             table_exists,
+            table_created: false,
             chains: BTreeMap::new(),
             ops: Vec::new(),
             created_builtins: BTreeMap::new(),
             zero: None,
+            verbose_lines: Vec::new(),
         };
         if table_exists {
             for c in r.chains(table)? {
@@ -95,6 +114,7 @@ impl Planner {
                     c.chain.name.clone(),
                     ChainState {
                         in_kernel: true,
+                        virtual_builtin: false,
                         handle: c.handle,
                         base: c.base,
                         rules: None,
@@ -102,31 +122,14 @@ impl Planner {
                 );
             }
         }
-        if iptables_table && mutating {
-            if !table_exists {
-                p.ops.push(Op::EnsureTable(table.clone()));
-            }
-            for b in tables::builtins(&table.name).unwrap_or(&[]) {
-                if !p.chains.contains_key(b.name) {
-                    p.created_builtins.insert(b.name, p.ops.len());
-                    p.ops.push(Op::EnsureChain {
-                        table: table.clone(),
-                        chain: ChainSpec::base(b.name, b.base(Policy::Accept)),
-                    });
-                    p.chains.insert(
-                        b.name.into(),
-                        ChainState {
-                            in_kernel: false,
-                            handle: None,
-                            base: Some(b.base(Policy::Accept)),
-                            rules: Some(Vec::new()),
-                        },
-                    );
-                }
-            }
-        } else if !iptables_table && !table_exists && mutating {
-            return Err(not_found(format!("table {table}"))
-                .context(format!("table '{}' does not exist", table.name)));
+        for b in tables::builtins(&table.name).unwrap_or(&[]) {
+            p.chains.entry(b.name.into()).or_insert(ChainState {
+                in_kernel: false,
+                virtual_builtin: true,
+                handle: None,
+                base: Some(b.base(Policy::Accept)),
+                rules: Some(Vec::new()),
+            });
         }
         Ok(p)
     }
@@ -137,6 +140,30 @@ impl Planner {
 
     fn chain_ref(&self, name: &str) -> crate::nft::ChainRef {
         self.table.chain(name)
+    }
+
+    fn ensure_table(&mut self) {
+        if !self.table_exists && !self.table_created {
+            self.ops.push(Op::EnsureTable(self.table.clone()));
+            self.table_created = true;
+        }
+    }
+
+    /// Makes a chain about to be written to exist: creates the table and a built-in chain
+    /// that is only virtual so far.
+    fn materialize(&mut self, chain: &str) {
+        let Some(b) = self.builtin(chain) else { return };
+        if self.chains.get(chain).is_some_and(|c| c.virtual_builtin) {
+            self.ensure_table();
+            self.created_builtins.insert(b.name, self.ops.len());
+            self.ops.push(Op::EnsureChain {
+                table: self.table.clone(),
+                chain: ChainSpec::base(b.name, b.base(Policy::Accept)),
+            });
+            if let Some(c) = self.chains.get_mut(chain) {
+                c.virtual_builtin = false;
+            }
+        }
     }
 
     fn require(&self, chain: &str) -> Result<()> {
@@ -172,12 +199,18 @@ impl Planner {
         Ok(state.rules.get_or_insert_with(Vec::new))
     }
 
-    fn encode(&self, rule: &IptRule) -> Result<EncodedRule> {
+    /// iptables checks a jump's target chain before anything else: status 2.
+    fn check_jump(&self, rule: &IptRule) -> Result<()> {
         if let Some(t) = rule.jump_target()
-            && !self.chains.contains_key(t)
+            && (!self.chains.contains_key(t) || self.builtin(t).is_some())
         {
             return Err(Error::InvalidInput(format!("Chain '{t}' does not exist")));
         }
+        Ok(())
+    }
+
+    fn encode(&self, rule: &IptRule) -> Result<EncodedRule> {
+        self.check_jump(rule)?;
         compat::encode(&self.table, rule)
     }
 
@@ -191,18 +224,39 @@ impl Planner {
     }
 
     fn set_policy(&mut self, b: Builtin, policy: Policy) {
+        self.materialize(b.name);
+        let op = Op::EnsureChain {
+            table: self.table.clone(),
+            chain: ChainSpec::base(b.name, b.base(policy)),
+        };
         match self.created_builtins.get(b.name) {
-            Some(&i) => {
-                self.ops[i] = Op::EnsureChain {
-                    table: self.table.clone(),
-                    chain: ChainSpec::base(b.name, b.base(policy)),
-                };
-            }
-            None => self.ops.push(Op::EnsureChain {
-                table: self.table.clone(),
-                chain: ChainSpec::base(b.name, b.base(policy)),
-            }),
+            Some(&i) => self.ops[i] = op,
+            None => self.ops.push(op),
         }
+        if let Some(c) = self.chains.get_mut(b.name) {
+            c.base = Some(b.base(policy));
+        }
+    }
+
+    /// Chains in iptables' listing order: built-ins, then user chains by name.
+    fn listing_order(&self) -> Vec<String> {
+        let builtins: Vec<String> = tables::builtins(&self.table.name)
+            .unwrap_or(&[])
+            .iter()
+            .map(|b| b.name.to_string())
+            .collect();
+        let mut rest: Vec<String> = self
+            .chains
+            .keys()
+            .filter(|n| !builtins.contains(n))
+            .cloned()
+            .collect();
+        rest.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        builtins
+            .into_iter()
+            .filter(|n| self.chains.contains_key(n))
+            .chain(rest)
+            .collect()
     }
 
     /// Plans one command.
@@ -211,9 +265,12 @@ impl Planner {
             Command::Append { chain, rule } => {
                 self.require(chain)?;
                 let encoded = self.encode(rule)?;
+                self.materialize(chain);
                 if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut()) {
                     rules.push(Slot::Pending { rule: rule.clone() });
                 }
+                self.verbose_lines
+                    .push(listing::change_line(rule, self.table.family));
                 self.ops.push(Op::AddEncodedRule {
                     chain: self.chain_ref(chain),
                     rule: encoded,
@@ -249,6 +306,9 @@ impl Planner {
                     slots.insert(index - 1, Slot::Pending { rule: rule.clone() });
                     position
                 };
+                self.materialize(chain);
+                self.verbose_lines
+                    .push(listing::change_line(rule, self.table.family));
                 self.ops.push(Op::AddEncodedRule {
                     chain: self.chain_ref(chain),
                     rule: encoded,
@@ -256,6 +316,8 @@ impl Planner {
                 });
             }
             Command::Delete { chain, rule } | Command::Check { chain, rule } => {
+                self.require(chain)?;
+                self.check_jump(rule)?;
                 let slots = self.rules(r, chain)?;
                 let Some(i) = Self::find(slots, rule) else {
                     return Err(refused(
@@ -272,12 +334,15 @@ impl Planner {
                         return Err(Error::InvalidInput("deleting a rule added earlier in the same transaction is not supported".into()));
                     }
                 };
+                self.verbose_lines
+                    .push(listing::change_line(rule, self.table.family));
                 self.ops.push(Op::DeleteRule {
                     chain: self.chain_ref(chain),
                     handle,
                 });
             }
             Command::DeleteIndex { chain, index } | Command::Replace { chain, index, .. } => {
+                self.require(chain)?;
                 let encoded = match cmd {
                     Command::Replace { rule, .. } => Some((rule.clone(), self.encode(rule)?)),
                     _ => None,
@@ -303,7 +368,9 @@ impl Planner {
                 };
                 match encoded {
                     Some((rule, encoded)) => {
-                        *slot = Slot::Pending { rule };
+                        *slot = Slot::Pending { rule: rule.clone() };
+                        self.verbose_lines
+                            .push(listing::change_line(&rule, self.table.family));
                         self.ops.push(Op::ReplaceEncodedRule {
                             chain: self.chain_ref(chain),
                             handle,
@@ -327,6 +394,7 @@ impl Planner {
                     ))
                     .context("iptables: Chain already exists."));
                 }
+                self.ensure_table();
                 self.ops.push(Op::CreateChain {
                     table: self.table.clone(),
                     chain: ChainSpec::regular(chain),
@@ -335,6 +403,7 @@ impl Planner {
                     chain.clone(),
                     ChainState {
                         in_kernel: false,
+                        virtual_builtin: false,
                         handle: None,
                         base: None,
                         rules: Some(Vec::new()),
@@ -343,72 +412,71 @@ impl Planner {
             }
             Command::DeleteChain(Some(chain)) => {
                 self.require(chain)?;
-                if self.builtin(chain).is_some()
-                    || self.chains.get(chain).is_some_and(|c| c.base.is_some())
-                {
+                if self.chains.get(chain).is_some_and(|c| c.base.is_some()) {
                     return Err(refused(
                         "iptables: Can't delete built-in chain.",
                         format!("chain {chain}"),
                     ));
                 }
-                if !self.rules(r, chain)?.is_empty() {
-                    return Err(Error::InUse(failure(
-                        libc::ENOTEMPTY,
+                // iptables-legacy's order: references first, then emptiness.
+                if self.referenced_from_outside(r, chain, &[])? {
+                    return Err(in_use(
+                        "iptables: Too many links.",
                         format!("delete chain {chain}"),
-                    ))
-                    .context("iptables: Directory not empty."));
-                }
-                let referenced = self.referenced(r, chain)?;
-                if referenced {
-                    return Err(Error::InUse(failure(
                         libc::EMLINK,
-                        format!("delete chain {chain}"),
-                    ))
-                    .context("iptables: Too many links."));
+                    ));
                 }
+                if !self.rules(r, chain)?.is_empty() {
+                    return Err(in_use(
+                        "iptables: Directory not empty.",
+                        format!("delete chain {chain}"),
+                        libc::ENOTEMPTY,
+                    ));
+                }
+                self.verbose_lines.push(format!("Deleting chain `{chain}'"));
                 self.ops.push(Op::DeleteChain(self.chain_ref(chain)));
                 self.chains.remove(chain);
             }
             Command::DeleteChain(None) => {
+                // Every user chain, in listing order, as iptables-legacy deletes them: a
+                // chain with rules or one still jumped to stops it.
                 let users: Vec<String> = self
-                    .chains
-                    .iter()
-                    .filter(|(_, c)| c.base.is_none())
-                    .map(|(n, _)| n.clone())
+                    .listing_order()
+                    .into_iter()
+                    .filter(|n| self.chains.get(n).is_some_and(|c| c.base.is_none()))
                     .collect();
-                // `-X` alone deletes every user chain; rules jumping to them must go first.
                 for name in &users {
-                    if self.referenced_from_outside(r, name, &users)? {
-                        return Err(Error::InUse(failure(
-                            libc::EMLINK,
+                    if self.referenced_from_outside(r, name, &[])? {
+                        return Err(in_use(
+                            "iptables: Too many links.",
                             format!("delete chain {name}"),
-                        ))
-                        .context("iptables: Too many links."));
+                            libc::EMLINK,
+                        ));
+                    }
+                    if !self.rules(r, name)?.is_empty() {
+                        return Err(in_use(
+                            "iptables: Directory not empty.",
+                            format!("delete chain {name}"),
+                            libc::ENOTEMPTY,
+                        ));
                     }
                 }
                 for name in &users {
-                    self.ops.push(Op::FlushChain(self.chain_ref(name)));
-                }
-                for name in &users {
+                    self.verbose_lines.push(format!("Deleting chain `{name}'"));
                     self.ops.push(Op::DeleteChain(self.chain_ref(name)));
                     self.chains.remove(name);
                 }
             }
             Command::Flush(Some(chain)) => {
                 self.require(chain)?;
-                if self
-                    .chains
-                    .get(chain)
-                    .is_some_and(|c| c.in_kernel || c.rules.as_ref().is_some_and(|r| !r.is_empty()))
-                {
-                    self.ops.push(Op::FlushChain(self.chain_ref(chain)));
-                }
-                if let Some(c) = self.chains.get_mut(chain) {
-                    c.rules = Some(Vec::new());
-                }
+                self.verbose_lines.push(format!("Flushing chain `{chain}'"));
+                self.plan_flush(chain);
             }
             Command::Flush(None) => {
-                if self.table_exists || !self.ops.is_empty() {
+                for name in self.listing_order() {
+                    self.verbose_lines.push(format!("Flushing chain `{name}'"));
+                }
+                if self.table_exists {
                     self.ops.push(Op::FlushTable(self.table.clone()));
                 }
                 for c in self.chains.values_mut() {
@@ -419,7 +487,15 @@ impl Planner {
                 if let Some(c) = chain {
                     self.require(c)?;
                 }
-                self.zero = Some(chain.clone());
+                for name in self.listing_order() {
+                    let real = self.chains.get(&name).is_some_and(|c| c.in_kernel);
+                    if real && chain.as_ref().is_none_or(|c| *c == name) {
+                        self.verbose_lines.push(format!("Zeroing chain `{name}'"));
+                    }
+                }
+                if self.table_exists {
+                    self.zero = Some(chain.clone());
+                }
             }
             Command::Policy { chain, policy } => {
                 let Some(b) = self.builtin(chain) else {
@@ -438,7 +514,8 @@ impl Planner {
                         format!("chain {from}"),
                     ));
                 }
-                if self.chains.contains_key(to) {
+                let clashes = matches!(to.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE");
+                if self.chains.contains_key(to) || clashes {
                     return Err(Error::AlreadyExists(failure(
                         libc::EEXIST,
                         format!("rename chain {from} to {to}"),
@@ -466,11 +543,6 @@ impl Planner {
             }
         }
         Ok(())
-    }
-
-    /// Whether any rule of the table jumps or goes to `chain`.
-    fn referenced(&mut self, r: &mut Reader<'_>, chain: &str) -> Result<bool> {
-        self.referenced_from_outside(r, chain, &[])
     }
 
     /// Whether a rule in a chain not in `except` jumps or goes to `chain`.
@@ -514,6 +586,7 @@ impl Planner {
         if self.chains.contains_key(chain) {
             self.plan_flush(chain);
         } else {
+            self.ensure_table();
             self.ops.push(Op::CreateChain {
                 table: self.table.clone(),
                 chain: ChainSpec::regular(chain),
@@ -522,6 +595,7 @@ impl Planner {
                 chain.into(),
                 ChainState {
                     in_kernel: false,
+                    virtual_builtin: false,
                     handle: None,
                     base: None,
                     rules: Some(Vec::new()),
@@ -596,36 +670,70 @@ impl Planner {
 /// Runs one iptables invocation; returns what to print on standard output.
 pub fn execute(session: &mut Session, inv: &Invocation) -> Result<String> {
     let table = TableRef::new(inv.family, &inv.table);
+    let result = run(session, inv, &table);
+    result.map_err(|e| for_family(e, inv.family))
+}
+
+fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<String> {
     match &inv.command {
         Command::ListRules(chain) => {
-            return listing::list_rules(session, &table, chain.as_deref(), inv.verbose);
+            return listing::list_rules(session, table, chain.as_deref(), inv.verbose);
         }
-        Command::List(chain) => return listing::list_table(session, &table, chain.as_deref(), inv),
+        Command::List(chain) => {
+            let text = listing::list_table(session, table, chain.as_deref(), inv)?;
+            if inv.zero_after_list {
+                session.reset_counters(table, chain.as_deref())?;
+            }
+            return Ok(text);
+        }
         _ => {}
     }
     let committed = session
         .transact(|r| {
-            let mut p = Planner::new(r, &table, !matches!(inv.command, Command::Check { .. }))?;
+            let mut p = Planner::new(r, table)?;
             p.plan(r, &inv.command)?;
-            let zero = p.zero.clone();
             let mut tx = Transaction::new();
+            let out = (p.zero.clone(), std::mem::take(&mut p.verbose_lines));
             if !matches!(inv.command, Command::Check { .. }) {
                 for op in p.into_ops() {
                     tx.push(op);
                 }
             }
-            Ok((tx, zero))
+            Ok((tx, out))
         })
         .map_err(|e| iptables_words(e, &inv.command))?;
-    if let Some(chain) = committed.value {
-        session.reset_counters(&table, chain.as_deref())?;
+    let (zero, lines) = committed.value;
+    if let Some(chain) = zero {
+        session.reset_counters(table, chain.as_deref())?;
     }
-    Ok(String::new())
+    let mut out = String::new();
+    if inv.verbose {
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// ip6tables says `ip6tables:` where iptables says `iptables:`.
+fn for_family(e: Error, family: Family) -> Error {
+    match e {
+        Error::Context { message, source }
+            if family == Family::Ipv6 && message.starts_with("iptables:") =>
+        {
+            Error::Context {
+                message: format!("ip6{message}"),
+                source,
+            }
+        }
+        e => e,
+    }
 }
 
 /// Kernel refusals in the words iptables uses for them (callers match on these).
 pub(crate) fn iptables_words(e: Error, cmd: &Command) -> Error {
-    if matches!(e, Error::Context { .. }) {
+    if matches!(e, Error::Context { .. } | Error::NoSuchTable(_)) {
         return e;
     }
     match e.kind() {

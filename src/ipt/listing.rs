@@ -34,13 +34,7 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
     let exists = session.list_tables()?.iter().any(|t| &t.table == table);
     let builtins = tables::builtins(&table.name);
     if !exists && builtins.is_none() {
-        return Err(Error::NotFound(crate::OpFailure {
-            index: 0,
-            op: format!("list table {table}"),
-            errno: libc::ENOENT,
-            ext_ack: None,
-        })
-        .context(format!("table '{}' does not exist", table.name)));
+        return Err(Error::NoSuchTable(table.name.clone()));
     }
     let (chains, raw): (Vec<Chain>, Vec<RawRule>) = if exists {
         session.read(|r| {
@@ -208,58 +202,81 @@ pub fn save_table(session: &mut Session, table: &TableRef) -> Result<String> {
     Ok(out)
 }
 
-/// Counts as `iptables -L` prints them: exact with `-x`, else scaled with K, M, G, T.
-fn count(n: u64, exact: bool, width: usize) -> String {
-    if exact || n < 100_000 {
-        return format!("{n:>width$}");
+/// `xtables_print_num`: exact (`-x`) 8 wide, else 5 wide with K/M/G/T past 99,999.
+fn count(n: u64, exact: bool) -> String {
+    if exact {
+        return format!("{n:>8} ");
     }
-    let mut v = n;
-    for suffix in ["K", "M", "G", "T"] {
-        v /= 1000;
-        if v < 100_000 {
-            return format!("{:>w$}{suffix}", v, w = width - 1);
+    if n <= 99_999 {
+        return format!("{n:>5} ");
+    }
+    let mut v = (n + 500) / 1000;
+    for suffix in ["K", "M", "G"] {
+        if v <= 9_999 {
+            return format!("{v:>4}{suffix} ");
         }
+        v = (v + 500) / 1000;
     }
-    format!("{:>w$}P", v / 1000, w = width - 1)
+    format!("{v:>4}T ")
+}
+
+/// syslog's `prioritynames`, first name per level (what LOG prints).
+fn level_name(level: u8) -> Option<&'static str> {
+    [
+        "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
+    ]
+    .get(level as usize)
+    .copied()
+}
+
+/// A port as `-L` prints it: a service name unless `-n`.
+fn port_name(port: u16, proto: &str, numeric: bool) -> String {
+    if !numeric && let Some(name) = super::protocols::service_of(port, proto) {
+        return name;
+    }
+    port.to_string()
 }
 
 fn addr_column(
     net: Option<&crate::ipt::Neg<crate::model::IpNet>>,
     numeric: bool,
     v6: bool,
-) -> String {
+) -> (char, String) {
     match net {
-        None => {
-            if numeric {
-                if v6 {
-                    "::/0".into()
-                } else {
-                    "0.0.0.0/0".into()
-                }
-            } else {
+        None => (
+            ' ',
+            if !numeric {
                 "anywhere".into()
-            }
-        }
-        Some(n) => {
-            let bang = if n.negated { "!" } else { "" };
-            if n.value.is_host() {
-                format!("{bang}{}", n.value.addr())
+            } else if v6 {
+                "::/0".into()
             } else {
-                format!("{bang}{}", n.value)
-            }
+                "0.0.0.0/0".into()
+            },
+        ),
+        Some(n) => {
+            let text = if n.value.is_host() {
+                n.value.addr().to_string()
+            } else {
+                n.value.to_string()
+            };
+            (if n.negated { '!' } else { ' ' }, text)
         }
     }
 }
 
-fn extra(rule: &IptRule) -> String {
+fn matches_text(rule: &IptRule, numeric: bool) -> String {
     let mut s = String::new();
-    let pr = |p: crate::model::PortRange| {
-        if p.is_single() {
-            p.first().to_string()
-        } else {
-            format!("{}:{}", p.first(), p.last())
-        }
-    };
+    let proto = rule
+        .proto
+        .as_ref()
+        .map(|p| {
+            if p.value == crate::model::L4Proto::Udp {
+                "udp"
+            } else {
+                "tcp"
+            }
+        })
+        .unwrap_or("tcp");
     for m in &rule.matches {
         match m {
             IptMatch::Tcp(p) | IptMatch::Udp(p) => {
@@ -268,73 +285,109 @@ fn extra(rule: &IptRule) -> String {
                 } else {
                     "udp"
                 };
-                s.push_str(&format!(" {name}"));
-                if let Some(x) = &p.sport {
-                    let key = if x.value.is_single() { "spt" } else { "spts" };
-                    s.push_str(&format!(
-                        " {key}:{}{}",
-                        if x.negated { "!" } else { "" },
-                        pr(x.value)
-                    ));
-                }
-                if let Some(x) = &p.dport {
-                    let key = if x.value.is_single() { "dpt" } else { "dpts" };
-                    s.push_str(&format!(
-                        " {key}:{}{}",
-                        if x.negated { "!" } else { "" },
-                        pr(x.value)
-                    ));
+                let _ = write!(s, " {name}");
+                for (label, port) in [("spt", &p.sport), ("dpt", &p.dport)] {
+                    if let Some(x) = port {
+                        let inv = if x.negated { "!" } else { "" };
+                        if x.value.is_single() {
+                            let _ = write!(
+                                s,
+                                " {label}:{inv}{}",
+                                port_name(x.value.first(), name, numeric)
+                            );
+                        } else {
+                            let _ = write!(
+                                s,
+                                " {label}s:{inv}{}:{}",
+                                port_name(x.value.first(), name, numeric),
+                                port_name(x.value.last(), name, numeric)
+                            );
+                        }
+                    }
                 }
             }
             IptMatch::Multiport(mp) => {
                 let d = match mp.dir {
-                    MultiportDir::Source => "sports",
-                    MultiportDir::Destination => "dports",
-                    MultiportDir::Either => "ports",
+                    MultiportDir::Source => "sports ",
+                    MultiportDir::Destination => "dports ",
+                    MultiportDir::Either => "ports ",
                 };
-                let list: Vec<String> = mp.ports.iter().map(|p| pr(*p)).collect();
-                s.push_str(&format!(
-                    " multiport {d} {}{}",
-                    if mp.negated { "! " } else { "" },
-                    list.join(",")
-                ));
+                let _ = write!(s, " multiport {d}");
+                if mp.negated {
+                    s.push_str(" !");
+                }
+                let list: Vec<String> = mp
+                    .ports
+                    .iter()
+                    .map(|p| {
+                        if p.is_single() {
+                            port_name(p.first(), proto, numeric)
+                        } else {
+                            format!(
+                                "{}:{}",
+                                port_name(p.first(), proto, numeric),
+                                port_name(p.last(), proto, numeric)
+                            )
+                        }
+                    })
+                    .collect();
+                s.push_str(&list.join(","));
             }
-            IptMatch::Comment(c) => s.push_str(&format!(" /* {c} */")),
-            IptMatch::State(st) => s.push_str(&format!(
-                " state {}{}",
-                if st.negated { "! " } else { "" },
-                st.value
-            )),
-            IptMatch::Conntrack(st) => s.push_str(&format!(
-                " ctstate {}{}",
-                if st.negated { "! " } else { "" },
-                st.value
-            )),
-            IptMatch::Opaque(o) => s.push_str(&format!(" <{o}>")),
+            IptMatch::Comment(c) => {
+                let _ = write!(s, " /* {c} */");
+            }
+            IptMatch::State(st) | IptMatch::Conntrack(st) => {
+                if st.negated {
+                    s.push_str(" !");
+                }
+                let word = if matches!(m, IptMatch::State(_)) {
+                    "state"
+                } else {
+                    "ctstate"
+                };
+                let _ = write!(s, " {word} {}", st.value);
+            }
+            IptMatch::Opaque(o) => {
+                let _ = write!(s, " <{o}>");
+            }
         }
     }
+    let ports = |p: &crate::model::PortRange| {
+        if p.is_single() {
+            p.first().to_string()
+        } else {
+            format!("{}-{}", p.first(), p.last())
+        }
+    };
     match &rule.target {
-        Some(IptTarget::Dnat(r)) | Some(IptTarget::Snat(r)) => {
-            let spec = print::rule_spec(&IptRule {
-                target: rule.target.clone(),
-                ..Default::default()
-            });
-            let to = spec.rsplit(' ').next().unwrap_or_default().to_string();
-            let _ = r;
-            s.push_str(&format!(" to:{to}"));
+        Some(IptTarget::Dnat(r) | IptTarget::Snat(r)) => {
+            let _ = write!(s, " to:{}", print::nat_range(r));
         }
         Some(IptTarget::Masquerade(Some(p))) => {
-            s.push_str(&format!(" masq ports: {}", pr(*p).replace(':', "-")))
+            let _ = write!(s, " masq ports: {}", ports(p));
         }
         Some(IptTarget::Redirect(Some(p))) => {
-            s.push_str(&format!(" redir ports {}", pr(*p).replace(':', "-")))
+            let _ = write!(s, " redir ports {}", ports(p));
         }
-        Some(IptTarget::Reject(w)) => s.push_str(&format!(" reject-with {}", w.name())),
+        Some(IptTarget::Reject(w)) => {
+            let _ = write!(s, " reject-with {}", w.name());
+        }
         Some(IptTarget::Log(l)) => {
-            s.push_str(&format!(" LOG flags 0 level {}", l.level));
-            if let Some(p) = &l.prefix {
-                s.push_str(&format!(" prefix \"{p}\""));
+            s.push_str(" LOG");
+            match level_name(l.level).filter(|_| !numeric) {
+                Some(name) => {
+                    let _ = write!(s, " level {name}");
+                }
+                None => {
+                    let _ = write!(s, " flags 0 level {}", l.level);
+                }
             }
+            if let Some(p) = &l.prefix {
+                let _ = write!(s, " prefix \"{p}\"");
+            }
+        }
+        Some(IptTarget::Opaque(o)) => {
+            let _ = write!(s, " <{o}>");
         }
         _ => {}
     }
@@ -354,12 +407,47 @@ fn target_name(rule: &IptRule) -> String {
         Some(IptTarget::Redirect(_)) => "REDIRECT".into(),
         Some(IptTarget::Reject(_)) => "REJECT".into(),
         Some(IptTarget::Log(_)) => "LOG".into(),
-        Some(IptTarget::Opaque(_)) => "?".into(),
+        Some(IptTarget::Opaque(_)) => String::new(),
     }
 }
 
-/// `iptables -L [chain]` with `-n`, `-v`, `-x`, `--line-numbers`. Names are never resolved
-/// through DNS (addresses print numerically; `anywhere` stands for /0 without `-n`).
+/// The line `iptables -v` prints for a rule it adds, inserts, replaces or deletes (iptables'
+/// one-line "print rule" format: numeric, with interfaces, no counters).
+pub(crate) fn change_line(rule: &IptRule, family: crate::model::Family) -> String {
+    let v6 = family == crate::model::Family::Ipv6;
+    let mut out = format!("{} ", target_name(rule));
+    let (bang, proto) = match &rule.proto {
+        None => (' ', "all".to_string()),
+        Some(p) => (
+            if p.negated { '!' } else { ' ' },
+            super::protocols::iptables_name(p.value.number())
+                .map(str::to_string)
+                .unwrap_or_else(|| p.value.number().to_string()),
+        ),
+    };
+    let _ = write!(out, "{bang}{proto} opt -- ");
+    let ifc = |i: &Option<crate::ipt::Neg<crate::model::Interface>>| match i {
+        None => "*".to_string(),
+        Some(n) => format!("{}{}", if n.negated { "!" } else { "" }, n.value),
+    };
+    let _ = write!(
+        out,
+        "in {} out {} ",
+        ifc(&rule.in_iface),
+        ifc(&rule.out_iface)
+    );
+    let (sb, src) = addr_column(rule.src.as_ref(), true, v6);
+    let (db, dst) = addr_column(rule.dst.as_ref(), true, v6);
+    let _ = write!(out, "{sb}{src} {db}-> {dst}  ");
+    if matches!(rule.target, Some(IptTarget::Goto(_))) {
+        out.push_str("[goto] ");
+    }
+    out.push_str(&matches_text(rule, true));
+    out
+}
+
+/// `iptables -L [chain]` with `-n`, `-v`, `-x`, `--line-numbers`, laid out as iptables 1.8.9
+/// prints it. Addresses are never resolved through DNS (iptables would without `-n`).
 pub fn list_table(
     session: &mut Session,
     table: &TableRef,
@@ -373,87 +461,89 @@ pub fn list_table(
         return Err(no_chain(c));
     }
     let v6 = table.family == crate::model::Family::Ipv6;
+    let (numeric, verbose, exact) = (inv.numeric, inv.verbose, inv.exact);
     let mut out = String::new();
-    let mut first = true;
-    for c in chains.iter().filter(|c| chain.is_none_or(|n| n == c.name)) {
-        if !first {
+    for (k, c) in chains
+        .iter()
+        .filter(|c| chain.is_none_or(|n| n == c.name))
+        .enumerate()
+    {
+        if k > 0 {
             out.push('\n');
         }
-        first = false;
+        let _ = write!(out, "Chain {}", c.name);
         match c.policy {
-            Some(p) if inv.verbose => {
-                let _ = writeln!(
-                    out,
-                    "Chain {} (policy {} 0 packets, 0 bytes)",
-                    c.name,
-                    policy_name(p)
-                );
+            Some(p) if verbose => {
+                let _ = writeln!(out, " (policy {} 0 packets, 0 bytes)", policy_name(p));
             }
             Some(p) => {
-                let _ = writeln!(out, "Chain {} (policy {})", c.name, policy_name(p));
+                let _ = writeln!(out, " (policy {})", policy_name(p));
             }
             None => {
-                let _ = writeln!(out, "Chain {} ({} references)", c.name, c.references);
+                let _ = writeln!(out, " ({} references)", c.references);
             }
         }
-        let mut header = String::new();
         if inv.line_numbers {
-            header.push_str("num   ");
+            let _ = write!(out, "{:<4} ", "num");
         }
-        if inv.verbose {
-            if inv.exact {
-                header.push_str(&format!("{:>8} {:>10} ", "pkts", "bytes"));
+        if verbose {
+            if exact {
+                let _ = write!(out, "{:>8} {:>10} ", "pkts", "bytes");
             } else {
-                header.push_str(&format!("{:>5} {:>5} ", "pkts", "bytes"));
+                let _ = write!(out, "{:>5} {:>5} ", "pkts", "bytes");
             }
         }
-        header.push_str(&format!("{:<10} {:<4} {:<3} ", "target", "prot", "opt"));
-        if inv.verbose {
-            header.push_str(&format!("{:<6} {:<6} ", "in", "out"));
+        let _ = write!(out, "{:<9} ", "target");
+        out.push_str(" prot opt");
+        if verbose {
+            let _ = write!(out, " {:<6} {:<6} ", "in", "out");
         }
-        header.push_str(&format!("{:<20} {:<20}", "source", "destination"));
-        let _ = writeln!(out, "{header}");
+        let _ = writeln!(out, " {:<19}  {:<19} ", "source", "destination");
         for (i, (_, r)) in c.rules.iter().enumerate() {
-            let mut line = String::new();
             if inv.line_numbers {
-                line.push_str(&format!("{:<5} ", i + 1));
+                let _ = write!(out, "{:<4} ", i + 1);
             }
-            if inv.verbose {
+            if verbose {
                 let Counters { packets, bytes } = r.counters.unwrap_or_default();
-                let (pw, bw) = if inv.exact { (8, 10) } else { (5, 5) };
-                line.push_str(&format!(
-                    "{} {} ",
-                    count(packets, inv.exact, pw),
-                    count(bytes, inv.exact, bw)
-                ));
+                out.push_str(&count(packets, exact));
+                out.push_str(&count(bytes, exact));
             }
-            let proto = match &r.proto {
-                None => "all".to_string(),
-                Some(p) => format!(
-                    "{}{}",
-                    if p.negated { "!" } else { "" },
-                    crate::ipt::protocols::name_of(p.value.number())
+            let _ = write!(out, "{:<9} ", target_name(r));
+            let (bang, proto) = match &r.proto {
+                None => (
+                    ' ',
+                    if numeric {
+                        "0".to_string()
+                    } else {
+                        "all".to_string()
+                    },
+                ),
+                Some(p) => (
+                    if p.negated { '!' } else { ' ' },
+                    if numeric {
+                        p.value.number().to_string()
+                    } else {
+                        crate::ipt::protocols::name_of(p.value.number())
+                    },
                 ),
             };
-            line.push_str(&format!("{:<10} {:<4} {:<3} ", target_name(r), proto, "--"));
-            if inv.verbose {
+            let _ = write!(out, "{bang}{proto:<4} -- ");
+            if verbose {
                 let ifc = |i: &Option<crate::ipt::Neg<crate::model::Interface>>| match i {
-                    None => "*".to_string(),
+                    None => (if numeric { "*" } else { "any" }).to_string(),
                     Some(n) => format!("{}{}", if n.negated { "!" } else { "" }, n.value),
                 };
-                line.push_str(&format!(
-                    "{:<6} {:<6} ",
-                    ifc(&r.in_iface),
-                    ifc(&r.out_iface)
-                ));
+                let _ = write!(out, " {:<6} {:<6} ", ifc(&r.in_iface), ifc(&r.out_iface));
             }
-            line.push_str(&format!(
-                "{:<20} {:<20}{}",
-                addr_column(r.src.as_ref(), inv.numeric, v6),
-                addr_column(r.dst.as_ref(), inv.numeric, v6),
-                extra(r)
-            ));
-            let _ = writeln!(out, "{}", line.trim_end());
+            for net in [r.src.as_ref(), r.dst.as_ref()] {
+                let (bang, text) = addr_column(net, numeric, v6);
+                let _ = write!(out, "{bang}{text:<19} ");
+            }
+            if matches!(r.target, Some(IptTarget::Goto(_))) {
+                out.push_str("[goto] ");
+            }
+            out.push_str(&matches_text(r, numeric));
+            out.push('\n');
         }
     }
     Ok(out)

@@ -29,6 +29,8 @@ pub struct Invocation {
     pub verbose: bool,
     pub exact: bool,
     pub line_numbers: bool,
+    /// `-L -Z`: zero the counters after listing them.
+    pub zero_after_list: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,6 +180,7 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
     let mut wait = WaitPolicy::FailFast;
     let mut wait_interval = None;
     let (mut numeric, mut verbose, mut exact, mut line_numbers) = (false, false, false, false);
+    let mut zero_after_list = false;
     let mut rule = IptRule::default();
     let mut modules: Vec<Pending> = Vec::new();
     let mut target_name: Option<(String, bool)> = None; // (name, is goto)
@@ -213,8 +216,26 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
 
         if let Some(letter) = command_letter(opt) {
             no_neg(neg)?;
-            if let Some((prev, _)) = &command {
-                return Err(bad(format!("Can't use -{letter} with -{prev}")));
+            if let Some((prev, prev_args)) = &command {
+                // `-L -Z` (either order) lists, then zeroes: iptables allows that pair.
+                let pair = matches!((*prev, letter), ('L', 'Z') | ('Z', 'L'));
+                if !pair {
+                    return Err(bad(format!("Can't use -{letter} with -{prev}")));
+                }
+                zero_after_list = true;
+                if letter == 'Z' {
+                    // Keep `-L`'s chain; a chain after -Z names the same one.
+                    let chain_arg = a.inline.take().or_else(|| match a.peek() {
+                        Some(v) if !v.starts_with('-') && v != "!" => a.next(),
+                        _ => None,
+                    });
+                    if prev_args.is_empty()
+                        && let Some(c) = chain_arg
+                    {
+                        command = Some(('L', vec![c]));
+                    }
+                    continue;
+                }
             }
             let mut cargs = Vec::new();
             // Each command takes its chain (and index / policy / new name) right after it.
@@ -236,6 +257,12 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
                 if let Some(v) = next {
                     cargs.push(v);
                 }
+            }
+            if zero_after_list && letter == 'L' {
+                // `-Z [chain] -L [chain]`: the listing's chain, or the one -Z named.
+                let keep = command.take().map(|(_, a)| a).unwrap_or_default();
+                command = Some(('L', if cargs.is_empty() { keep } else { cargs }));
+                continue;
             }
             command = Some((letter, cargs));
             continue;
@@ -560,8 +587,12 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
         },
         'N' => {
             no_rule("-N")?;
+            let raw = cargs.first().copied().unwrap_or_default();
+            if raw.starts_with('-') {
+                return Err(bad("chain name not allowed to start with `-'"));
+            }
             let c = chain(0)?;
-            if c.starts_with('!') || c.starts_with('-') {
+            if c.starts_with('!') {
                 return Err(bad(format!("Invalid chain name `{c}'")));
             }
             if matches!(c.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE") || is_known_target(&c) {
@@ -600,7 +631,13 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             let policy = match cargs.get(1).copied() {
                 Some("ACCEPT") => Policy::Accept,
                 Some("DROP") => Policy::Drop,
-                Some(p) => return Err(bad(format!("Bad policy name `{p}' (ACCEPT or DROP)"))),
+                // iptables passes other names to the kernel, which refuses them: status 1.
+                Some(p) => {
+                    return Err(Error::Precondition(format!(
+                        "policy `{p}': only ACCEPT and DROP are policies"
+                    ))
+                    .context("iptables: Bad policy name. Run `dmesg' for more information."));
+                }
                 None => return Err(bad("-P needs a chain and a policy")),
             };
             Command::Policy {
@@ -641,6 +678,23 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
     {
         check_interfaces_for_chain(chain, rule)?;
     }
+    let drop_in_nat = match &command {
+        Command::Policy {
+            policy: Policy::Drop,
+            ..
+        } => true,
+        Command::Append { rule, .. }
+        | Command::Insert { rule, .. }
+        | Command::Replace { rule, .. }
+        | Command::Delete { rule, .. }
+        | Command::Check { rule, .. } => matches!(rule.target, Some(IptTarget::Drop)),
+        _ => false,
+    };
+    if table == "nat" && drop_in_nat {
+        return Err(bad(
+            "The \"nat\" table is not intended for filtering, the use of DROP is therefore inhibited.",
+        ));
+    }
     Ok(Invocation {
         family,
         table,
@@ -651,6 +705,7 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
         verbose,
         exact,
         line_numbers,
+        zero_after_list,
     })
 }
 

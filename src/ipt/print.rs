@@ -2,7 +2,6 @@
 //! for port options, `/32` on host addresses, and its quoting of strings.
 
 use std::fmt::Write;
-use std::net::IpAddr;
 
 use super::protocols;
 use super::rule::{IptMatch, IptRule, IptTarget, MultiportDir, NatRange, Neg, PortsMatch};
@@ -61,19 +60,22 @@ fn ports(out: &mut String, name: &str, m: &PortsMatch) {
     }
 }
 
-/// `addr[-addr][:port[-port]]`, IPv6 addresses in brackets when a port follows.
-fn nat_range(r: &NatRange) -> String {
-    let addr = |a: IpAddr, bracket: bool| match a {
-        IpAddr::V6(a) if bracket => format!("[{a}]"),
-        a => a.to_string(),
-    };
-    let bracket = r.ports.is_some();
+/// `addr[-addr][:port[-port]]`; with IPv6 and a port the address part is in brackets
+/// (`[a-b]:p`), as iptables' NAT extensions print it.
+pub(crate) fn nat_range(r: &NatRange) -> String {
     let mut s = String::new();
     if let Some(a) = r.addr_min {
-        s.push_str(&addr(a, bracket));
+        let brackets = a.is_ipv6() && r.ports.is_some();
+        if brackets {
+            s.push('[');
+        }
+        s.push_str(&a.to_string());
         if let Some(b) = r.addr_max.filter(|b| *b != a) {
             s.push('-');
-            s.push_str(&addr(b, bracket));
+            s.push_str(&b.to_string());
+        }
+        if brackets {
+            s.push(']');
         }
     }
     if let Some(p) = r.ports {
@@ -198,13 +200,24 @@ pub fn rule_spec(rule: &IptRule) -> String {
     out
 }
 
-/// `-A CHAIN spec`, with `-c packets bytes` first when counters are asked for (`-S -v`).
+/// `-A CHAIN spec`; with counters (`-S -v`) `-c packets bytes` goes after the matches and
+/// before the target, where iptables puts it.
 pub fn append_line(chain: &str, rule: &IptRule, with_counters: bool) -> String {
     let mut s = format!("-A {chain}");
-    if with_counters && let Some(c) = rule.counters {
+    let matches = rule_spec(&IptRule {
+        target: None,
+        ..rule.clone()
+    });
+    s.push_str(&matches);
+    if with_counters {
+        let c = rule.counters.unwrap_or_default();
         let _ = write!(s, " -c {} {}", c.packets, c.bytes);
     }
-    s.push_str(&rule_spec(rule));
+    let target = rule_spec(&IptRule {
+        target: rule.target.clone(),
+        ..Default::default()
+    });
+    s.push_str(&target);
     s
 }
 

@@ -32,6 +32,35 @@ fn system() -> &'static Vec<(String, u8, Vec<String>)> {
     })
 }
 
+/// `getservbyport`: the service name of a port for `tcp` or `udp`, from `/etc/services`.
+pub fn service_of(port: u16, proto: &str) -> Option<String> {
+    static TABLE: OnceLock<Vec<(String, u16, String)>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let text = std::fs::read_to_string("/etc/services").unwrap_or_default();
+        text.lines()
+            .filter_map(|l| {
+                let l = l.split('#').next()?;
+                let mut f = l.split_whitespace();
+                let name = f.next()?.to_string();
+                let (port, proto) = f.next()?.split_once('/')?;
+                Some((name, port.parse().ok()?, proto.to_string()))
+            })
+            .collect()
+    });
+    table
+        .iter()
+        .find(|(_, p, pr)| *p == port && pr == proto)
+        .map(|(n, _, _)| n.clone())
+}
+
+/// iptables' own short name for a protocol, without looking at the system's list.
+pub fn iptables_name(n: u8) -> Option<&'static str> {
+    IPTABLES_PROTOS
+        .iter()
+        .find(|(_, p)| *p == n)
+        .map(|(name, _)| *name)
+}
+
 /// The name `iptables -S` prints for a protocol number.
 pub fn name_of(n: u8) -> String {
     if let Some((name, _)) = IPTABLES_PROTOS.iter().find(|(_, p)| *p == n) {

@@ -200,8 +200,8 @@ pub fn apply(
             let idx = match planners.iter().position(|(t, _)| *t == block.table) {
                 Some(i) => i,
                 None => {
-                    let p = Planner::new(r, &TableRef::new(family, &block.table), true)
-                        .map_err(|e| at(block.line, e))?;
+                    let p = Planner::new(r, &TableRef::new(family, &block.table))
+                        .map_err(|e| e.context(format!("line {} failed", block.line)))?;
                     planners.push((block.table.clone(), p));
                     lines.push(Vec::new());
                     planners.len() - 1
