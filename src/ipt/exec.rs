@@ -67,8 +67,48 @@ struct ChainState {
     virtual_builtin: bool,
     handle: Option<u64>,
     base: Option<BaseChain>,
+    /// The kernel's use count when read: rules in the chain plus jumps to it.
+    use_count: u32,
     /// Loaded on first need (a single `-A` does not read the chain's rules).
     rules: Option<Vec<Slot>>,
+    /// How many rules the chain had in the kernel when its rules were loaded.
+    kernel_rules: usize,
+}
+
+impl ChainState {
+    fn kernel(c: &crate::nft::Chain) -> Self {
+        ChainState {
+            in_kernel: true,
+            virtual_builtin: false,
+            handle: c.handle,
+            base: c.base,
+            use_count: c.use_count,
+            rules: None,
+            kernel_rules: 0,
+        }
+    }
+    fn virtual_builtin(b: &Builtin) -> Self {
+        ChainState {
+            in_kernel: false,
+            virtual_builtin: true,
+            handle: None,
+            base: Some(b.base(Policy::Accept)),
+            use_count: 0,
+            rules: Some(Vec::new()),
+            kernel_rules: 0,
+        }
+    }
+    fn created() -> Self {
+        ChainState {
+            in_kernel: false,
+            virtual_builtin: false,
+            handle: None,
+            base: None,
+            use_count: 0,
+            rules: Some(Vec::new()),
+            kernel_rules: 0,
+        }
+    }
 }
 
 /// Plans iptables commands for one table into operations.
@@ -77,7 +117,14 @@ pub struct Planner {
     iptables_table: bool,
     table_exists: bool,
     table_created: bool,
+    /// Chains known so far: looked up one by one (a command names one or two), or all of
+    /// them once a command needs the whole table.
     chains: BTreeMap<String, ChainState>,
+    /// Names looked up and found absent, or deleted by this plan.
+    absent: std::collections::BTreeSet<String>,
+    all_loaded: bool,
+    /// Jumps to a chain added (+) or removed (-) by this plan, for `-X`'s reference check.
+    ref_delta: BTreeMap<String, i64>,
     ops: Vec<Op>,
     /// Built-in chains this plan creates: index of their op, so a later policy lands in it.
     created_builtins: BTreeMap<&'static str, usize>,
@@ -85,6 +132,8 @@ pub struct Planner {
     pub(crate) zero: Option<Option<String>>,
     /// What `-v` prints for the planned changes.
     pub(crate) verbose_lines: Vec<String>,
+    /// Whether `-v` was given (listing every chain for its messages costs a full read).
+    pub(crate) verbose: bool,
 }
 
 impl Planner {
@@ -92,46 +141,82 @@ impl Planner {
     /// the view (iptables lists them) and are created by the first command that writes to
     /// them. A table that is not one of iptables' must exist.
     pub fn new(r: &mut Reader<'_>, table: &TableRef) -> Result<Planner> {
-        let table_exists = r.tables()?.iter().any(|t| &t.table == table);
+        let table_exists = r.table_exists(table)?;
         let iptables_table = tables::is_iptables_table(&table.name);
         if !iptables_table && !table_exists {
             return Err(Error::NoSuchTable(table.name.clone()));
         }
-        let mut p = Planner {
+        Ok(Planner {
             table: table.clone(),
             iptables_table,
             table_exists,
             table_created: false,
             chains: BTreeMap::new(),
+            absent: Default::default(),
+            all_loaded: false,
+            ref_delta: BTreeMap::new(),
             ops: Vec::new(),
             created_builtins: BTreeMap::new(),
             zero: None,
             verbose_lines: Vec::new(),
+            verbose: false,
+        })
+    }
+
+    /// Whether `name` exists in the plan's view, looking it up (one request) if unknown.
+    fn lookup(&mut self, r: &mut Reader<'_>, name: &str) -> Result<bool> {
+        if self.chains.contains_key(name) {
+            return Ok(true);
+        }
+        if self.absent.contains(name) {
+            return Ok(false);
+        }
+        let found = if self.table_exists && !self.all_loaded {
+            r.chain(&self.table.chain(name))?
+        } else {
+            None
         };
-        if table_exists {
-            for c in r.chains(table)? {
-                p.chains.insert(
-                    c.chain.name.clone(),
-                    ChainState {
-                        in_kernel: true,
-                        virtual_builtin: false,
-                        handle: c.handle,
-                        base: c.base,
-                        rules: None,
-                    },
-                );
+        match found {
+            Some(c) => {
+                self.chains.insert(name.to_string(), ChainState::kernel(&c));
+                Ok(true)
+            }
+            None => match self.builtin(name) {
+                Some(b) => {
+                    self.chains
+                        .insert(name.to_string(), ChainState::virtual_builtin(&b));
+                    Ok(true)
+                }
+                None => {
+                    self.absent.insert(name.to_string());
+                    Ok(false)
+                }
+            },
+        }
+    }
+
+    /// Loads every chain of the table (for commands about the whole table).
+    fn load_all(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        if self.all_loaded {
+            return Ok(());
+        }
+        if self.table_exists {
+            for c in r.chains(&self.table)? {
+                let name = c.chain.name.clone();
+                if !self.chains.contains_key(&name) && !self.absent.contains(&name) {
+                    self.chains.insert(name, ChainState::kernel(&c));
+                }
             }
         }
-        for b in tables::builtins(&table.name).unwrap_or(&[]) {
-            p.chains.entry(b.name.into()).or_insert(ChainState {
-                in_kernel: false,
-                virtual_builtin: true,
-                handle: None,
-                base: Some(b.base(Policy::Accept)),
-                rules: Some(Vec::new()),
-            });
+        for b in tables::builtins(&self.table.name).unwrap_or(&[]) {
+            if !self.absent.contains(b.name) {
+                self.chains
+                    .entry(b.name.into())
+                    .or_insert_with(|| ChainState::virtual_builtin(b));
+            }
         }
-        Ok(p)
+        self.all_loaded = true;
+        Ok(())
     }
 
     fn builtin(&self, chain: &str) -> Option<Builtin> {
@@ -166,8 +251,8 @@ impl Planner {
         }
     }
 
-    fn require(&self, chain: &str) -> Result<()> {
-        if self.chains.contains_key(chain) {
+    fn require(&mut self, r: &mut Reader<'_>, chain: &str) -> Result<()> {
+        if self.lookup(r, chain)? {
             Ok(())
         } else {
             Err(not_found(format!("chain {chain} in table {}", self.table)))
@@ -175,7 +260,7 @@ impl Planner {
     }
 
     fn rules(&mut self, r: &mut Reader<'_>, chain: &str) -> Result<&mut Vec<Slot>> {
-        self.require(chain)?;
+        self.require(r, chain)?;
         let table = self.table.clone();
         let state = self
             .chains
@@ -187,6 +272,7 @@ impl Planner {
             } else {
                 Vec::new()
             };
+            state.kernel_rules = raw.len();
             state.rules = Some(
                 raw.iter()
                     .map(|x| Slot::Kernel {
@@ -199,18 +285,24 @@ impl Planner {
         Ok(state.rules.get_or_insert_with(Vec::new))
     }
 
+    fn note_jump(&mut self, rule: &IptRule, delta: i64) {
+        if let Some(t) = rule.jump_target() {
+            *self.ref_delta.entry(t.to_string()).or_default() += delta;
+        }
+    }
+
     /// iptables checks a jump's target chain before anything else: status 2.
-    fn check_jump(&self, rule: &IptRule) -> Result<()> {
+    fn check_jump(&mut self, r: &mut Reader<'_>, rule: &IptRule) -> Result<()> {
         if let Some(t) = rule.jump_target()
-            && (!self.chains.contains_key(t) || self.builtin(t).is_some())
+            && (self.builtin(t).is_some() || !self.lookup(r, t)?)
         {
             return Err(Error::InvalidInput(format!("Chain '{t}' does not exist")));
         }
         Ok(())
     }
 
-    fn encode(&self, rule: &IptRule) -> Result<EncodedRule> {
-        self.check_jump(rule)?;
+    fn encode(&mut self, r: &mut Reader<'_>, rule: &IptRule) -> Result<EncodedRule> {
+        self.check_jump(r, rule)?;
         compat::encode(&self.table, rule)
     }
 
@@ -239,7 +331,12 @@ impl Planner {
     }
 
     /// Chains in iptables' listing order: built-ins, then user chains by name.
-    fn listing_order(&self) -> Vec<String> {
+    fn listing_order(&mut self, r: &mut Reader<'_>) -> Result<Vec<String>> {
+        self.load_all(r)?;
+        Ok(self.listing_order_loaded())
+    }
+
+    fn listing_order_loaded(&self) -> Vec<String> {
         let builtins: Vec<String> = tables::builtins(&self.table.name)
             .unwrap_or(&[])
             .iter()
@@ -263,8 +360,9 @@ impl Planner {
     pub fn plan(&mut self, r: &mut Reader<'_>, cmd: &Command) -> Result<()> {
         match cmd {
             Command::Append { chain, rule } => {
-                self.require(chain)?;
-                let encoded = self.encode(rule)?;
+                self.require(r, chain)?;
+                let encoded = self.encode(r, rule)?;
+                self.note_jump(rule, 1);
                 self.materialize(chain);
                 if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut()) {
                     rules.push(Slot::Pending { rule: rule.clone() });
@@ -278,8 +376,9 @@ impl Planner {
                 });
             }
             Command::Insert { chain, index, rule } => {
-                self.require(chain)?;
-                let encoded = self.encode(rule)?;
+                self.require(r, chain)?;
+                let encoded = self.encode(r, rule)?;
+                self.note_jump(rule, 1);
                 let position = if *index == 1 {
                     if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut())
                     {
@@ -316,8 +415,8 @@ impl Planner {
                 });
             }
             Command::Delete { chain, rule } | Command::Check { chain, rule } => {
-                self.require(chain)?;
-                self.check_jump(rule)?;
+                self.require(r, chain)?;
+                self.check_jump(r, rule)?;
                 let slots = self.rules(r, chain)?;
                 let Some(i) = Self::find(slots, rule) else {
                     return Err(refused(
@@ -329,7 +428,10 @@ impl Planner {
                     return Ok(());
                 }
                 let handle = match slots.remove(i) {
-                    Slot::Kernel { handle, .. } => handle,
+                    Slot::Kernel { handle, rule: old } => {
+                        self.note_jump(&old, -1);
+                        handle
+                    }
                     Slot::Pending { .. } => {
                         return Err(Error::InvalidInput("deleting a rule added earlier in the same transaction is not supported".into()));
                     }
@@ -342,9 +444,9 @@ impl Planner {
                 });
             }
             Command::DeleteIndex { chain, index } | Command::Replace { chain, index, .. } => {
-                self.require(chain)?;
+                self.require(r, chain)?;
                 let encoded = match cmd {
-                    Command::Replace { rule, .. } => Some((rule.clone(), self.encode(rule)?)),
+                    Command::Replace { rule, .. } => Some((rule.clone(), self.encode(r, rule)?)),
                     _ => None,
                 };
                 let slots = self.rules(r, chain)?;
@@ -360,7 +462,7 @@ impl Planner {
                         format!("rule {index} of {len} in {chain}"),
                     ));
                 };
-                let Slot::Kernel { handle, .. } = *slot else {
+                let Slot::Kernel { handle, rule: old } = slot.clone() else {
                     return Err(Error::InvalidInput(
                         "changing a rule added earlier in the same transaction is not supported"
                             .into(),
@@ -369,6 +471,8 @@ impl Planner {
                 match encoded {
                     Some((rule, encoded)) => {
                         *slot = Slot::Pending { rule: rule.clone() };
+                        self.note_jump(&old, -1);
+                        self.note_jump(&rule, 1);
                         self.verbose_lines
                             .push(listing::change_line(&rule, self.table.family));
                         self.ops.push(Op::ReplaceEncodedRule {
@@ -379,6 +483,7 @@ impl Planner {
                     }
                     None => {
                         slots.remove(index - 1);
+                        self.note_jump(&old, -1);
                         self.ops.push(Op::DeleteRule {
                             chain: self.chain_ref(chain),
                             handle,
@@ -387,7 +492,7 @@ impl Planner {
                 }
             }
             Command::NewChain(chain) => {
-                if self.chains.contains_key(chain) {
+                if self.lookup(r, chain)? {
                     return Err(Error::AlreadyExists(failure(
                         libc::EEXIST,
                         format!("create chain {chain}"),
@@ -399,34 +504,36 @@ impl Planner {
                     table: self.table.clone(),
                     chain: ChainSpec::regular(chain),
                 });
-                self.chains.insert(
-                    chain.clone(),
-                    ChainState {
-                        in_kernel: false,
-                        virtual_builtin: false,
-                        handle: None,
-                        base: None,
-                        rules: Some(Vec::new()),
-                    },
-                );
+                self.absent.remove(chain);
+                self.chains.insert(chain.clone(), ChainState::created());
             }
             Command::DeleteChain(Some(chain)) => {
-                self.require(chain)?;
+                self.require(r, chain)?;
                 if self.chains.get(chain).is_some_and(|c| c.base.is_some()) {
                     return Err(refused(
                         "iptables: Can't delete built-in chain.",
                         format!("chain {chain}"),
                     ));
                 }
-                // iptables-legacy's order: references first, then emptiness.
-                if self.referenced_from_outside(r, chain, &[])? {
+                let rules = self.rules(r, chain)?.len();
+                // The kernel's use count is the chain's rules plus the jumps to it; adjust
+                // for what this plan changed. iptables-legacy checks references first.
+                let state = self.chains.get(chain).cloned();
+                let references = match state {
+                    Some(c) if c.in_kernel => {
+                        i64::from(c.use_count) - c.kernel_rules as i64
+                            + self.ref_delta.get(chain).copied().unwrap_or(0)
+                    }
+                    _ => self.ref_delta.get(chain).copied().unwrap_or(0),
+                };
+                if references > 0 {
                     return Err(in_use(
                         "iptables: Too many links.",
                         format!("delete chain {chain}"),
                         libc::EMLINK,
                     ));
                 }
-                if !self.rules(r, chain)?.is_empty() {
+                if rules > 0 {
                     return Err(in_use(
                         "iptables: Directory not empty.",
                         format!("delete chain {chain}"),
@@ -436,12 +543,13 @@ impl Planner {
                 self.verbose_lines.push(format!("Deleting chain `{chain}'"));
                 self.ops.push(Op::DeleteChain(self.chain_ref(chain)));
                 self.chains.remove(chain);
+                self.absent.insert(chain.clone());
             }
             Command::DeleteChain(None) => {
                 // Every user chain, in listing order, as iptables-legacy deletes them: a
                 // chain with rules or one still jumped to stops it.
-                let users: Vec<String> = self
-                    .listing_order()
+                let order = self.listing_order(r)?;
+                let users: Vec<String> = order
                     .into_iter()
                     .filter(|n| self.chains.get(n).is_some_and(|c| c.base.is_none()))
                     .collect();
@@ -465,16 +573,24 @@ impl Planner {
                     self.verbose_lines.push(format!("Deleting chain `{name}'"));
                     self.ops.push(Op::DeleteChain(self.chain_ref(name)));
                     self.chains.remove(name);
+                    self.absent.insert(name.clone());
                 }
             }
             Command::Flush(Some(chain)) => {
-                self.require(chain)?;
+                self.require(r, chain)?;
+                if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
+                    for s in rules {
+                        self.note_jump(s.rule(), -1);
+                    }
+                }
                 self.verbose_lines.push(format!("Flushing chain `{chain}'"));
                 self.plan_flush(chain);
             }
             Command::Flush(None) => {
-                for name in self.listing_order() {
-                    self.verbose_lines.push(format!("Flushing chain `{name}'"));
+                if self.verbose {
+                    for name in self.listing_order(r)? {
+                        self.verbose_lines.push(format!("Flushing chain `{name}'"));
+                    }
                 }
                 if self.table_exists {
                     self.ops.push(Op::FlushTable(self.table.clone()));
@@ -485,9 +601,14 @@ impl Planner {
             }
             Command::Zero(chain) => {
                 if let Some(c) = chain {
-                    self.require(c)?;
+                    self.require(r, c)?;
                 }
-                for name in self.listing_order() {
+                let names = if self.verbose {
+                    self.listing_order(r)?
+                } else {
+                    Vec::new()
+                };
+                for name in names {
                     let real = self.chains.get(&name).is_some_and(|c| c.in_kernel);
                     if real && chain.as_ref().is_none_or(|c| *c == name) {
                         self.verbose_lines.push(format!("Zeroing chain `{name}'"));
@@ -504,10 +625,11 @@ impl Planner {
                         format!("chain {chain}"),
                     ));
                 };
+                self.lookup(r, chain)?;
                 self.set_policy(b, *policy);
             }
             Command::Rename { from, to } => {
-                self.require(from)?;
+                self.require(r, from)?;
                 if self.chains.get(from).is_some_and(|c| c.base.is_some()) {
                     return Err(refused(
                         "iptables: Can't rename built-in chain.",
@@ -515,7 +637,7 @@ impl Planner {
                     ));
                 }
                 let clashes = matches!(to.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE");
-                if self.chains.contains_key(to) || clashes {
+                if clashes || self.lookup(r, to)? {
                     return Err(Error::AlreadyExists(failure(
                         libc::EEXIST,
                         format!("rename chain {from} to {to}"),
@@ -536,6 +658,8 @@ impl Planner {
                     handle,
                     new_name: to.clone(),
                 });
+                self.absent.remove(to);
+                self.absent.insert(from.clone());
                 self.chains.insert(to.clone(), state);
             }
             Command::ListRules(_) | Command::List(_) => {
@@ -552,6 +676,7 @@ impl Planner {
         chain: &str,
         except: &[String],
     ) -> Result<bool> {
+        self.load_all(r)?;
         let names: Vec<String> = self
             .chains
             .keys()
@@ -572,8 +697,14 @@ impl Planner {
 
     /// `iptables-restore`'s `:CHAIN POLICY` line: a built-in gets the policy; a user chain is
     /// created, or flushed if it exists.
-    pub fn declare_chain(&mut self, chain: &str, policy: Option<Policy>) -> Result<()> {
+    pub fn declare_chain(
+        &mut self,
+        r: &mut Reader<'_>,
+        chain: &str,
+        policy: Option<Policy>,
+    ) -> Result<()> {
         if let Some(b) = self.builtin(chain) {
+            self.lookup(r, chain)?;
             self.set_policy(b, policy.unwrap_or(Policy::Accept));
             return Ok(());
         }
@@ -583,7 +714,7 @@ impl Planner {
                 format!("policy for user chain {chain}"),
             ));
         }
-        if self.chains.contains_key(chain) {
+        if self.lookup(r, chain)? {
             self.plan_flush(chain);
         } else {
             self.ensure_table();
@@ -591,16 +722,8 @@ impl Planner {
                 table: self.table.clone(),
                 chain: ChainSpec::regular(chain),
             });
-            self.chains.insert(
-                chain.into(),
-                ChainState {
-                    in_kernel: false,
-                    virtual_builtin: false,
-                    handle: None,
-                    base: None,
-                    rules: Some(Vec::new()),
-                },
-            );
+            self.absent.remove(chain);
+            self.chains.insert(chain.into(), ChainState::created());
         }
         Ok(())
     }
@@ -620,7 +743,8 @@ impl Planner {
 
     /// `iptables-restore` without `--noflush`: every rule goes, then the user chains the block
     /// does not declare (see [`Planner::finish_reset`]), and built-ins go back to ACCEPT.
-    pub fn reset_table(&mut self) {
+    pub fn reset_table(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        self.load_all(r)?;
         if self.table_exists {
             self.ops.push(Op::FlushTable(self.table.clone()));
         }
@@ -636,6 +760,7 @@ impl Planner {
                 self.set_policy(*b, Policy::Accept);
             }
         }
+        Ok(())
     }
 
     /// Deletes the user chains that existed before a reset and were not declared again.
@@ -649,6 +774,7 @@ impl Planner {
         for n in stale {
             self.ops.push(Op::DeleteChain(self.chain_ref(&n)));
             self.chains.remove(&n);
+            self.absent.insert(n);
         }
     }
 
@@ -691,6 +817,7 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
     let committed = session
         .transact(|r| {
             let mut p = Planner::new(r, table)?;
+            p.verbose = inv.verbose;
             p.plan(r, &inv.command)?;
             let mut tx = Transaction::new();
             let out = (p.zero.clone(), std::mem::take(&mut p.verbose_lines));

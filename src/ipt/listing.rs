@@ -38,7 +38,11 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
     }
     let (chains, raw): (Vec<Chain>, Vec<RawRule>) = if exists {
         session.read(|r| {
-            let chains = r.chains(table)?;
+            // One chain asked for: fetch it alone rather than every chain of the table.
+            let chains = match only {
+                Some(c) => r.chain(&table.chain(c))?.into_iter().collect(),
+                None => r.chains(table)?,
+            };
             let exists = |c: &str| chains.iter().any(|x| x.chain.name == c);
             let raw = match only {
                 Some(c) if exists(c) => r.raw_rules(table, Some(c))?,

@@ -213,7 +213,7 @@ pub fn apply(
                 lines.resize(count, n);
             };
             if !noflush {
-                p.reset_table();
+                p.reset_table(r)?;
                 mark(p, &mut lines[idx], block.line);
             }
             let mut declared = Vec::new();
@@ -221,7 +221,7 @@ pub fn apply(
                 let result = match line {
                     Line::Chain { name, policy } => {
                         declared.push(name.clone());
-                        p.declare_chain(name, *policy)
+                        p.declare_chain(r, name, *policy)
                     }
                     Line::Command(cmd) => p
                         .plan(r, cmd)

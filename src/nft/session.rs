@@ -123,11 +123,15 @@ impl Reader<'_> {
         self.pin()?;
         dump_chains(self.sock, &mut self.stats.dump_restarts, table)
     }
+    /// One chain, by name: a single-object request, not a dump of the table's chains.
     pub fn chain(&mut self, chain: &ChainRef) -> Result<Option<Chain>> {
-        Ok(self
-            .chains(&chain.table)?
-            .into_iter()
-            .find(|c| c.chain.name == chain.name))
+        self.pin()?;
+        get_chain(self.sock, chain)
+    }
+    /// Whether the table exists: a single-object request.
+    pub fn table_exists(&mut self, table: &TableRef) -> Result<bool> {
+        self.pin()?;
+        get_table_exists(self.sock, table)
     }
     /// Rules of one chain, or of the whole table (`chain: None`).
     pub fn rules(&mut self, table: &TableRef, chain: Option<&str>) -> Result<Vec<ListedRule>> {
@@ -417,6 +421,43 @@ impl Session {
     pub fn socket(&mut self) -> &mut NlSocket {
         &mut self.sock
     }
+}
+
+fn absent<T>(r: Result<T>) -> Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.kind() == crate::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn get_chain(sock: &mut NlSocket, chain: &ChainRef) -> Result<Option<Chain>> {
+    let reply = absent(sock.request_with(
+        msg::GETCHAIN,
+        chain.table.family.nfproto(),
+        |w| {
+            w.strz(crate::wire::nftables::NFTA_CHAIN_TABLE, &chain.table.name);
+            w.strz(crate::wire::nftables::NFTA_CHAIN_NAME, &chain.name);
+        },
+        "get chain",
+    ))?;
+    let Some(payload) = reply else {
+        return Ok(None);
+    };
+    let (fam, attrs) = split_nfgenmsg(&payload)?;
+    Ok(Chain::from_repr(ChainRepr::parse(fam, attrs)?))
+}
+
+fn get_table_exists(sock: &mut NlSocket, table: &TableRef) -> Result<bool> {
+    let reply = absent(sock.request_with(
+        msg::GETTABLE,
+        table.family.nfproto(),
+        |w| {
+            w.strz(crate::wire::nftables::NFTA_TABLE_NAME, &table.name);
+        },
+        "get table",
+    ))?;
+    Ok(reply.is_some())
 }
 
 fn get_generation(sock: &mut NlSocket) -> Result<u32> {

@@ -141,6 +141,18 @@ impl NlSocket {
 
     /// One request, one reply message (e.g. GETGEN). Returns the reply's payload bytes.
     pub fn request(&mut self, msg: u8, family: u8, what: &'static str) -> Result<Vec<u8>> {
+        self.request_with(msg, family, |_| {}, what)
+    }
+
+    /// A request for one object (a GET without NLM_F_DUMP): its reply's payload. A missing
+    /// object is `Err` with kind NotFound.
+    pub fn request_with(
+        &mut self,
+        msg: u8,
+        family: u8,
+        attrs: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+        what: &'static str,
+    ) -> Result<Vec<u8>> {
         let seq = self.next_seq();
         let mut w = MsgWriter::new();
         w.message(
@@ -148,7 +160,7 @@ impl NlSocket {
             NLM_F_REQUEST | NLM_F_ACK,
             seq,
             &nfgenmsg(family, 0),
-            |_| {},
+            attrs,
         );
         self.send(w.as_bytes())?;
         let mut reply = None;

@@ -117,6 +117,8 @@ mod gen_attr {
 pub const NFTA_LIST_ELEM: u16 = 1;
 /// Attributes that dump requests use as filters.
 pub const NFTA_CHAIN_TABLE: u16 = chain_attr::TABLE;
+pub const NFTA_CHAIN_NAME: u16 = chain_attr::NAME;
+pub const NFTA_TABLE_NAME: u16 = table_attr::NAME;
 pub const NFTA_RULE_TABLE: u16 = rule_attr::TABLE;
 pub const NFTA_RULE_CHAIN: u16 = rule_attr::CHAIN;
 
