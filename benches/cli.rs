@@ -33,10 +33,10 @@
 //! short-lived intermediate child of the detached close).
 //!
 //! The `xtnl` binary: `cargo bench` builds the package's binaries before running a bench and
-//! passes the path as `CARGO_BIN_EXE_xtnl` (target/release/xtnl: the bench profile inherits
+//! passes the path as `CARGO_BIN_EXE_xtnl` (target/<triple>/release/xtnl: the bench profile inherits
 //! release). If that file is missing at run time (the bench binary was run on its own after
 //! a `cargo clean`, say), the bench runs `cargo build --release --bin xtnl` in
-//! `CARGO_MANIFEST_DIR` first and uses `target/release/xtnl` from there.
+//! `CARGO_MANIFEST_DIR` first and uses the release binary from there.
 //!
 //! Run: `cargo bench --bench cli` (about 1.5 minutes), or `cargo bench --bench cli -- --quick`
 //! (N = 10 and 200, few iterations, well under a minute; also what runs without cargo's
@@ -502,14 +502,15 @@ fn measure_rss(b: &Bench, tool: Tool) -> Option<(u64, u64)> {
     Some((flush, insert))
 }
 
-/// The xtnl binary cargo built for this bench, or `target/release/xtnl` after building it.
+/// The xtnl binary cargo built for this bench, or the release build (under the target named
+/// in `.cargo/config.toml`) after building it.
 fn locate_xtnl() -> PathBuf {
     let built = PathBuf::from(env!("CARGO_BIN_EXE_xtnl"));
     if built.exists() {
         return built;
     }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let release = manifest.join("target/release/xtnl");
+    let release = manifest.join("target/x86_64-unknown-linux-gnu/release/xtnl");
     if !release.exists() {
         eprintln!(
             "cli bench: {} missing; running `cargo build --release --bin xtnl`",
