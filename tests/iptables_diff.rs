@@ -464,3 +464,128 @@ fn iptables_error_phrases_and_exit_statuses() {
         }
     });
 }
+
+/// In a table of our own (not one of iptables'), iptables syntax is encoded natively: each
+/// spec written by xtnl must list, in nft's own words and expressions, exactly as the nft
+/// rule next to it (written by nft itself), and xtnl must read both back the same way.
+#[test]
+fn iptables_syntax_in_a_table_of_our_own_is_native_nftables() {
+    in_netns(|| {
+        let lock = private_lock_path();
+        let lock = lock.to_str().unwrap().to_owned();
+        common::run_ok("nft", &["add", "table", "ip", "own"]);
+        common::run_ok("nft", &["add", "chain", "ip", "own", "target-chain"]);
+        let cases = [
+            (
+                "-p tcp --dport 22 -m state --state NEW -j ACCEPT",
+                "meta l4proto tcp tcp dport 22 ct state new counter accept",
+            ),
+            (
+                "-m conntrack ! --ctstate INVALID -j ACCEPT",
+                "ct state != invalid counter accept",
+            ),
+            (
+                "-m state --state RELATED,ESTABLISHED -j RETURN",
+                "ct state established,related counter return",
+            ),
+            (
+                "-p tcp -j REJECT --reject-with tcp-reset",
+                "meta l4proto tcp counter reject with tcp reset",
+            ),
+            ("-j REJECT", "counter reject"),
+            (
+                "-j REJECT --reject-with icmp-host-prohibited",
+                "counter reject with icmp type host-prohibited",
+            ),
+            (
+                "-s 192.0.2.0/24 -j LOG --log-prefix \"own: \" --log-level 6",
+                "ip saddr 192.0.2.0/24 counter log prefix \"own: \" level info",
+            ),
+            ("-j LOG", "counter log"),
+            (
+                "-p tcp --dport 80 -j REDIRECT --to-ports 8080",
+                "meta l4proto tcp tcp dport 80 counter redirect to :8080",
+            ),
+            (
+                "-p udp -j REDIRECT --to-ports 1000-2000",
+                "meta l4proto udp counter redirect to :1000-2000",
+            ),
+            (
+                "-i eth1 -p tcp --dport 50443 -m comment --comment fwd -j DNAT --to-destination 192.0.2.3:3389",
+                "iifname \"eth1\" meta l4proto tcp tcp dport 50443 counter dnat to 192.0.2.3:3389 comment \"fwd\"",
+            ),
+            (
+                "-o eth1 -j MASQUERADE",
+                "oifname \"eth1\" counter masquerade",
+            ),
+            ("-j target-chain", "counter jump target-chain"),
+        ];
+        let mut failures = Vec::new();
+        for (i, (spec, nft_rule)) in cases.iter().enumerate() {
+            let (a, b) = (format!("a{i}"), format!("b{i}"));
+            common::run_ok("nft", &["add", "chain", "ip", "own", &a]);
+            common::run_ok("nft", &["add", "chain", "ip", "own", &b]);
+            let mut args = vec!["-t", "own", "-A", a.as_str()];
+            let spec_words = words(spec);
+            args.extend(spec_words.iter().map(String::as_str));
+            let o = xtnl(&lock, &args);
+            if !o.status.success() {
+                failures.push(format!("{spec}: xtnl -A failed: {}", text(&o)));
+                continue;
+            }
+            // One argument: nft joins its arguments and parses the quotes itself.
+            let o = run("nft", &["add", "rule", "ip", "own", &b, nft_rule]);
+            if !o.status.success() {
+                failures.push(format!("{spec}: nft {nft_rule}: {}", text(&o)));
+                continue;
+            }
+            let body = |chain: &str, debug: bool| -> String {
+                let mut argv = vec![];
+                if debug {
+                    argv.push("--debug=netlink");
+                }
+                argv.extend(["list", "chain", "ip", "own", chain]);
+                common::run_ok("nft", &argv)
+                    .lines()
+                    .filter(|l| !l.contains("chain ") && !l.contains("own "))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            if body(&a, false) != body(&b, false) || body(&a, true) != body(&b, true) {
+                failures.push(format!(
+                    "{spec}\n  xtnl wrote: {}\n  nft wrote:  {}",
+                    body(&a, true),
+                    body(&b, true)
+                ));
+            }
+            let (sa, sb) = (
+                xtnl(&lock, &["-t", "own", "-S", &a]),
+                xtnl(&lock, &["-t", "own", "-S", &b]),
+            );
+            if text(&sa).replace(&a, "X") != text(&sb).replace(&b, "X") {
+                failures.push(format!(
+                    "{spec}\n  xtnl -S of its rule: {}\n  xtnl -S of nft's:    {}",
+                    text(&sa),
+                    text(&sb)
+                ));
+            }
+            // And -D by the same spec removes nft's rule.
+            let mut del = vec!["-t", "own", "-D", b.as_str()];
+            del.extend(spec_words.iter().map(String::as_str));
+            let o = xtnl(&lock, &del);
+            if !o.status.success() {
+                failures.push(format!(
+                    "{spec}: xtnl -D of nft's rule failed: {}",
+                    text(&o)
+                ));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} of {} specs differ:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
+    });
+}

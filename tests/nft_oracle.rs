@@ -19,7 +19,8 @@ mod common;
 use common::{in_netns, nft_ruleset, run, run_ok};
 use xtnl::ErrorKind;
 use xtnl::model::{
-    Action, Dir, Family, Interface, IpNet, L4Proto, Match, NatTarget, PortRange, Rule,
+    Action, CtStateSet, Dir, Family, Interface, IpNet, L4Proto, Match, NatTarget, PortRange,
+    RejectKind, Rule,
 };
 use xtnl::nft::{
     BaseChain, ChainRef, ChainSpec, ChainType, Hook, ListedRule, Policy, Session, TableRef,
@@ -53,6 +54,12 @@ fn proto(p: L4Proto) -> Match {
     Match::Protocol {
         proto: p,
         negated: false,
+    }
+}
+fn ct(states: u32, negated: bool) -> Match {
+    Match::CtState {
+        states: CtStateSet(states),
+        negated,
     }
 }
 fn src(s: &str) -> Match {
@@ -118,6 +125,10 @@ fn not(m: Match) -> Match {
         },
         Match::OutInterface { name, .. } => Match::OutInterface {
             name,
+            negated: true,
+        },
+        Match::CtState { states, .. } => Match::CtState {
+            states,
             negated: true,
         },
         Match::Opaque(o) => Match::Opaque(o),
@@ -199,6 +210,149 @@ fn corpus() -> Vec<Case> {
     use L4Proto::{Icmp, Icmpv6, Other, Tcp, Udp};
     let long = longest_nft_comment();
     vec![
+        // -- connection state, reject, log, redirect (native forms for tables of our own) --
+        case(
+            "ct state established,related",
+            Ip,
+            None,
+            "ct state established,related accept",
+            rule(vec![ct(
+                CtStateSet::ESTABLISHED | CtStateSet::RELATED,
+                false,
+            )])
+            .action(Action::Accept),
+        ),
+        case(
+            "ct state != invalid (one state: a value compare)",
+            Ip,
+            None,
+            "ct state != invalid drop",
+            rule(vec![ct(CtStateSet::INVALID, true)]).action(Action::Drop),
+        ),
+        case(
+            "ct state ! established,related (none of them: a mask compared with zero)",
+            Inet,
+            None,
+            "ct state ! established,related drop",
+            rule(vec![ct(
+                CtStateSet::ESTABLISHED | CtStateSet::RELATED,
+                true,
+            )])
+            .action(Action::Drop),
+        ),
+        case(
+            "ct state new,untracked counter",
+            Ip6,
+            None,
+            "ct state new,untracked counter",
+            rule(vec![ct(CtStateSet::NEW | CtStateSet::UNTRACKED, false)]).counted(),
+        ),
+        case(
+            "reject (ip)",
+            Ip,
+            None,
+            "reject",
+            rule(vec![]).action(Action::Reject(RejectKind::Icmp(3))),
+        ),
+        case(
+            "reject with icmp host-prohibited",
+            Ip,
+            None,
+            "reject with icmp type host-prohibited",
+            rule(vec![]).action(Action::Reject(RejectKind::Icmp(10))),
+        ),
+        case(
+            "reject with tcp reset",
+            Ip,
+            None,
+            "meta l4proto tcp reject with tcp reset",
+            rule(vec![proto(Tcp)]).action(Action::Reject(RejectKind::TcpReset)),
+        ),
+        case(
+            "reject (ip6)",
+            Ip6,
+            None,
+            "reject",
+            rule(vec![]).action(Action::Reject(RejectKind::Icmpv6(4))),
+        ),
+        case(
+            "reject with icmpv6 admin-prohibited",
+            Ip6,
+            None,
+            "reject with icmpv6 type admin-prohibited",
+            rule(vec![]).action(Action::Reject(RejectKind::Icmpv6(1))),
+        ),
+        case(
+            "reject (inet: icmpx)",
+            Inet,
+            None,
+            "reject",
+            rule(vec![]).action(Action::Reject(RejectKind::Icmpx(1))),
+        ),
+        case(
+            "reject with icmpx host-unreachable",
+            Inet,
+            None,
+            "reject with icmpx type host-unreachable",
+            rule(vec![]).action(Action::Reject(RejectKind::Icmpx(2))),
+        ),
+        case(
+            "log with a prefix",
+            Ip,
+            None,
+            "log prefix \"x: \"",
+            rule(vec![]).action(Action::Log {
+                prefix: Some("x: ".into()),
+                level: 4,
+            }),
+        ),
+        case(
+            "log with a prefix and a level",
+            Ip,
+            None,
+            "tcp dport 22 counter log prefix \"ssh \" level info",
+            rule(vec![proto(Tcp), dport("22")])
+                .counted()
+                .action(Action::Log {
+                    prefix: Some("ssh ".into()),
+                    level: 6,
+                }),
+        ),
+        case(
+            "log alone",
+            Ip6,
+            None,
+            "log",
+            rule(vec![]).action(Action::Log {
+                prefix: None,
+                level: 4,
+            }),
+        ),
+        case(
+            "redirect",
+            Ip,
+            None,
+            "redirect",
+            rule(vec![]).action(Action::Redirect { ports: None }),
+        ),
+        case(
+            "redirect to a port",
+            Ip,
+            None,
+            "tcp dport 80 redirect to :8080",
+            rule(vec![proto(Tcp), dport("80")]).action(Action::Redirect {
+                ports: Some(ports("8080")),
+            }),
+        ),
+        case(
+            "redirect to a port range",
+            Ip6,
+            None,
+            "meta l4proto udp redirect to :1000-2000",
+            rule(vec![proto(Udp)]).action(Action::Redirect {
+                ports: Some(ports("1000-2000")),
+            }),
+        ),
         // -- protocols --
         case(
             "tcp",
@@ -1143,9 +1297,9 @@ fn nft_and_xtnl_agree_on_every_rule_of_the_corpus() {
 /// Rules nft writes that the model has no words for.
 const OPAQUE: [&str; 12] = [
     "meta pkttype host accept",
-    "ct state established,related accept",
+    "ct mark 0x1 accept",
     "tcp dport { 80, 443 } accept",
-    "log prefix \"x\"",
+    "log group 2 prefix \"x\"",
     "limit rate 10/second accept",
     "meta mark 0x1 accept",
     "ip saddr . tcp dport { 192.0.2.1 . 22 } accept",

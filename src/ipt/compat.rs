@@ -10,11 +10,11 @@
 //! Decoding accepts both, and rules nft wrote: what iptables syntax cannot say stays
 //! [`IptMatch::Opaque`] / [`IptTarget::Opaque`].
 
-use super::rule::{IptMatch, IptRule, IptTarget, Neg, PortsMatch};
+use super::rule::{IptMatch, IptRule, IptTarget, Neg, PortsMatch, RejectWith};
 use super::tables;
 use super::xt_bridge;
 use crate::error::{Error, Result};
-use crate::model::{self, Action, Dir, Family, L4Proto, Match, Opaque, PortRange};
+use crate::model::{self, Action, Dir, Family, L4Proto, Match, Opaque, PortRange, RejectKind};
 use crate::nft::codec::{self, cmp, load, meta, verdict};
 use crate::nft::{EncodedRule, RawRule, TableRef};
 use crate::wire::expr::{CmpOp, Counter, Expr, MetaKey, PayloadBase, REG_1, Range, Verdict};
@@ -28,7 +28,7 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
         ));
     }
     if !tables::is_iptables_table(&table.name) {
-        let native = to_model(rule)?;
+        let native = to_model(rule, table.family)?;
         let (exprs, userdata) = codec::encode(&native, table.family)?;
         return Ok(EncodedRule {
             exprs,
@@ -179,7 +179,7 @@ fn target_word(rule: &IptRule) -> &'static str {
 }
 
 /// The rule model of an iptables rule, for tables of our own (native encoding).
-pub fn to_model(rule: &IptRule) -> Result<model::Rule> {
+pub fn to_model(rule: &IptRule, family: Family) -> Result<model::Rule> {
     let unsupported = |what: &str| {
         Error::InvalidInput(format!(
             "{what} is not supported in tables other than iptables' own yet"
@@ -238,8 +238,11 @@ pub fn to_model(rule: &IptRule) -> Result<model::Rule> {
             }
             IptMatch::Comment(c) => r.comment = Some(c.clone()),
             IptMatch::Multiport(_) => return Err(unsupported("-m multiport")),
-            IptMatch::State(_) | IptMatch::Conntrack(_) => {
-                return Err(unsupported("connection state matching"));
+            IptMatch::State(st) | IptMatch::Conntrack(st) => {
+                r = r.with(Match::CtState {
+                    states: ct_states_native(st.value)?,
+                    negated: st.negated,
+                });
             }
             IptMatch::Opaque(_) => unreachable_opaque()?,
         }
@@ -270,12 +273,115 @@ pub fn to_model(rule: &IptRule) -> Result<model::Rule> {
             })
         }
         Some(IptTarget::Masquerade(p)) => Some(Action::Masquerade { ports: *p }),
-        Some(IptTarget::Redirect(_)) => return Err(unsupported("REDIRECT")),
-        Some(IptTarget::Reject(_)) => return Err(unsupported("REJECT")),
-        Some(IptTarget::Log(_)) => return Err(unsupported("LOG")),
+        Some(IptTarget::Redirect(p)) => Some(Action::Redirect { ports: *p }),
+        Some(IptTarget::Reject(w)) => Some(Action::Reject(reject_native(*w, family)?)),
+        Some(IptTarget::Log(l)) => Some(Action::Log {
+            prefix: l.prefix.clone(),
+            level: l.level,
+        }),
         Some(IptTarget::Opaque(_)) => return Err(unsupported("an opaque target")),
     };
     Ok(r)
+}
+
+/// xt conntrack states in nf_tables' numbering (UNTRACKED moves from bit 8 to bit 6; SNAT
+/// and DNAT are conntrack status, not state, in nf_tables).
+fn ct_states_native(s: super::CtStates) -> Result<model::CtStateSet> {
+    use super::CtStates as X;
+    use model::CtStateSet as N;
+    if s.contains(X::SNAT) || s.contains(X::DNAT) {
+        return Err(Error::InvalidInput(
+            "--ctstate SNAT/DNAT is not supported in tables other than iptables' own".into(),
+        ));
+    }
+    let mut out = 0;
+    for (x, n) in [
+        (X::INVALID, N::INVALID),
+        (X::ESTABLISHED, N::ESTABLISHED),
+        (X::RELATED, N::RELATED),
+        (X::NEW, N::NEW),
+        (X::UNTRACKED, N::UNTRACKED),
+    ] {
+        if s.contains(x) {
+            out |= n;
+        }
+    }
+    Ok(N(out))
+}
+
+fn ct_states_xt(s: model::CtStateSet) -> super::CtStates {
+    use super::CtStates as X;
+    use model::CtStateSet as N;
+    let mut out = 0u16;
+    for (x, n) in [
+        (X::INVALID, N::INVALID),
+        (X::ESTABLISHED, N::ESTABLISHED),
+        (X::RELATED, N::RELATED),
+        (X::NEW, N::NEW),
+        (X::UNTRACKED, N::UNTRACKED),
+    ] {
+        if s.0 & n != 0 {
+            out |= x.0;
+        }
+    }
+    X(out)
+}
+
+/// `--reject-with` names and native reject codes: ICMP in ip tables, ICMPv6 in ip6,
+/// ICMPX (the four family-neutral codes) in inet.
+const REJECT_CODES: [(RejectWith, Family, u8); 15] = [
+    (RejectWith::IcmpNetUnreachable, Family::Ipv4, 0),
+    (RejectWith::IcmpHostUnreachable, Family::Ipv4, 1),
+    (RejectWith::IcmpProtoUnreachable, Family::Ipv4, 2),
+    (RejectWith::IcmpPortUnreachable, Family::Ipv4, 3),
+    (RejectWith::IcmpNetProhibited, Family::Ipv4, 9),
+    (RejectWith::IcmpHostProhibited, Family::Ipv4, 10),
+    (RejectWith::IcmpAdminProhibited, Family::Ipv4, 13),
+    (RejectWith::Icmp6NoRoute, Family::Ipv6, 0),
+    (RejectWith::Icmp6AdmProhibited, Family::Ipv6, 1),
+    (RejectWith::Icmp6AddrUnreachable, Family::Ipv6, 3),
+    (RejectWith::Icmp6PortUnreachable, Family::Ipv6, 4),
+    (RejectWith::Icmp6NoRoute, Family::Inet, 0),
+    (RejectWith::IcmpPortUnreachable, Family::Inet, 1),
+    (RejectWith::IcmpHostUnreachable, Family::Inet, 2),
+    (RejectWith::IcmpAdminProhibited, Family::Inet, 3),
+];
+
+fn reject_native(w: RejectWith, family: Family) -> Result<RejectKind> {
+    if w == RejectWith::TcpReset {
+        return Ok(RejectKind::TcpReset);
+    }
+    let code = REJECT_CODES
+        .iter()
+        .find(|(n, f, _)| *n == w && *f == family)
+        .map(|(_, _, c)| *c);
+    match (code, family) {
+        (Some(c), Family::Ipv4) => Ok(RejectKind::Icmp(c)),
+        (Some(c), Family::Ipv6) => Ok(RejectKind::Icmpv6(c)),
+        (Some(c), Family::Inet) => Ok(RejectKind::Icmpx(c)),
+        (None, _) => Err(Error::InvalidInput(format!(
+            "--reject-with {} has no native form in a {family} table",
+            w.name()
+        ))),
+    }
+}
+
+fn reject_from_native(k: RejectKind, family: Family) -> Option<RejectWith> {
+    let (code, fam) = match k {
+        RejectKind::TcpReset => return Some(RejectWith::TcpReset),
+        RejectKind::Icmp(c) => (c, Family::Ipv4),
+        RejectKind::Icmpv6(c) => (c, Family::Ipv6),
+        RejectKind::Icmpx(c) => (c, Family::Inet),
+    };
+    let fam = if family == Family::Inet && fam != Family::Inet {
+        return None;
+    } else {
+        fam
+    };
+    REJECT_CODES
+        .iter()
+        .find(|(_, f, c)| *f == fam && *c == code)
+        .map(|(n, _, _)| *n)
 }
 
 /// Decodes a rule of any table into iptables' view of it. Never fails: parts iptables
@@ -352,6 +458,10 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                     }
                 }
             }
+            Match::CtState { states, negated } => {
+                r.matches
+                    .push(IptMatch::State(Neg::new(ct_states_xt(states), negated)));
+            }
             Match::Opaque(o) => {
                 // Adjacent parts the model does not know arrive merged; take them one
                 // expression at a time: xt matches, and an xt target at the very end.
@@ -416,6 +526,19 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                 ports: t.ports,
             }),
             Action::Masquerade { ports } => IptTarget::Masquerade(ports),
+            Action::Redirect { ports } => IptTarget::Redirect(ports),
+            Action::Log { prefix, level } => IptTarget::Log(super::LogOpts { prefix, level }),
+            Action::Reject(kind) => match reject_from_native(kind, family) {
+                Some(w) => IptTarget::Reject(w),
+                None => IptTarget::Opaque(Opaque {
+                    exprs: codec::encode(
+                        &model::Rule::new().action(Action::Reject(kind)),
+                        Family::Inet,
+                    )
+                    .map(|(e, _)| e)
+                    .unwrap_or_default(),
+                }),
+            },
             Action::Opaque(o) => IptTarget::Opaque(o),
         });
     }

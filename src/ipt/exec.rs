@@ -308,11 +308,23 @@ impl Planner {
 
     /// The first slot equal to `rule` (ignoring counters). Rules holding anything iptables
     /// syntax cannot express never match, so they are never deleted blindly.
-    fn find(slots: &[Slot], rule: &IptRule) -> Option<usize> {
-        let want = rule.without_counters();
+    fn find(slots: &[Slot], rule: &IptRule, native: bool) -> Option<usize> {
+        // In a table of our own both state modules become the same `ct state`.
+        let norm = |r: &IptRule| {
+            let mut r = r.without_counters();
+            if native {
+                for m in &mut r.matches {
+                    if let super::IptMatch::Conntrack(s) = m {
+                        *m = super::IptMatch::State(s.clone());
+                    }
+                }
+            }
+            r
+        };
+        let want = norm(rule);
         slots
             .iter()
-            .position(|s| s.rule().is_expressible() && s.rule().without_counters() == want)
+            .position(|s| s.rule().is_expressible() && norm(s.rule()) == want)
     }
 
     fn set_policy(&mut self, b: Builtin, policy: Policy) {
@@ -417,8 +429,9 @@ impl Planner {
             Command::Delete { chain, rule } | Command::Check { chain, rule } => {
                 self.require(r, chain)?;
                 self.check_jump(r, rule)?;
+                let native = !self.iptables_table;
                 let slots = self.rules(r, chain)?;
-                let Some(i) = Self::find(slots, rule) else {
+                let Some(i) = Self::find(slots, rule, native) else {
                     return Err(refused(
                         BAD_RULE,
                         format!("no rule in {chain} equals the given one"),

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use super::{Action, Dir, IpNet, L4Proto, Match, NatTarget, Rule};
+use super::{Action, Dir, IpNet, L4Proto, Match, NatTarget, RejectKind, Rule};
 
 fn addr_keyword(net: &IpNet) -> &'static str {
     if net.is_ipv4() { "ip" } else { "ip6" }
@@ -82,6 +82,9 @@ impl fmt::Display for Rule {
                     let star = if wildcard { "*" } else { "" };
                     parts.push(format!("{k} {}\"{prefix}{star}\"", op(*negated)));
                 }
+                Match::CtState { states, negated } => {
+                    parts.push(format!("ct state {}{states}", op(*negated)));
+                }
                 Match::Opaque(o) => parts.push(format!("<not understood: {o}>")),
             }
         }
@@ -118,6 +121,27 @@ impl fmt::Display for Action {
             Action::Snat(t) => write_nat(f, "snat", t),
             Action::Masquerade { ports: None } => f.write_str("masquerade"),
             Action::Masquerade { ports: Some(p) } => write!(f, "masquerade to :{p}"),
+            Action::Redirect { ports: None } => f.write_str("redirect"),
+            Action::Redirect { ports: Some(p) } => write!(f, "redirect to :{p}"),
+            Action::Reject(k) => match k {
+                RejectKind::TcpReset => f.write_str("reject with tcp reset"),
+                RejectKind::Icmp(3) | RejectKind::Icmpv6(4) | RejectKind::Icmpx(1) => {
+                    f.write_str("reject")
+                }
+                RejectKind::Icmp(c) => write!(f, "reject with icmp {c}"),
+                RejectKind::Icmpv6(c) => write!(f, "reject with icmpv6 {c}"),
+                RejectKind::Icmpx(c) => write!(f, "reject with icmpx {c}"),
+            },
+            Action::Log { prefix, level } => {
+                f.write_str("log")?;
+                if let Some(p) = prefix {
+                    write!(f, " prefix {p:?}")?;
+                }
+                if *level != 4 {
+                    write!(f, " level {level}")?;
+                }
+                Ok(())
+            }
             Action::Opaque(o) => write!(f, "<not understood: {o}>"),
         }
     }

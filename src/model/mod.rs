@@ -168,6 +168,52 @@ impl fmt::Display for Interface {
     }
 }
 
+/// Connection-tracking states as nf_tables numbers them (`NF_CT_STATE_*_BIT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CtStateSet(pub u32);
+
+impl CtStateSet {
+    pub const INVALID: u32 = 1;
+    pub const ESTABLISHED: u32 = 1 << 1;
+    pub const RELATED: u32 = 1 << 2;
+    pub const NEW: u32 = 1 << 3;
+    pub const UNTRACKED: u32 = 1 << 6;
+    /// nft's names, in the order it prints them.
+    pub const NAMES: [(&'static str, u32); 5] = [
+        ("invalid", Self::INVALID),
+        ("established", Self::ESTABLISHED),
+        ("related", Self::RELATED),
+        ("new", Self::NEW),
+        ("untracked", Self::UNTRACKED),
+    ];
+    pub const ALL: u32 =
+        Self::INVALID | Self::ESTABLISHED | Self::RELATED | Self::NEW | Self::UNTRACKED;
+}
+
+impl fmt::Display for CtStateSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Self::NAMES
+            .iter()
+            .filter(|(_, b)| self.0 & b != 0)
+            .map(|(n, _)| *n)
+            .collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+/// What a REJECT answers with: a TCP reset, or an ICMP "unreachable" code of the table's
+/// family (ICMPX: a family-neutral code, for inet tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RejectKind {
+    TcpReset,
+    /// ICMP destination-unreachable code (IPv4 tables): 3 port, 1 host, 10 host-prohibited...
+    Icmp(u8),
+    /// ICMPv6 destination-unreachable code (IPv6 tables): 4 port, 1 admin-prohibited...
+    Icmpv6(u8),
+    /// `NFT_REJECT_ICMPX_*` (inet tables): 0 no-route, 1 port, 2 host, 3 admin-prohibited.
+    Icmpx(u8),
+}
+
 /// Which end of a packet a match looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dir {
@@ -201,6 +247,11 @@ pub enum Match {
         name: Interface,
         negated: bool,
     },
+    /// Connection-tracking state is one of `states` (or, negated, none of them).
+    CtState {
+        states: CtStateSet,
+        negated: bool,
+    },
     /// Decoded expressions that form no match the model knows.
     Opaque(Opaque),
 }
@@ -224,6 +275,16 @@ pub enum Action {
     Snat(NatTarget),
     Masquerade {
         ports: Option<PortRange>,
+    },
+    /// Redirect to the local machine, optionally to a port or range.
+    Redirect {
+        ports: Option<PortRange>,
+    },
+    Reject(RejectKind),
+    /// Log to the kernel log and go on (like iptables' LOG target).
+    Log {
+        prefix: Option<String>,
+        level: u8,
     },
     /// Decoded expressions that form no action the model knows.
     Opaque(Opaque),

@@ -79,6 +79,14 @@ pub(super) fn rule(rule: &Rule, family: Family) -> crate::Result<()> {
                 }
             }
             Match::InInterface { .. } | Match::OutInterface { .. } => {}
+            Match::CtState { states, .. } => {
+                if states.0 == 0 || states.0 & !super::CtStateSet::ALL != 0 {
+                    return Err(Error::InvalidInput(format!(
+                        "connection state set 0x{:x} is empty or holds unknown states",
+                        states.0
+                    )));
+                }
+            }
             Match::Opaque(_) => {
                 return Err(Error::InvalidInput(
                     "the rule holds expressions xtnl does not understand; refusing to rewrite it"
@@ -118,6 +126,39 @@ pub(super) fn rule(rule: &Rule, family: Family) -> crate::Result<()> {
             return Err(Error::InvalidInput(
                 "masquerade ports need a tcp or udp protocol match in the rule".into(),
             ));
+        }
+        Some(Action::Redirect { ports: Some(_) }) if !proto.is_some_and(L4Proto::has_ports) => {
+            return Err(Error::InvalidInput(
+                "redirect ports need a tcp or udp protocol match in the rule".into(),
+            ));
+        }
+        Some(Action::Reject(kind)) => {
+            let fits = match kind {
+                super::RejectKind::TcpReset => proto == Some(L4Proto::Tcp),
+                super::RejectKind::Icmp(_) => family == Family::Ipv4,
+                super::RejectKind::Icmpv6(_) => family == Family::Ipv6,
+                super::RejectKind::Icmpx(c) => *c <= 3,
+            };
+            if !fits {
+                return Err(Error::InvalidInput(format!(
+                    "reject {kind:?} does not fit a {family} table (a TCP reset needs a tcp match; \
+                     ICMP codes belong in ip, ICMPv6 in ip6, ICMPX (0-3) anywhere)"
+                )));
+            }
+        }
+        Some(Action::Log { prefix, level }) => {
+            if *level > 7 {
+                return Err(Error::InvalidInput(format!(
+                    "log level {level} is not a syslog level (0-7)"
+                )));
+            }
+            if let Some(p) = prefix
+                && (p.len() > 127 || p.contains('\0'))
+            {
+                return Err(Error::InvalidInput(
+                    "log prefix must be at most 127 bytes without NUL".into(),
+                ));
+            }
         }
         Some(Action::Opaque(_)) => {
             return Err(Error::InvalidInput(

@@ -8,12 +8,13 @@
 use std::net::IpAddr;
 
 use crate::model::{
-    Action, Counters, Dir, Family, Interface, IpNet, L4Proto, Match, NatTarget, Opaque, PortRange,
-    Rule,
+    Action, Counters, CtStateSet, Dir, Family, Interface, IpNet, L4Proto, Match, NatTarget, Opaque,
+    PortRange, RejectKind, Rule,
 };
 use crate::wire::expr::{
-    Bitwise, Cmp, CmpOp, Counter, Expr, Immediate, ImmediateData, Masq, Meta, MetaKey, Nat,
-    NatKind, Payload, PayloadBase, REG_1, REG_2, REG_3, REG_VERDICT, Range, Verdict,
+    Bitwise, Cmp, CmpOp, Counter, Ct, Expr, Immediate, ImmediateData, Log, Masq, Meta, MetaKey,
+    Nat, NatKind, Payload, PayloadBase, REG_1, REG_2, REG_3, REG_VERDICT, Range, Redir, Reject,
+    Verdict,
 };
 use crate::wire::nftables::{nfproto, udata};
 
@@ -72,6 +73,7 @@ pub fn encode(rule: &Rule, family: Family) -> crate::Result<(Vec<Expr>, Option<V
                 out.push(meta(MetaKey::OIFNAME));
                 out.push(cmp(*negated, ifname_bytes(name)));
             }
+            Match::CtState { states, negated } => encode_ct_state(&mut out, *states, *negated),
             Match::Opaque(_) => unreachable_opaque()?,
         }
     }
@@ -107,6 +109,43 @@ pub fn encode(rule: &Rule, family: Family) -> crate::Result<(Vec<Expr>, Option<V
             }
             out.push(Expr::Masq(m));
         }
+        Some(Action::Redirect { ports }) => {
+            let mut r = Redir {
+                reg_proto_min: None,
+                reg_proto_max: None,
+                flags: None,
+            };
+            if let Some(p) = ports {
+                out.push(imm(REG_1, p.first().to_be_bytes().to_vec()));
+                r.reg_proto_min = Some(REG_1);
+                if !p.is_single() {
+                    out.push(imm(REG_2, p.last().to_be_bytes().to_vec()));
+                    r.reg_proto_max = Some(REG_2);
+                }
+                r.flags = Some(NAT_PROTO_SPECIFIED);
+            }
+            out.push(Expr::Redir(r));
+        }
+        Some(Action::Reject(kind)) => out.push(Expr::Reject(match kind {
+            RejectKind::TcpReset => Reject {
+                kind: Reject::TCP_RST,
+                code: None,
+            },
+            RejectKind::Icmp(c) | RejectKind::Icmpv6(c) => Reject {
+                kind: Reject::ICMP_UNREACH,
+                code: Some(*c),
+            },
+            RejectKind::Icmpx(c) => Reject {
+                kind: Reject::ICMPX_UNREACH,
+                code: Some(*c),
+            },
+        })),
+        Some(Action::Log { prefix, level }) => out.push(Expr::Log(Log {
+            prefix: prefix.clone(),
+            // nft sends no level for the default (warning); the kernel reports 4 either way.
+            level: (*level != LOG_DEFAULT_LEVEL).then_some(u32::from(*level)),
+            flags: None,
+        })),
         Some(Action::Opaque(_)) => unreachable_opaque()?,
     }
     let userdata = match &rule.comment {
@@ -116,6 +155,39 @@ pub fn encode(rule: &Rule, family: Family) -> crate::Result<(Vec<Expr>, Option<V
         None => None,
     };
     Ok((out, userdata))
+}
+
+const LOG_DEFAULT_LEVEL: u8 = 4;
+
+/// `ct state S` loads the state, masks it and compares with zero (nft's form); a negated
+/// single state compares the value itself, as nft writes `ct state != invalid`.
+fn encode_ct_state(out: &mut Vec<Expr>, states: CtStateSet, negated: bool) {
+    out.push(Expr::Ct(Ct {
+        key: Ct::KEY_STATE,
+        dreg: REG_1,
+        direction: None,
+    }));
+    let zero = vec![0; 4];
+    if negated && states.0.count_ones() == 1 {
+        out.push(Expr::Cmp(Cmp {
+            sreg: REG_1,
+            op: CmpOp::Neq,
+            data: states.0.to_ne_bytes().to_vec(),
+        }));
+        return;
+    }
+    out.push(Expr::Bitwise(Bitwise {
+        sreg: REG_1,
+        dreg: REG_1,
+        len: 4,
+        mask: states.0.to_ne_bytes().to_vec(),
+        xor: zero.clone(),
+    }));
+    out.push(Expr::Cmp(Cmp {
+        sreg: REG_1,
+        op: if negated { CmpOp::Eq } else { CmpOp::Neq },
+        data: zero,
+    }));
 }
 
 fn unreachable_opaque() -> crate::Result<()> {
@@ -427,10 +499,41 @@ impl Decoder {
                 self.rule.action = Some(a);
                 Some(1)
             }
-            [Expr::Immediate(_), ..] | [Expr::Nat(_), ..] | [Expr::Masq(_), ..]
+            [Expr::Immediate(_), ..]
+            | [Expr::Nat(_), ..]
+            | [Expr::Masq(_), ..]
+            | [Expr::Redir(_), ..]
                 if self.rule.action.is_none() =>
             {
                 self.decode_nat(e)
+            }
+            [Expr::Ct(ct), rest @ ..] if ct.key == Ct::KEY_STATE && ct.direction.is_none() => {
+                let (states, negated, used) = decode_ct_state(ct.dreg, rest)?;
+                self.push_match(Match::CtState { states, negated })
+                    .then_some(1 + used)
+            }
+            [Expr::Reject(r), ..] if self.rule.action.is_none() => {
+                let kind = match (r.kind, r.code, self.family) {
+                    (Reject::TCP_RST, None, _) => RejectKind::TcpReset,
+                    (Reject::ICMP_UNREACH, Some(c), Family::Ipv4) => RejectKind::Icmp(c),
+                    (Reject::ICMP_UNREACH, Some(c), Family::Ipv6) => RejectKind::Icmpv6(c),
+                    (Reject::ICMPX_UNREACH, Some(c), _) if c <= 3 => RejectKind::Icmpx(c),
+                    _ => return None,
+                };
+                self.rule.action = Some(Action::Reject(kind));
+                Some(1)
+            }
+            [Expr::Log(l), ..] if self.rule.action.is_none() && l.flags.unwrap_or(0) == 0 => {
+                let level = match l.level {
+                    None => LOG_DEFAULT_LEVEL,
+                    Some(n) if n <= 7 => n as u8,
+                    Some(_) => return None,
+                };
+                self.rule.action = Some(Action::Log {
+                    prefix: l.prefix.clone(),
+                    level,
+                });
+                Some(1)
             }
             _ => None,
         }
@@ -547,6 +650,13 @@ impl Decoder {
                 }
                 Action::Masquerade { ports }
             }
+            Expr::Redir(m) => {
+                let ports = ports(reg(m.reg_proto_min)?, reg(m.reg_proto_max)?)?;
+                if !nat_flags_plain(m.flags, false, ports.is_some()) {
+                    return None;
+                }
+                Action::Redirect { ports }
+            }
             _ => return None,
         };
         // Every immediate must have fed the nat expression.
@@ -559,6 +669,10 @@ impl Decoder {
                 .into_iter()
                 .flatten()
                 .collect(),
+            Expr::Redir(m) => [m.reg_proto_min, m.reg_proto_max]
+                .into_iter()
+                .flatten()
+                .collect(),
             _ => Vec::new(),
         };
         if regs.iter().any(|(d, _)| !used.contains(d)) {
@@ -566,6 +680,36 @@ impl Decoder {
         }
         self.rule.action = Some(action);
         Some(i + 1)
+    }
+}
+
+/// After `ct load state`: a mask then `cmp neq 0` (one of the states) or `cmp eq 0` (none
+/// of them), or a plain compare with a single state's value.
+fn decode_ct_state(reg: u32, rest: &[Expr]) -> Option<(CtStateSet, bool, usize)> {
+    let word = |b: &[u8]| -> Option<u32> { Some(u32::from_ne_bytes(b.try_into().ok()?)) };
+    let known = |s: u32| (s != 0 && s & !CtStateSet::ALL == 0).then_some(CtStateSet(s));
+    match rest {
+        [Expr::Bitwise(b), Expr::Cmp(c), ..]
+            if b.sreg == reg
+                && b.dreg == reg
+                && b.len == 4
+                && b.xor == [0; 4]
+                && c.sreg == reg
+                && word(&c.data)? == 0 =>
+        {
+            let negated = match c.op {
+                CmpOp::Neq => false,
+                CmpOp::Eq => true,
+                _ => return None,
+            };
+            Some((known(word(&b.mask)?)?, negated, 2))
+        }
+        [Expr::Cmp(c), ..] if c.sreg == reg && is_eq_or_neq(c.op) => {
+            let v = word(&c.data)?;
+            (v.count_ones() == 1).then_some(())?;
+            Some((known(v)?, c.op == CmpOp::Neq, 1))
+        }
+        _ => None,
     }
 }
 

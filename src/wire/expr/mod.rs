@@ -7,11 +7,15 @@ mod bitwise;
 mod cmp;
 mod compat;
 mod counter;
+mod ct;
 mod data;
 mod immediate;
+mod log;
 mod meta;
 mod nat;
 mod payload;
+mod redir;
+mod reject;
 
 use std::fmt;
 
@@ -19,11 +23,15 @@ pub use bitwise::Bitwise;
 pub use cmp::{Cmp, CmpOp, Range};
 pub use compat::{Match, Target};
 pub use counter::Counter;
+pub use ct::Ct;
 pub use data::hex;
 pub use immediate::{Immediate, ImmediateData, Verdict};
+pub use log::Log;
 pub use meta::{Meta, MetaKey};
 pub use nat::{Masq, Nat, NatKind};
 pub use payload::{Payload, PayloadBase};
+pub use redir::Redir;
+pub use reject::Reject;
 
 use super::WireError;
 use super::attr::{AttrWriter, Attrs};
@@ -49,6 +57,10 @@ pub enum Expr {
     Bitwise(Bitwise),
     Immediate(Immediate),
     Counter(Counter),
+    Ct(Ct),
+    Reject(Reject),
+    Log(Log),
+    Redir(Redir),
     Nat(Nat),
     Masq(Masq),
     /// An x_tables match run through nft_compat; [`crate::xt`] decodes its payload.
@@ -90,6 +102,10 @@ impl Expr {
                 .ctx("immediate")?
                 .map(Expr::Immediate),
             "counter" => Counter::parse(data).ctx("counter")?.map(Expr::Counter),
+            "ct" => Ct::parse(data).ctx("ct")?.map(Expr::Ct),
+            "reject" => Reject::parse(data).ctx("reject")?.map(Expr::Reject),
+            "log" => Log::parse(data).ctx("log")?.map(Expr::Log),
+            "redir" => Redir::parse(data).ctx("redir")?.map(Expr::Redir),
             "nat" => Nat::parse(data).ctx("nat")?.map(Expr::Nat),
             "masq" => Masq::parse(data).ctx("masq")?.map(Expr::Masq),
             "match" => Match::parse(data).ctx("match")?.map(Expr::Match),
@@ -113,6 +129,10 @@ impl Expr {
             Expr::Bitwise(_) => "bitwise",
             Expr::Immediate(_) => "immediate",
             Expr::Counter(_) => "counter",
+            Expr::Ct(_) => "ct",
+            Expr::Reject(_) => "reject",
+            Expr::Log(_) => "log",
+            Expr::Redir(_) => "redir",
             Expr::Nat(_) => "nat",
             Expr::Masq(_) => "masq",
             Expr::Match(_) => "match",
@@ -137,6 +157,10 @@ impl Expr {
                     Expr::Bitwise(e) => e.emit(w),
                     Expr::Immediate(e) => e.emit(w),
                     Expr::Counter(e) => e.emit(w),
+                    Expr::Ct(e) => e.emit(w),
+                    Expr::Reject(e) => e.emit(w),
+                    Expr::Log(e) => e.emit(w),
+                    Expr::Redir(e) => e.emit(w),
                     Expr::Nat(e) => e.emit(w),
                     Expr::Masq(e) => e.emit(w),
                     Expr::Match(e) => e.emit(w),
@@ -159,6 +183,10 @@ impl fmt::Display for Expr {
             Expr::Bitwise(e) => write!(f, "[ {e} ]"),
             Expr::Immediate(e) => write!(f, "[ {e} ]"),
             Expr::Counter(e) => write!(f, "[ {e} ]"),
+            Expr::Ct(e) => write!(f, "[ {e} ]"),
+            Expr::Reject(e) => write!(f, "[ {e} ]"),
+            Expr::Log(e) => write!(f, "[ {e} ]"),
+            Expr::Redir(e) => write!(f, "[ {e} ]"),
             Expr::Nat(e) => write!(f, "[ {e} ]"),
             Expr::Masq(e) => write!(f, "[ {e} ]"),
             Expr::Match(e) => write!(f, "[ {e} ]"),
@@ -256,6 +284,29 @@ mod tests {
             reg_proto_min: Some(1),
             reg_proto_max: Some(2),
         }));
+        round_trip(Expr::Ct(Ct {
+            key: Ct::KEY_STATE,
+            dreg: 1,
+            direction: None,
+        }));
+        round_trip(Expr::Reject(Reject {
+            kind: Reject::ICMP_UNREACH,
+            code: Some(3),
+        }));
+        round_trip(Expr::Reject(Reject {
+            kind: Reject::TCP_RST,
+            code: None,
+        }));
+        round_trip(Expr::Log(Log {
+            prefix: Some("x: ".into()),
+            level: Some(6),
+            flags: None,
+        }));
+        round_trip(Expr::Redir(Redir {
+            reg_proto_min: Some(1),
+            reg_proto_max: None,
+            flags: Some(2),
+        }));
         round_trip(Expr::Match(Match {
             name: "multiport".into(),
             rev: 1,
@@ -270,12 +321,13 @@ mod tests {
 
     #[test]
     fn unknown_expression_is_kept_and_re_emitted_identically() {
-        // `[ log prefix "x" ]` as nft encodes it: NFTA_LOG_PREFIX (2) = "x\0".
+        // `[ log group 2 prefix "x" ]`: an NFLOG group (NFTA_LOG_GROUP = 1) is not modelled.
         let mut buf = Vec::new();
         let mut of = false;
         let mut w = AttrWriter::new(&mut buf, &mut of);
         w.strz(NFTA_EXPR_NAME, "log");
         w.nested(NFTA_EXPR_DATA, |w| {
+            w.bytes(1, &2u16.to_be_bytes());
             w.strz(2, "x");
         });
         let e = Expr::parse(&buf).unwrap();
