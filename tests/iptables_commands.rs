@@ -69,32 +69,9 @@ fn indent(text: &str, by: usize) -> String {
         .join("\n")
 }
 
-/// Splits a command line like a shell would (double quotes group, no escapes needed here).
+/// Splits a command line as iptables-restore splits a rule line.
 fn words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let (mut cur, mut quoted, mut any) = (String::new(), false, false);
-    for c in s.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                any = true;
-            }
-            ' ' if !quoted => {
-                if any {
-                    out.push(std::mem::take(&mut cur));
-                    any = false;
-                }
-            }
-            c => {
-                cur.push(c);
-                any = true;
-            }
-        }
-    }
-    if any {
-        out.push(cur);
-    }
-    out
+    xtnl::ipt::parse::split_words(s).expect("the test's command line splits")
 }
 
 /// An iptables-compatible program: the oracle, or xtnl (with its private xtables lock).

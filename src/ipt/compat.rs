@@ -288,44 +288,35 @@ pub fn to_model(rule: &IptRule, family: Family) -> Result<model::Rule> {
 /// and DNAT are conntrack status, not state, in nf_tables).
 fn ct_states_native(s: super::CtStates) -> Result<model::CtStateSet> {
     use super::CtStates as X;
-    use model::CtStateSet as N;
     if s.contains(X::SNAT) || s.contains(X::DNAT) {
         return Err(Error::InvalidInput(
             "--ctstate SNAT/DNAT is not supported in tables other than iptables' own".into(),
         ));
     }
-    let mut out = 0;
-    for (x, n) in [
-        (X::INVALID, N::INVALID),
-        (X::ESTABLISHED, N::ESTABLISHED),
-        (X::RELATED, N::RELATED),
-        (X::NEW, N::NEW),
-        (X::UNTRACKED, N::UNTRACKED),
-    ] {
-        if s.contains(x) {
-            out |= n;
-        }
-    }
-    Ok(N(out))
+    let bits = CT_STATE_BITS
+        .iter()
+        .filter(|(x, _)| s.contains(*x))
+        .fold(0, |acc, (_, n)| acc | n);
+    Ok(model::CtStateSet(bits))
 }
 
 fn ct_states_xt(s: model::CtStateSet) -> super::CtStates {
-    use super::CtStates as X;
-    use model::CtStateSet as N;
-    let mut out = 0u16;
-    for (x, n) in [
-        (X::INVALID, N::INVALID),
-        (X::ESTABLISHED, N::ESTABLISHED),
-        (X::RELATED, N::RELATED),
-        (X::NEW, N::NEW),
-        (X::UNTRACKED, N::UNTRACKED),
-    ] {
-        if s.0 & n != 0 {
-            out |= x.0;
-        }
-    }
-    X(out)
+    let bits = CT_STATE_BITS
+        .iter()
+        .filter(|(_, n)| s.0 & n != 0)
+        .fold(0, |acc, (x, _)| acc | x.0);
+    super::CtStates(bits)
 }
+
+/// The same states in xt_conntrack's bits and in nf_tables' (UNTRACKED is bit 8 in one and
+/// bit 6 in the other).
+const CT_STATE_BITS: [(super::CtStates, u32); 5] = [
+    (super::CtStates::INVALID, model::CtStateSet::INVALID),
+    (super::CtStates::ESTABLISHED, model::CtStateSet::ESTABLISHED),
+    (super::CtStates::RELATED, model::CtStateSet::RELATED),
+    (super::CtStates::NEW, model::CtStateSet::NEW),
+    (super::CtStates::UNTRACKED, model::CtStateSet::UNTRACKED),
+];
 
 /// `--reject-with` names and native reject codes: ICMP in ip tables, ICMPv6 in ip6,
 /// ICMPX (the four family-neutral codes) in inet.

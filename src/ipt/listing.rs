@@ -157,10 +157,21 @@ pub fn list_rules(
             }
         }
     }
-    for c in &selected {
+    write_rules(&mut out, selected.into_iter(), verbose);
+    Ok(out)
+}
+
+/// The `-A` lines of `chains`; a rule that iptables syntax cannot express goes on a `#` line
+/// with its handle (restore ignores it; nothing is hidden).
+fn write_rules<'a>(
+    out: &mut String,
+    chains: impl Iterator<Item = &'a ChainListing>,
+    counters: bool,
+) {
+    for c in chains {
         for (handle, rule) in &c.rules {
             if rule.is_expressible() {
-                let _ = writeln!(out, "{}", print::append_line(&c.name, rule, verbose));
+                let _ = writeln!(out, "{}", print::append_line(&c.name, rule, counters));
             } else {
                 let _ = writeln!(
                     out,
@@ -171,7 +182,6 @@ pub fn list_rules(
             }
         }
     }
-    Ok(out)
 }
 
 /// A table's body in iptables-save format: chain lines, then rules (inexpressible ones as
@@ -189,20 +199,7 @@ pub fn save_table(session: &mut Session, table: &TableRef) -> Result<String> {
             }
         }
     }
-    for c in &chains {
-        for (handle, rule) in &c.rules {
-            if rule.is_expressible() {
-                let _ = writeln!(out, "{}", print::append_line(&c.name, rule, false));
-            } else {
-                let _ = writeln!(
-                    out,
-                    "# handle {handle}: a rule in chain {} that iptables syntax cannot express:{}",
-                    c.name,
-                    print::rule_spec(rule)
-                );
-            }
-        }
-    }
+    write_rules(&mut out, chains.iter(), false);
     Ok(out)
 }
 

@@ -709,6 +709,44 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
     })
 }
 
+/// Splits a command line the way iptables-restore splits a rule line (and a shell would for
+/// these): whitespace separates words, double quotes group, and inside quotes a backslash
+/// takes the next character literally.
+pub fn split_words(line: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let (mut cur, mut quoted, mut any) = (String::new(), false, false);
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            '\\' if quoted => match chars.next() {
+                Some(e) => cur.push(e),
+                None => return Err(bad("a backslash ends the line")),
+            },
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if quoted {
+        return Err(bad("unterminated quote"));
+    }
+    if any {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
 fn unknown_option(opt: &str) -> Error {
     bad(format!("unknown option \"{opt}\""))
 }
@@ -1065,38 +1103,8 @@ mod tests {
     use super::*;
 
     fn p(s: &str) -> Result<Invocation> {
-        let args: Vec<String> = shell_words(s);
+        let args: Vec<String> = split_words(s)?;
         parse(&args, Family::Ipv4)
-    }
-
-    /// Splits like a shell for these tests (double quotes only).
-    fn shell_words(s: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut cur = String::new();
-        let mut quoted = false;
-        let mut any = false;
-        for c in s.chars() {
-            match c {
-                '"' => {
-                    quoted = !quoted;
-                    any = true;
-                }
-                ' ' if !quoted => {
-                    if any {
-                        out.push(std::mem::take(&mut cur));
-                        any = false;
-                    }
-                }
-                c => {
-                    cur.push(c);
-                    any = true;
-                }
-            }
-        }
-        if any {
-            out.push(cur);
-        }
-        out
     }
 
     fn spec(s: &str) -> String {

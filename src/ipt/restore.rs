@@ -36,43 +36,6 @@ fn at(line: usize, msg: impl std::fmt::Display) -> Error {
     Error::InvalidInput(format!("line {line}: {msg}"))
 }
 
-/// Splits a rule line like iptables-restore: whitespace separates, double quotes group, a
-/// backslash escapes the next character inside quotes.
-fn tokenize(line: &str, n: usize) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let (mut cur, mut quoted, mut any) = (String::new(), false, false);
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                any = true;
-            }
-            '\\' if quoted => match chars.next() {
-                Some(e) => cur.push(e),
-                None => return Err(at(n, "a backslash ends the line")),
-            },
-            c if c.is_whitespace() && !quoted => {
-                if any {
-                    out.push(std::mem::take(&mut cur));
-                    any = false;
-                }
-            }
-            c => {
-                cur.push(c);
-                any = true;
-            }
-        }
-    }
-    if quoted {
-        return Err(at(n, "unterminated quote"));
-    }
-    if any {
-        out.push(cur);
-    }
-    Ok(out)
-}
-
 /// Parses a whole restore file.
 pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
     let mut blocks = Vec::new();
@@ -152,7 +115,10 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
                 .ok_or_else(|| at(n, "bad counters"))?,
             None => line,
         };
-        let mut args = tokenize(rule, n)?;
+        let mut args = parse::split_words(rule).map_err(|e| match e {
+            Error::InvalidInput(m) => at(n, m),
+            other => other,
+        })?;
         if args
             .iter()
             .any(|a| a == "-t" || a == "--table" || a.starts_with("--table="))
