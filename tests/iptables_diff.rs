@@ -496,6 +496,14 @@ fn iptables_syntax_in_a_table_of_our_own_is_native_nftables() {
                 "oifname \"eth1\" counter masquerade",
             ),
             ("-j target-chain", "counter jump target-chain"),
+            (
+                "-p tcp -m multiport --dports 80,443,1000:2000 -j ACCEPT",
+                "meta l4proto tcp tcp dport { 80, 443, 1000-2000 } counter accept",
+            ),
+            (
+                "-p udp -m multiport ! --sports 53,5353 -j DROP",
+                "meta l4proto udp udp sport != { 53, 5353 } counter drop",
+            ),
         ];
         let mut failures = Vec::new();
         for (i, (spec, nft_rule)) in cases.iter().enumerate() {
@@ -525,6 +533,14 @@ fn iptables_syntax_in_a_table_of_our_own_is_native_nftables() {
                 common::run_ok("nft", &argv)
                     .lines()
                     .filter(|l| !l.contains("chain ") && !l.contains("own "))
+                    // The kernel numbers anonymous sets table-wide (`__set0`, `__set1`).
+                    .map(|l| match l.find("__set") {
+                        Some(i) => {
+                            let rest = l[i + 5..].trim_start_matches(|c: char| c.is_ascii_digit());
+                            format!("{}__set{rest}", &l[..i])
+                        }
+                        None => l.to_owned(),
+                    })
                     .collect::<Vec<_>>()
                     .join("\n")
             };

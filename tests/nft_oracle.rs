@@ -56,6 +56,13 @@ fn proto(p: L4Proto) -> Match {
         negated: false,
     }
 }
+fn port_set(dir: Dir, list: &[&str], negated: bool) -> Match {
+    Match::PortSet {
+        dir,
+        ports: list.iter().map(|p| ports(p)).collect(),
+        negated,
+    }
+}
 fn ct(states: u32, negated: bool) -> Match {
     Match::CtState {
         states: CtStateSet(states),
@@ -129,6 +136,11 @@ fn not(m: Match) -> Match {
         },
         Match::CtState { states, .. } => Match::CtState {
             states,
+            negated: true,
+        },
+        Match::PortSet { dir, ports, .. } => Match::PortSet {
+            dir,
+            ports,
             negated: true,
         },
         Match::Opaque(o) => Match::Opaque(o),
@@ -352,6 +364,51 @@ fn corpus() -> Vec<Case> {
             rule(vec![proto(Udp)]).action(Action::Redirect {
                 ports: Some(ports("1000-2000")),
             }),
+        ),
+        case(
+            "tcp dport in a set of ports and a range (an interval set)",
+            Ip,
+            None,
+            "tcp dport { 80, 443, 1000-2000 } accept",
+            rule(vec![
+                proto(Tcp),
+                port_set(Dir::Destination, &["80", "443", "1000-2000"], false),
+            ])
+            .action(Action::Accept),
+        ),
+        case(
+            "udp sport not in a set",
+            Ip6,
+            None,
+            "udp sport != { 53, 5353 } drop",
+            rule(vec![
+                proto(Udp),
+                port_set(Dir::Source, &["53", "5353"], true),
+            ])
+            .action(Action::Drop),
+        ),
+        case(
+            "tcp dport in a set of single ports",
+            Inet,
+            None,
+            "tcp dport { 22, 80 } counter accept",
+            rule(vec![
+                proto(Tcp),
+                port_set(Dir::Destination, &["22", "80"], false),
+            ])
+            .counted()
+            .action(Action::Accept),
+        ),
+        case(
+            "ranges up to the top port",
+            Ip,
+            None,
+            "tcp dport { 1-5, 7-9, 65000-65535 } accept",
+            rule(vec![
+                proto(Tcp),
+                port_set(Dir::Destination, &["1-5", "7-9", "65000-65535"], false),
+            ])
+            .action(Action::Accept),
         ),
         // -- protocols --
         case(
@@ -1107,9 +1164,22 @@ fn nft_exprs(family: Family, chain: &str) -> Vec<String> {
         ],
     )
     .lines()
-    .filter(|l| l.starts_with("  "))
-    .map(str::to_owned)
+    .filter(|l| l.starts_with("  ") || l.starts_with("\telement"))
+    .map(anonymous_set_name_normalized)
     .collect()
+}
+
+/// The kernel numbers anonymous sets (`__set0`, `__set1`, ...) table-wide; two chains holding
+/// the same rule get different numbers.
+fn anonymous_set_name_normalized(line: &str) -> String {
+    match line.find("__set") {
+        Some(i) => {
+            let rest = &line[i + 5..];
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            format!("{}__set{}", &line[..i], &rest[digits..])
+        }
+        None => line.to_owned(),
+    }
 }
 
 fn show_listed(r: &xtnl::Result<Vec<ListedRule>>) -> String {
@@ -1298,7 +1368,7 @@ fn nft_and_xtnl_agree_on_every_rule_of_the_corpus() {
 const OPAQUE: [&str; 12] = [
     "meta pkttype host accept",
     "ct mark 0x1 accept",
-    "tcp dport { 80, 443 } accept",
+    "ip daddr { 192.0.2.1, 192.0.2.2 } accept",
     "log group 2 prefix \"x\"",
     "limit rate 10/second accept",
     "meta mark 0x1 accept",

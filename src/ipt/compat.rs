@@ -28,12 +28,12 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
         ));
     }
     if !tables::is_iptables_table(&table.name) {
-        let native = to_model(rule, table.family)?;
-        let (exprs, userdata) = codec::encode(&native, table.family)?;
+        let native = codec::encode_native(&to_model(rule, table.family)?, table.family)?;
         return Ok(EncodedRule {
-            exprs,
-            userdata,
+            exprs: native.exprs,
+            userdata: native.userdata,
             compat: None,
+            sets: native.sets,
         });
     }
     if table.family == Family::Inet {
@@ -116,6 +116,7 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
         exprs: out,
         userdata: None,
         compat,
+        sets: Vec::new(),
     })
 }
 
@@ -237,7 +238,18 @@ pub fn to_model(rule: &IptRule, family: Family) -> Result<model::Rule> {
                 }
             }
             IptMatch::Comment(c) => r.comment = Some(c.clone()),
-            IptMatch::Multiport(_) => return Err(unsupported("-m multiport")),
+            IptMatch::Multiport(mp) => {
+                let dir = match mp.dir {
+                    super::MultiportDir::Source => Dir::Source,
+                    super::MultiportDir::Destination => Dir::Destination,
+                    super::MultiportDir::Either => return Err(unsupported("-m multiport --ports")),
+                };
+                r = r.with(Match::PortSet {
+                    dir,
+                    ports: mp.ports.clone(),
+                    negated: mp.negated,
+                });
+            }
             IptMatch::State(st) | IptMatch::Conntrack(st) => {
                 r = r.with(Match::CtState {
                     states: ct_states_native(st.value)?,
@@ -379,7 +391,7 @@ fn reject_from_native(k: RejectKind, family: Family) -> Option<RejectWith> {
 /// syntax cannot say become opaque and flag the rule.
 pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
     let family = table.family;
-    let m = codec::decode(family, &raw.exprs, raw.userdata.as_deref());
+    let m = raw.decode();
     let mut r = IptRule {
         counters: m.counter,
         ..Default::default()
@@ -452,6 +464,22 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
             Match::CtState { states, negated } => {
                 r.matches
                     .push(IptMatch::State(Neg::new(ct_states_xt(states), negated)));
+            }
+            Match::PortSet {
+                dir,
+                ports,
+                negated,
+            } => {
+                let dir = if dir == Dir::Source {
+                    super::MultiportDir::Source
+                } else {
+                    super::MultiportDir::Destination
+                };
+                r.matches.push(IptMatch::Multiport(super::Multiport {
+                    dir,
+                    ports,
+                    negated,
+                }));
             }
             Match::Opaque(o) => {
                 // Adjacent parts the model does not know arrive merged; take them one

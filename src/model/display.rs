@@ -41,7 +41,7 @@ impl fmt::Display for Rule {
                     let folded = !negated
                         && self.matches[i + 1..]
                             .iter()
-                            .any(|n| matches!(n, Match::Port { .. }));
+                            .any(|n| matches!(n, Match::Port { .. } | Match::PortSet { .. }));
                     if !negated {
                         proto = Some(*p);
                     }
@@ -81,6 +81,20 @@ impl fmt::Display for Rule {
                     let (prefix, wildcard) = name.prefix();
                     let star = if wildcard { "*" } else { "" };
                     parts.push(format!("{k} {}\"{prefix}{star}\"", op(*negated)));
+                }
+                Match::PortSet {
+                    dir,
+                    ports,
+                    negated,
+                } => {
+                    let d = if *dir == Dir::Source {
+                        "sport"
+                    } else {
+                        "dport"
+                    };
+                    let p = proto.map(|p| p.to_string()).unwrap_or_else(|| "th".into());
+                    let list: Vec<String> = ports.iter().map(|x| x.to_string()).collect();
+                    parts.push(format!("{p} {d} {}{{ {} }}", op(*negated), list.join(", ")));
                 }
                 Match::CtState { states, negated } => {
                     parts.push(format!("ct state {}{states}", op(*negated)));

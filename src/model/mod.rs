@@ -247,6 +247,13 @@ pub enum Match {
         name: Interface,
         negated: bool,
     },
+    /// The port is one of `ports` (an anonymous set, nft's `tcp dport { 80, 443 }`); needs a
+    /// tcp or udp protocol match before it, like `Port`.
+    PortSet {
+        dir: Dir,
+        ports: Vec<PortRange>,
+        negated: bool,
+    },
     /// Connection-tracking state is one of `states` (or, negated, none of them).
     CtState {
         states: CtStateSet,

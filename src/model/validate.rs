@@ -3,6 +3,8 @@ use crate::Error;
 
 /// nf_tables' NFT_NAME_MAXLEN less the NUL (tables, chains).
 pub const MAX_NAME_LEN: usize = 255;
+/// Entries of one anonymous port set (bounds the batch a single rule can make).
+pub const MAX_SET_ELEMENTS: usize = 4096;
 /// What fits in one udata TLV with its NUL (nft and iptables-nft cap comments at 255/256).
 pub const MAX_COMMENT_LEN: usize = 254;
 
@@ -70,6 +72,27 @@ pub(super) fn rule(rule: &Rule, family: Family) -> crate::Result<()> {
                     ));
                 }
                 seen_addr_v4 = Some(net.is_ipv4());
+            }
+            Match::PortSet { ports, .. } => {
+                if !proto.is_some_and(L4Proto::has_ports) {
+                    return Err(Error::InvalidInput(
+                        "a port set needs a tcp or udp protocol match before it".into(),
+                    ));
+                }
+                if ports.is_empty() || ports.len() > MAX_SET_ELEMENTS {
+                    return Err(Error::InvalidInput(format!(
+                        "a port set holds 1 to {MAX_SET_ELEMENTS} ports or ranges, not {}",
+                        ports.len()
+                    )));
+                }
+                let mut sorted = ports.clone();
+                sorted.sort_by_key(|p| p.first());
+                if let Some(w) = sorted.windows(2).find(|w| w[1].first() <= w[0].last()) {
+                    return Err(Error::InvalidInput(format!(
+                        "ports {} and {} overlap in one set",
+                        w[0], w[1]
+                    )));
+                }
             }
             Match::Port { .. } => {
                 if !proto.is_some_and(L4Proto::has_ports) {

@@ -12,11 +12,11 @@ use crate::model::{
     PortRange, RejectKind, Rule,
 };
 use crate::wire::expr::{
-    Bitwise, Cmp, CmpOp, Counter, Ct, Expr, Immediate, ImmediateData, Log, Masq, Meta, MetaKey,
-    Nat, NatKind, Payload, PayloadBase, REG_1, REG_2, REG_3, REG_VERDICT, Range, Redir, Reject,
-    Verdict,
+    Bitwise, Cmp, CmpOp, Counter, Ct, Expr, Immediate, ImmediateData, Log, Lookup, Masq, Meta,
+    MetaKey, Nat, NatKind, Payload, PayloadBase, REG_1, REG_2, REG_3, REG_VERDICT, Range, Redir,
+    Reject, Verdict,
 };
-use crate::wire::nftables::{nfproto, udata};
+use crate::wire::nftables::{SetElem, nfproto, udata};
 
 /// NF_NAT_RANGE_PROTO_SPECIFIED: nft sets it whenever a port is given.
 const NAT_PROTO_SPECIFIED: u32 = 0x2;
@@ -32,9 +32,123 @@ fn nat_flags_plain(flags: Option<u32>, has_addr: bool, has_proto: bool) -> bool 
 }
 const IFNAMSIZ: usize = 16;
 
-/// Encodes a validated rule for a table of `family`: its expressions and its userdata.
+/// An anonymous set a rule needs (nft's `{ ... }`), created in the rule's batch; the rule's
+/// `lookup` names it by its position in [`NativeRule::sets`] until the batch assigns ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnonSet {
+    pub interval: bool,
+    pub elements: Vec<SetElem>,
+}
+
+/// A rule's native encoding: expressions, userdata, and the anonymous sets it looks up.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NativeRule {
+    pub exprs: Vec<Expr>,
+    pub userdata: Option<Vec<u8>>,
+    pub sets: Vec<AnonSet>,
+}
+
+/// The name an anonymous set is created with; the kernel replaces `%d` with a free number.
+pub const ANON_SET_NAME: &str = "__set%d";
+
+/// Encodes a validated rule that needs no set: its expressions and its userdata.
 pub fn encode(rule: &Rule, family: Family) -> crate::Result<(Vec<Expr>, Option<Vec<u8>>)> {
+    let n = encode_native(rule, family)?;
+    if !n.sets.is_empty() {
+        return Err(crate::Error::InvalidInput(
+            "the rule needs an anonymous set; encode it with encode_native".into(),
+        ));
+    }
+    Ok((n.exprs, n.userdata))
+}
+
+/// Elements of a port set as nft writes them: single ports as they are; with any range an
+/// interval set, led by `0 [end]`, each range as its first port and, flagged as an end, the
+/// port after its last.
+fn port_set_elements(ports: &[PortRange]) -> AnonSet {
+    let mut sorted = ports.to_vec();
+    sorted.sort_by_key(|p| p.first());
+    // Adjacent ranges become one, as nft merges them (`1-5, 6-9` is `1-9`).
+    let mut merged: Vec<PortRange> = Vec::with_capacity(sorted.len());
+    for p in sorted {
+        match merged.last_mut() {
+            Some(last) if last.last().checked_add(1) == Some(p.first()) => {
+                if let Ok(joined) = PortRange::new(last.first(), p.last()) {
+                    *last = joined;
+                }
+            }
+            _ => merged.push(p),
+        }
+    }
+    let sorted = merged;
+    let key = |p: u16| p.to_be_bytes().to_vec();
+    let interval = sorted.iter().any(|p| !p.is_single());
+    let mut elements = Vec::new();
+    if interval {
+        elements.push(SetElem {
+            key: key(0),
+            flags: SetElem::F_INTERVAL_END,
+        });
+        for p in &sorted {
+            elements.push(SetElem {
+                key: key(p.first()),
+                flags: 0,
+            });
+            if let Some(end) = p.last().checked_add(1) {
+                elements.push(SetElem {
+                    key: key(end),
+                    flags: SetElem::F_INTERVAL_END,
+                });
+            }
+        }
+    } else {
+        elements.extend(sorted.iter().map(|p| SetElem {
+            key: key(p.first()),
+            flags: 0,
+        }));
+    }
+    AnonSet { interval, elements }
+}
+
+/// The ports of a set's elements (the inverse of [`port_set_elements`]).
+fn ports_of_elements(elements: &[SetElem]) -> Option<Vec<PortRange>> {
+    let mut v: Vec<(u16, bool)> = elements
+        .iter()
+        .map(|e| {
+            Some((
+                u16::from_be_bytes(e.key.as_slice().try_into().ok()?),
+                e.flags & SetElem::F_INTERVAL_END != 0,
+            ))
+        })
+        .collect::<Option<_>>()?;
+    // An end sorts before a start at the same port (adjacent ranges).
+    v.sort_by_key(|(p, end)| (*p, !*end));
+    if !v.iter().any(|(_, end)| *end) {
+        return Some(v.into_iter().map(|(p, _)| PortRange::single(p)).collect());
+    }
+    let mut out = Vec::new();
+    let mut start: Option<u16> = None;
+    for (p, end) in v {
+        match (end, start) {
+            (false, None) => start = Some(p),
+            (true, Some(s)) => {
+                out.push(PortRange::new(s, p.checked_sub(1)?).ok()?);
+                start = None;
+            }
+            (true, None) => {} // the leading `0 [end]`
+            (false, Some(_)) => return None,
+        }
+    }
+    if let Some(s) = start {
+        out.push(PortRange::new(s, u16::MAX).ok()?);
+    }
+    Some(out)
+}
+
+/// Encodes a validated rule for a table of `family`.
+pub fn encode_native(rule: &Rule, family: Family) -> crate::Result<NativeRule> {
     rule.validate(family)?;
+    let mut sets: Vec<AnonSet> = Vec::new();
     let mut out = Vec::with_capacity(rule.matches.len() * 3 + 3);
     let mut l3_dependency_done = false;
     for m in &rule.matches {
@@ -74,6 +188,21 @@ pub fn encode(rule: &Rule, family: Family) -> crate::Result<(Vec<Expr>, Option<V
                 out.push(cmp(*negated, ifname_bytes(name)));
             }
             Match::CtState { states, negated } => encode_ct_state(&mut out, *states, *negated),
+            Match::PortSet {
+                dir,
+                ports,
+                negated,
+            } => {
+                let offset = if *dir == Dir::Source { 0 } else { 2 };
+                out.push(load(PayloadBase::Transport, offset, 2));
+                out.push(Expr::Lookup(Lookup {
+                    set: ANON_SET_NAME.into(),
+                    sreg: REG_1,
+                    set_id: Some(sets.len() as u32),
+                    flags: negated.then_some(Lookup::F_INV),
+                }));
+                sets.push(port_set_elements(ports));
+            }
             Match::Opaque(_) => unreachable_opaque()?,
         }
     }
@@ -154,7 +283,11 @@ pub fn encode(rule: &Rule, family: Family) -> crate::Result<(Vec<Expr>, Option<V
         })?),
         None => None,
     };
-    Ok((out, userdata))
+    Ok(NativeRule {
+        exprs: out,
+        userdata,
+        sets,
+    })
 }
 
 const LOG_DEFAULT_LEVEL: u8 = 4;
@@ -327,8 +460,20 @@ fn encode_nat(out: &mut Vec<Expr>, kind: NatKind, t: &NatTarget) {
 }
 
 /// Decodes any rule's expressions. Never fails: what is not understood becomes [`Opaque`].
+/// A lookup in a set stays opaque here; see [`decode_with_sets`].
 pub fn decode(family: Family, exprs: &[Expr], userdata: Option<&[u8]>) -> Rule {
+    decode_with_sets(family, exprs, userdata, &|_| None)
+}
+
+/// Like [`decode`], with the elements of the sets the rule looks up (by set name).
+pub fn decode_with_sets(
+    family: Family,
+    exprs: &[Expr],
+    userdata: Option<&[u8]>,
+    sets: &dyn Fn(&str) -> Option<Vec<SetElem>>,
+) -> Rule {
     let mut d = Decoder {
+        sets,
         family,
         l3: match family {
             Family::Ipv4 => Some(true),
@@ -361,14 +506,15 @@ pub fn decode(family: Family, exprs: &[Expr], userdata: Option<&[u8]>) -> Rule {
     d.rule
 }
 
-struct Decoder {
+struct Decoder<'a> {
+    sets: &'a dyn Fn(&str) -> Option<Vec<SetElem>>,
     family: Family,
     /// Whether addresses are IPv4 (`Some(true)`), IPv6, or not yet known (inet).
     l3: Option<bool>,
     rule: Rule,
 }
 
-impl Decoder {
+impl Decoder<'_> {
     fn opaque(&mut self, e: Expr) {
         if self.rule.action.is_some() {
             // Something after the action: keep it, flagged, as part of an opaque action.
@@ -465,6 +611,17 @@ impl Decoder {
                 );
                 if !has_proto {
                     return None;
+                }
+                if let [Expr::Lookup(l), ..] = rest
+                    && l.sreg == p.dreg
+                {
+                    let ports = ports_of_elements(&(self.sets)(&l.set)?)?;
+                    let m = Match::PortSet {
+                        dir,
+                        ports,
+                        negated: l.inverted(),
+                    };
+                    return self.push_match(m).then_some(2);
                 }
                 let (ports, negated, used) = decode_ports(p.dreg, rest)?;
                 self.push_match(Match::Port {
@@ -860,6 +1017,46 @@ mod tests {
         assert!(
             encode(&rule, Family::Ipv4).is_err(),
             "opaque rules must not be re-encoded"
+        );
+    }
+
+    #[test]
+    fn port_sets_round_trip_through_nft_element_layout() {
+        let p = |a, b| PortRange::new(a, b).unwrap();
+        let interval = port_set_elements(&[p(443, 443), p(80, 80), p(1000, 2000)]);
+        assert!(interval.interval);
+        // `0 [end]`, then start / end+1 pairs, as nft writes `{ 80, 443, 1000-2000 }`.
+        let keys: Vec<(u16, u32)> = interval
+            .elements
+            .iter()
+            .map(|e| (u16::from_be_bytes([e.key[0], e.key[1]]), e.flags))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                (0, 1),
+                (80, 0),
+                (81, 1),
+                (443, 0),
+                (444, 1),
+                (1000, 0),
+                (2001, 1)
+            ]
+        );
+        assert_eq!(
+            ports_of_elements(&interval.elements).unwrap(),
+            [p(80, 80), p(443, 443), p(1000, 2000)]
+        );
+        let merged = port_set_elements(&[p(1, 5), p(6, 9), p(65535, 65535)]);
+        assert_eq!(
+            ports_of_elements(&merged.elements).unwrap(),
+            [p(1, 9), p(65535, 65535)]
+        );
+        let plain = port_set_elements(&[p(22, 22), p(80, 80)]);
+        assert!(!plain.interval);
+        assert_eq!(
+            ports_of_elements(&plain.elements).unwrap(),
+            [p(22, 22), p(80, 80)]
         );
     }
 

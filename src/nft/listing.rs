@@ -73,9 +73,11 @@ pub struct ListedRule {
 }
 
 impl ListedRule {
-    pub(crate) fn from_repr(r: RuleRepr) -> Option<ListedRule> {
+    pub(crate) fn from_repr(r: RuleRepr, sets: &super::session::SetElements) -> Option<ListedRule> {
         let family = Family::from_nfproto(r.family)?;
-        let rule = codec::decode(family, &r.exprs, r.userdata.as_deref());
+        let rule = codec::decode_with_sets(family, &r.exprs, r.userdata.as_deref(), &|n| {
+            sets.get(n).cloned()
+        });
         Some(ListedRule {
             chain: TableRef::new(family, r.table).chain(r.chain),
             handle: r.handle?,
@@ -91,17 +93,40 @@ pub struct RawRule {
     pub handle: u64,
     pub exprs: Vec<crate::wire::expr::Expr>,
     pub userdata: Option<Vec<u8>>,
+    /// Elements of the anonymous sets the rule looks up, by set name.
+    pub sets: super::session::SetElements,
 }
 
 impl RawRule {
-    pub(crate) fn from_repr(r: RuleRepr) -> Option<RawRule> {
+    pub(crate) fn from_repr(r: RuleRepr, sets: &super::session::SetElements) -> Option<RawRule> {
         let family = Family::from_nfproto(r.family)?;
+        let used = r
+            .exprs
+            .iter()
+            .filter_map(|e| match e {
+                crate::wire::expr::Expr::Lookup(l) => {
+                    sets.get(&l.set).map(|v| (l.set.clone(), v.clone()))
+                }
+                _ => None,
+            })
+            .collect();
         Some(RawRule {
             chain: TableRef::new(family, r.table).chain(r.chain),
             handle: r.handle?,
             exprs: r.exprs,
             userdata: r.userdata,
+            sets: used,
         })
+    }
+
+    /// Decodes the rule into the model, set lookups included.
+    pub fn decode(&self) -> crate::model::Rule {
+        codec::decode_with_sets(
+            self.chain.table.family,
+            &self.exprs,
+            self.userdata.as_deref(),
+            &|n| self.sets.get(n).cloned(),
+        )
     }
 }
 

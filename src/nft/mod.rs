@@ -8,7 +8,7 @@ mod session;
 mod transaction;
 
 pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};
-pub use session::{Committed, Reader, Session, SessionBuilder, SessionStats};
+pub use session::{Committed, Reader, Session, SessionBuilder, SessionStats, SetElements};
 pub use transaction::{
     BaseChain, ChainRef, ChainSpec, ChainType, EncodedRule, Hook, Op, Policy, RulePosition,
     TableRef, Transaction,

@@ -551,7 +551,7 @@ fn dump_rule_reprs<T>(
     restarts: &mut u64,
     table: &TableRef,
     chain: Option<&str>,
-    convert: impl Fn(RuleRepr) -> Option<T>,
+    convert: impl Fn(RuleRepr, &SetElements) -> Option<T>,
 ) -> Result<Vec<T>> {
     if chain.is_none() {
         let chains = dump_chains(sock, restarts, table)?;
@@ -578,11 +578,11 @@ fn dump_rule_reprs_once<T>(
     restarts: &mut u64,
     table: &TableRef,
     chain: Option<&str>,
-    convert: impl Fn(RuleRepr) -> Option<T>,
+    convert: impl Fn(RuleRepr, &SetElements) -> Option<T>,
 ) -> Result<Vec<T>> {
     let name = table.name.clone();
     let chain_name = chain.map(str::to_owned);
-    dump_all(
+    let reprs = dump_all(
         sock,
         restarts,
         msg::GETRULE,
@@ -598,7 +598,47 @@ fn dump_rule_reprs_once<T>(
             if r.table != name || chain_name.as_ref().is_some_and(|c| *c != r.chain) {
                 return Ok(None);
             }
-            Ok(convert(r))
+            Ok(Some(r))
         },
-    )
+    )?;
+    // The elements of the anonymous sets these rules look up, so that they decode in full.
+    let mut sets = SetElements::new();
+    for r in &reprs {
+        for e in &r.exprs {
+            if let crate::wire::expr::Expr::Lookup(l) = e
+                && l.set.starts_with("__set")
+                && !sets.contains_key(&l.set)
+            {
+                let elements = dump_set_elements(sock, restarts, table, &l.set)?;
+                sets.insert(l.set.clone(), elements);
+            }
+        }
+    }
+    Ok(reprs
+        .into_iter()
+        .filter_map(|r| convert(r, &sets))
+        .collect())
+}
+
+/// Elements of the named sets, by set name.
+pub type SetElements = std::collections::HashMap<String, Vec<crate::wire::nftables::SetElem>>;
+
+fn dump_set_elements(
+    sock: &mut NlSocket,
+    restarts: &mut u64,
+    table: &TableRef,
+    set: &str,
+) -> Result<Vec<crate::wire::nftables::SetElem>> {
+    let lists = dump_all(
+        sock,
+        restarts,
+        msg::GETSETELEM,
+        table.family.nfproto(),
+        &|w| {
+            w.strz(crate::wire::nftables::NFTA_SET_ELEM_LIST_TABLE, &table.name);
+            w.strz(crate::wire::nftables::NFTA_SET_ELEM_LIST_SET, set);
+        },
+        |_, attrs| Ok(Some(crate::wire::nftables::SetElemsRepr::parse(attrs)?)),
+    )?;
+    Ok(lists.into_iter().flat_map(|l| l.elements).collect())
 }

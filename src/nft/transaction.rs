@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::model::{Family, Rule, validate_name};
 use crate::transport::Batch;
 use crate::wire::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO, NLM_F_EXCL, NLM_F_REPLACE};
-use crate::wire::nftables::{ChainRepr, HookRepr, RuleRepr, TableRepr, msg};
+use crate::wire::nftables::{ChainRepr, HookRepr, RuleRepr, SetElemsRepr, SetRepr, TableRepr, msg};
 
 use super::codec;
 
@@ -189,6 +189,8 @@ pub struct EncodedRule {
     pub userdata: Option<Vec<u8>>,
     /// `NFTA_RULE_COMPAT`: the protocol x_tables extensions check against.
     pub compat: Option<crate::wire::nftables::RuleCompat>,
+    /// Anonymous sets the rule looks up, created in the same batch just before it.
+    pub sets: Vec<codec::AnonSet>,
 }
 
 /// One operation of a transaction.
@@ -380,6 +382,7 @@ impl Transaction {
     /// whole transaction here, before anything is sent.
     pub(crate) fn encode(&self, batch: &mut Batch) -> Result<()> {
         for (i, op) in self.ops.iter().enumerate() {
+            batch.begin_op(i);
             encode_op(op, self.echo_rules, batch).map_err(|e| match e {
                 Error::InvalidInput(m) => {
                     Error::InvalidInput(format!("operation #{i} ({op}): {m}"))
@@ -505,7 +508,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             position,
         } => {
             check_chain(chain)?;
-            let repr = rule_repr(chain, Some(rule))?;
+            let repr = with_sets(b, chain, &native(chain, rule)?, &desc);
             push_add(b, chain, repr, *position, echo_rules, desc);
         }
         Op::AddEncodedRule {
@@ -514,14 +517,8 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             position,
         } => {
             check_chain(chain)?;
-            push_add(
-                b,
-                chain,
-                encoded_repr(chain, rule),
-                *position,
-                echo_rules,
-                desc,
-            );
+            let repr = with_sets(b, chain, rule, &desc);
+            push_add(b, chain, repr, *position, echo_rules, desc);
         }
         Op::DeleteRule { chain, handle } => {
             check_chain(chain)?;
@@ -537,7 +534,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             rule,
         } => {
             check_chain(chain)?;
-            let mut repr = rule_repr(chain, Some(rule))?;
+            let mut repr = with_sets(b, chain, &native(chain, rule)?, &desc);
             repr.handle = Some(*handle);
             b.push(
                 msg::NEWRULE,
@@ -553,7 +550,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             rule,
         } => {
             check_chain(chain)?;
-            let mut repr = encoded_repr(chain, rule);
+            let mut repr = with_sets(b, chain, rule, &desc);
             repr.handle = Some(*handle);
             b.push(
                 msg::NEWRULE,
@@ -565,6 +562,69 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A model rule in its native encoding.
+fn native(c: &ChainRef, rule: &Rule) -> Result<EncodedRule> {
+    let n = codec::encode_native(rule, c.table.family)?;
+    Ok(EncodedRule {
+        exprs: n.exprs,
+        userdata: n.userdata,
+        compat: None,
+        sets: n.sets,
+    })
+}
+
+/// Creates the rule's anonymous sets in the batch, ahead of the rule, and points the rule's
+/// lookups at their batch ids.
+fn with_sets(b: &mut Batch, c: &ChainRef, rule: &EncodedRule, desc: &str) -> RuleRepr {
+    let mut repr = encoded_repr(c, rule);
+    let family = c.table.family.nfproto();
+    let mut ids = Vec::with_capacity(rule.sets.len());
+    for set in &rule.sets {
+        let id = b.new_set_id();
+        ids.push(id);
+        let flags = SetRepr::F_ANONYMOUS
+            | SetRepr::F_CONSTANT
+            | if set.interval { SetRepr::F_INTERVAL } else { 0 };
+        let s = SetRepr {
+            table: c.table.name.clone(),
+            name: codec::ANON_SET_NAME.into(),
+            flags,
+            key_type: SetRepr::KEY_INET_SERVICE,
+            key_len: 2,
+            id,
+            size: set.elements.len() as u32,
+        };
+        b.push(
+            msg::NEWSET,
+            family,
+            NLM_F_CREATE,
+            format!("{desc}: its port set"),
+            |w| s.emit(w),
+        );
+        let e = SetElemsRepr {
+            table: c.table.name.clone(),
+            set: codec::ANON_SET_NAME.into(),
+            set_id: Some(id),
+            elements: set.elements.clone(),
+        };
+        b.push(
+            msg::NEWSETELEM,
+            family,
+            NLM_F_CREATE,
+            format!("{desc}: the port set's elements"),
+            |w| e.emit(w),
+        );
+    }
+    for e in &mut repr.exprs {
+        if let crate::wire::expr::Expr::Lookup(l) = e
+            && let Some(id) = l.set_id.and_then(|k| ids.get(k as usize))
+        {
+            l.set_id = Some(*id);
+        }
+    }
+    repr
 }
 
 fn encoded_repr(c: &ChainRef, rule: &EncodedRule) -> RuleRepr {

@@ -18,7 +18,12 @@ const ACK_TRUESIZE: usize = 1024;
 pub struct Batch {
     w: MsgWriter,
     base_seq: u32,
+    /// Per message: what it does, and the operation it belongs to (an operation can take
+    /// several messages, e.g. a rule and the anonymous set it looks up).
     ops: Vec<String>,
+    op_of_msg: Vec<usize>,
+    current_op: usize,
+    next_set_id: u32,
     echo_bytes: usize,
 }
 
@@ -62,8 +67,23 @@ impl Batch {
             w,
             base_seq,
             ops: Vec::new(),
+            op_of_msg: Vec::new(),
+            current_op: 0,
+            next_set_id: 1,
             echo_bytes: 0,
         }
+    }
+
+    /// Messages pushed from now on belong to operation `index`.
+    pub fn begin_op(&mut self, index: usize) {
+        self.current_op = index;
+    }
+
+    /// An id for a set created in this batch (NFTA_SET_ID), unique within it.
+    pub fn new_set_id(&mut self) -> u32 {
+        let id = self.next_set_id;
+        self.next_set_id += 1;
+        id
     }
 
     fn seq_of(&self, index: usize) -> u32 {
@@ -94,6 +114,7 @@ impl Batch {
             self.echo_bytes += (self.w.len() - before) * 2 + 512;
         }
         self.ops.push(description);
+        self.op_of_msg.push(self.current_op);
         index
     }
 
@@ -165,7 +186,7 @@ impl Batch {
                         acked += 1;
                     } else {
                         failures.push(OpFailure {
-                            index: offset - 1,
+                            index: self.op_of_msg[offset - 1],
                             op: self.ops[offset - 1].clone(),
                             errno: ack.errno,
                             ext_ack: ack.ext_msg,
@@ -174,7 +195,9 @@ impl Batch {
                 } else if let Some(msg) = nft_msg_of(m.ty())
                     && (1..=n).contains(&offset)
                 {
-                    reply.echoes.push((offset - 1, msg, m.payload().to_vec()));
+                    reply
+                        .echoes
+                        .push((self.op_of_msg[offset - 1], msg, m.payload().to_vec()));
                 }
             }
         }

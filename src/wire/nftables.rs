@@ -22,6 +22,9 @@ pub mod msg {
     pub const NEWRULE: u8 = 6;
     pub const GETRULE: u8 = 7;
     pub const DELRULE: u8 = 8;
+    pub const NEWSET: u8 = 9;
+    pub const NEWSETELEM: u8 = 12;
+    pub const GETSETELEM: u8 = 13;
     pub const NEWGEN: u8 = 15;
     pub const GETGEN: u8 = 16;
     /// A rule dump that also zeroes the counters it reports (kernel 6.3+).
@@ -121,6 +124,8 @@ pub const NFTA_CHAIN_NAME: u16 = chain_attr::NAME;
 pub const NFTA_TABLE_NAME: u16 = table_attr::NAME;
 pub const NFTA_RULE_TABLE: u16 = rule_attr::TABLE;
 pub const NFTA_RULE_CHAIN: u16 = rule_attr::CHAIN;
+pub const NFTA_SET_ELEM_LIST_TABLE: u16 = elem_list_attr::TABLE;
+pub const NFTA_SET_ELEM_LIST_SET: u16 = elem_list_attr::SET;
 
 /// A table as the kernel reports it, or as a request names it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -385,6 +390,143 @@ impl RuleRepr {
         if let Some(u) = &self.userdata {
             w.bytes(rule_attr::USERDATA, u);
         }
+    }
+}
+
+mod set_attr {
+    pub const TABLE: u16 = 1;
+    pub const NAME: u16 = 2;
+    pub const FLAGS: u16 = 3;
+    pub const KEY_TYPE: u16 = 4;
+    pub const KEY_LEN: u16 = 5;
+    pub const DESC: u16 = 9;
+    pub const DESC_SIZE: u16 = 1;
+    pub const ID: u16 = 10;
+}
+
+mod elem_list_attr {
+    pub const TABLE: u16 = 1;
+    pub const SET: u16 = 2;
+    pub const ELEMENTS: u16 = 3;
+    pub const SET_ID: u16 = 4;
+}
+
+mod elem_attr {
+    pub const KEY: u16 = 1;
+    pub const FLAGS: u16 = 3;
+}
+
+/// A set to create (anonymous sets are what nft's `{ ... }` literals are).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetRepr {
+    pub table: String,
+    /// `__set%d` for an anonymous set: the kernel picks the number.
+    pub name: String,
+    pub flags: u32,
+    pub key_type: u32,
+    pub key_len: u32,
+    pub id: u32,
+    pub size: u32,
+}
+
+impl SetRepr {
+    pub const F_ANONYMOUS: u32 = 1;
+    pub const F_CONSTANT: u32 = 2;
+    pub const F_INTERVAL: u32 = 4;
+    /// nft's datatype number for `inet_service` (ports), which nft needs to print the set.
+    pub const KEY_INET_SERVICE: u32 = 13;
+
+    pub fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.strz(set_attr::TABLE, &self.table)
+            .strz(set_attr::NAME, &self.name)
+            .u32_be(set_attr::FLAGS, self.flags)
+            .u32_be(set_attr::KEY_TYPE, self.key_type)
+            .u32_be(set_attr::KEY_LEN, self.key_len)
+            .nested(set_attr::DESC, |w| {
+                w.u32_be(set_attr::DESC_SIZE, self.size);
+            })
+            .u32_be(set_attr::ID, self.id);
+    }
+}
+
+/// One element: its key and `NFT_SET_ELEM_*` flags (1: the end of an interval).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetElem {
+    pub key: Vec<u8>,
+    pub flags: u32,
+}
+
+impl SetElem {
+    pub const F_INTERVAL_END: u32 = 1;
+}
+
+/// Elements of a set: to add (naming a set of this batch by id), or as a dump lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SetElemsRepr {
+    pub table: String,
+    pub set: String,
+    pub set_id: Option<u32>,
+    pub elements: Vec<SetElem>,
+}
+
+impl SetElemsRepr {
+    pub fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.strz(elem_list_attr::TABLE, &self.table)
+            .strz(elem_list_attr::SET, &self.set);
+        if let Some(id) = self.set_id {
+            w.u32_be(elem_list_attr::SET_ID, id);
+        }
+        w.nested(elem_list_attr::ELEMENTS, |w| {
+            for e in &self.elements {
+                w.nested(NFTA_LIST_ELEM, |w| {
+                    w.nested(elem_attr::KEY, |w| {
+                        w.bytes(1, &e.key);
+                    });
+                    if e.flags != 0 {
+                        w.u32_be(elem_attr::FLAGS, e.flags);
+                    }
+                });
+            }
+        });
+    }
+
+    pub fn parse(attrs: &[u8]) -> Result<Self, WireError> {
+        let mut r = SetElemsRepr::default();
+        for a in Attrs::new(attrs) {
+            let a = a.ctx("set elements")?;
+            match a.ty {
+                elem_list_attr::TABLE => r.table = a.string("NFTA_SET_ELEM_LIST_TABLE")?,
+                elem_list_attr::SET => r.set = a.string("NFTA_SET_ELEM_LIST_SET")?,
+                elem_list_attr::SET_ID => r.set_id = Some(a.u32_be("NFTA_SET_ELEM_LIST_SET_ID")?),
+                elem_list_attr::ELEMENTS => {
+                    for e in a.nested() {
+                        let e = e.ctx("set element")?;
+                        let mut elem = SetElem {
+                            key: Vec::new(),
+                            flags: 0,
+                        };
+                        for f in e.nested() {
+                            let f = f.ctx("set element")?;
+                            match f.ty {
+                                elem_attr::KEY => {
+                                    for v in f.nested() {
+                                        let v = v.ctx("set element key")?;
+                                        if v.ty == 1 {
+                                            elem.key = v.payload.to_vec();
+                                        }
+                                    }
+                                }
+                                elem_attr::FLAGS => elem.flags = f.u32_be("NFTA_SET_ELEM_FLAGS")?,
+                                _ => {}
+                            }
+                        }
+                        r.elements.push(elem);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(r)
     }
 }
 

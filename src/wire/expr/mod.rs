@@ -11,6 +11,7 @@ mod ct;
 mod data;
 mod immediate;
 mod log;
+mod lookup;
 mod meta;
 mod nat;
 mod payload;
@@ -27,6 +28,7 @@ pub use ct::Ct;
 pub use data::hex;
 pub use immediate::{Immediate, ImmediateData, Verdict};
 pub use log::Log;
+pub use lookup::Lookup;
 pub use meta::{Meta, MetaKey};
 pub use nat::{Masq, Nat, NatKind};
 pub use payload::{Payload, PayloadBase};
@@ -61,6 +63,7 @@ pub enum Expr {
     Reject(Reject),
     Log(Log),
     Redir(Redir),
+    Lookup(Lookup),
     Nat(Nat),
     Masq(Masq),
     /// An x_tables match run through nft_compat; [`crate::xt`] decodes its payload.
@@ -106,6 +109,7 @@ impl Expr {
             "reject" => Reject::parse(data).ctx("reject")?.map(Expr::Reject),
             "log" => Log::parse(data).ctx("log")?.map(Expr::Log),
             "redir" => Redir::parse(data).ctx("redir")?.map(Expr::Redir),
+            "lookup" => Lookup::parse(data).ctx("lookup")?.map(Expr::Lookup),
             "nat" => Nat::parse(data).ctx("nat")?.map(Expr::Nat),
             "masq" => Masq::parse(data).ctx("masq")?.map(Expr::Masq),
             "match" => Match::parse(data).ctx("match")?.map(Expr::Match),
@@ -133,6 +137,7 @@ impl Expr {
             Expr::Reject(_) => "reject",
             Expr::Log(_) => "log",
             Expr::Redir(_) => "redir",
+            Expr::Lookup(_) => "lookup",
             Expr::Nat(_) => "nat",
             Expr::Masq(_) => "masq",
             Expr::Match(_) => "match",
@@ -161,6 +166,7 @@ impl Expr {
                     Expr::Reject(e) => e.emit(w),
                     Expr::Log(e) => e.emit(w),
                     Expr::Redir(e) => e.emit(w),
+                    Expr::Lookup(e) => e.emit(w),
                     Expr::Nat(e) => e.emit(w),
                     Expr::Masq(e) => e.emit(w),
                     Expr::Match(e) => e.emit(w),
@@ -187,6 +193,7 @@ impl fmt::Display for Expr {
             Expr::Reject(e) => write!(f, "[ {e} ]"),
             Expr::Log(e) => write!(f, "[ {e} ]"),
             Expr::Redir(e) => write!(f, "[ {e} ]"),
+            Expr::Lookup(e) => write!(f, "[ {e} ]"),
             Expr::Nat(e) => write!(f, "[ {e} ]"),
             Expr::Masq(e) => write!(f, "[ {e} ]"),
             Expr::Match(e) => write!(f, "[ {e} ]"),

@@ -1,0 +1,76 @@
+use std::fmt;
+
+use super::all_known;
+use crate::wire::WireError;
+use crate::wire::attr::{AttrWriter, Attrs};
+
+mod attr {
+    pub const SET: u16 = 1;
+    pub const SREG: u16 = 2;
+    pub const DREG: u16 = 3;
+    pub const SET_ID: u16 = 4;
+    pub const FLAGS: u16 = 5;
+}
+
+/// `lookup reg <sreg> set <name>`: whether the register's value is in a set (`!=` with the
+/// invert flag). A set created in the same batch is named by its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lookup {
+    pub set: String,
+    pub sreg: u32,
+    pub set_id: Option<u32>,
+    pub flags: Option<u32>,
+}
+
+impl Lookup {
+    pub const F_INV: u32 = 1;
+
+    pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
+        // A map lookup (with a destination register) is not modelled.
+        if !all_known(data, &[attr::SET, attr::SREG, attr::SET_ID, attr::FLAGS])? {
+            return Ok(None);
+        }
+        let (mut set, mut sreg, mut set_id, mut flags) = (None, None, None, None);
+        for a in Attrs::new(data) {
+            let a = a?;
+            match a.ty {
+                attr::SET => set = Some(a.string("NFTA_LOOKUP_SET")?),
+                attr::SREG => sreg = Some(a.u32_be("NFTA_LOOKUP_SREG")?),
+                attr::SET_ID => set_id = Some(a.u32_be("NFTA_LOOKUP_SET_ID")?),
+                attr::FLAGS => flags = Some(a.u32_be("NFTA_LOOKUP_FLAGS")?),
+                attr::DREG => return Ok(None),
+                _ => {}
+            }
+        }
+        Ok(Some(Lookup {
+            set: set.ok_or_else(|| WireError::missing("NFTA_LOOKUP_SET"))?,
+            sreg: sreg.ok_or_else(|| WireError::missing("NFTA_LOOKUP_SREG"))?,
+            set_id,
+            flags,
+        }))
+    }
+
+    pub fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.strz(attr::SET, &self.set).u32_be(attr::SREG, self.sreg);
+        if let Some(id) = self.set_id {
+            w.u32_be(attr::SET_ID, id);
+        }
+        if let Some(f) = self.flags {
+            w.u32_be(attr::FLAGS, f);
+        }
+    }
+
+    pub fn inverted(&self) -> bool {
+        self.flags.unwrap_or(0) & Self::F_INV != 0
+    }
+}
+
+impl fmt::Display for Lookup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "lookup reg {} set {}", self.sreg, self.set)?;
+        if self.inverted() {
+            write!(f, " 0x1")?;
+        }
+        Ok(())
+    }
+}
