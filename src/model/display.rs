@@ -14,6 +14,15 @@ fn op(negated: bool) -> &'static str {
     if negated { "!= " } else { "" }
 }
 
+/// `tcp dport`, `udp sport`, or `th dport` without a known protocol.
+fn port_key(proto: Option<L4Proto>, dir: Dir) -> String {
+    let d = if dir == Dir::Source { "sport" } else { "dport" };
+    match proto {
+        Some(p) => format!("{p} {d}"),
+        None => format!("th {d}"),
+    }
+}
+
 fn write_net(f: &mut fmt::Formatter<'_>, net: &IpNet) -> fmt::Result {
     if net.is_host() {
         write!(f, "{}", net.addr())
@@ -64,13 +73,7 @@ impl fmt::Display for Rule {
                     ports,
                     negated,
                 } => {
-                    let d = if *dir == Dir::Source {
-                        "sport"
-                    } else {
-                        "dport"
-                    };
-                    let p = proto.map(|p| p.to_string()).unwrap_or_else(|| "th".into());
-                    parts.push(format!("{p} {d} {}{ports}", op(*negated)));
+                    parts.push(format!("{} {}{ports}", port_key(proto, *dir), op(*negated)));
                 }
                 Match::InInterface { name, negated } | Match::OutInterface { name, negated } => {
                     let k = if matches!(m, Match::InInterface { .. }) {
@@ -87,14 +90,13 @@ impl fmt::Display for Rule {
                     ports,
                     negated,
                 } => {
-                    let d = if *dir == Dir::Source {
-                        "sport"
-                    } else {
-                        "dport"
-                    };
-                    let p = proto.map(|p| p.to_string()).unwrap_or_else(|| "th".into());
                     let list: Vec<String> = ports.iter().map(|x| x.to_string()).collect();
-                    parts.push(format!("{p} {d} {}{{ {} }}", op(*negated), list.join(", ")));
+                    parts.push(format!(
+                        "{} {}{{ {} }}",
+                        port_key(proto, *dir),
+                        op(*negated),
+                        list.join(", ")
+                    ));
                 }
                 Match::CtState { states, negated } => {
                     parts.push(format!("ct state {}{states}", op(*negated)));

@@ -13,8 +13,8 @@ use crate::model::{
 };
 use crate::wire::expr::{
     Bitwise, Cmp, CmpOp, Counter, Ct, Expr, Immediate, ImmediateData, Log, Lookup, Masq, Meta,
-    MetaKey, Nat, NatKind, Payload, PayloadBase, REG_1, REG_2, REG_3, REG_VERDICT, Range, Redir,
-    Reject, Verdict,
+    MetaKey, Nat, NatKind, Payload, PayloadBase, REG_1, REG_2, REG_VERDICT, Range, Redir, Reject,
+    Verdict,
 };
 use crate::wire::nftables::{SetElem, nfproto, udata};
 
@@ -222,38 +222,21 @@ pub fn encode_native(rule: &Rule, family: Family) -> crate::Result<NativeRule> {
         Some(Action::Dnat(t)) => encode_nat(&mut out, NatKind::Dnat, t),
         Some(Action::Snat(t)) => encode_nat(&mut out, NatKind::Snat, t),
         Some(Action::Masquerade { ports }) => {
-            let mut m = Masq {
-                flags: None,
-                reg_proto_min: None,
-                reg_proto_max: None,
-            };
-            if let Some(p) = ports {
-                out.push(imm(REG_1, p.first().to_be_bytes().to_vec()));
-                out.push(imm(REG_2, p.last().to_be_bytes().to_vec()));
-                m = Masq {
-                    flags: Some(NAT_PROTO_SPECIFIED),
-                    reg_proto_min: Some(REG_1),
-                    reg_proto_max: Some(REG_2),
-                };
-            }
-            out.push(Expr::Masq(m));
+            // nft loads both ends for masquerade, even for one port.
+            let (min, max) = port_registers(&mut out, *ports, REG_1, true);
+            out.push(Expr::Masq(Masq {
+                flags: min.map(|_| NAT_PROTO_SPECIFIED),
+                reg_proto_min: min,
+                reg_proto_max: max,
+            }));
         }
         Some(Action::Redirect { ports }) => {
-            let mut r = Redir {
-                reg_proto_min: None,
-                reg_proto_max: None,
-                flags: None,
-            };
-            if let Some(p) = ports {
-                out.push(imm(REG_1, p.first().to_be_bytes().to_vec()));
-                r.reg_proto_min = Some(REG_1);
-                if !p.is_single() {
-                    out.push(imm(REG_2, p.last().to_be_bytes().to_vec()));
-                    r.reg_proto_max = Some(REG_2);
-                }
-                r.flags = Some(NAT_PROTO_SPECIFIED);
-            }
-            out.push(Expr::Redir(r));
+            let (min, max) = port_registers(&mut out, *ports, REG_1, false);
+            out.push(Expr::Redir(Redir {
+                reg_proto_min: min,
+                reg_proto_max: max,
+                flags: min.map(|_| NAT_PROTO_SPECIFIED),
+            }));
         }
         Some(Action::Reject(kind)) => out.push(Expr::Reject(match kind {
             RejectKind::TcpReset => Reject {
@@ -447,16 +430,28 @@ fn encode_nat(out: &mut Vec<Expr>, kind: NatKind, t: &NatTarget) {
         reg_proto_max: None,
         flags: None,
     };
-    if let Some(p) = t.ports {
-        out.push(imm(REG_2, p.first().to_be_bytes().to_vec()));
-        nat.reg_proto_min = Some(REG_2);
-        if !p.is_single() {
-            out.push(imm(REG_3, p.last().to_be_bytes().to_vec()));
-            nat.reg_proto_max = Some(REG_3);
-        }
-        nat.flags = Some(NAT_PROTO_SPECIFIED);
-    }
+    let (min, max) = port_registers(out, t.ports, REG_2, false);
+    nat.reg_proto_min = min;
+    nat.reg_proto_max = max;
+    nat.flags = min.map(|_| NAT_PROTO_SPECIFIED);
     out.push(Expr::Nat(nat));
+}
+
+/// Loads a NAT port or range into registers `first` (and `first + 1` for the last port, or
+/// always when `both`), as nft does before nat/masq/redir; returns the registers used.
+fn port_registers(
+    out: &mut Vec<Expr>,
+    ports: Option<PortRange>,
+    first: u32,
+    both: bool,
+) -> (Option<u32>, Option<u32>) {
+    let Some(p) = ports else { return (None, None) };
+    out.push(imm(first, p.first().to_be_bytes().to_vec()));
+    if p.is_single() && !both {
+        return (Some(first), None);
+    }
+    out.push(imm(first + 1, p.last().to_be_bytes().to_vec()));
+    (Some(first), Some(first + 1))
 }
 
 /// Decodes any rule's expressions. Never fails: what is not understood becomes [`Opaque`].
