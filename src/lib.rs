@@ -9,12 +9,16 @@
 //! - [`nft`]: the nf_tables backend: model <-> expressions, and [`nft::Session`] with
 //!   transactions, generation-id retry and listing.
 //! - [`lock`]: the xtables lock, shared with iptables.
+//! - [`legacy`]: the x_tables backend (iptables-legacy's get/setsockopt interface), and
+//!   [`backend`]: the choice between it and nf_tables.
 //!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
 
+pub mod backend;
 pub mod cli;
 pub mod error;
 pub mod ipt;
+pub mod legacy;
 pub mod lock;
 pub mod model;
 pub mod netns;

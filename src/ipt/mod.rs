@@ -5,14 +5,14 @@
 
 pub mod compat;
 pub mod exec;
-mod listing;
+pub(crate) mod listing;
 pub mod parse;
 pub mod print;
 pub mod protocols;
 pub mod restore;
 mod rule;
 pub mod tables;
-mod xt_bridge;
+pub(crate) mod xt_bridge;
 
 pub use rule::{
     CtStates, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange, Neg,
