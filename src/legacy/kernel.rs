@@ -90,6 +90,21 @@ impl XtSocket {
 
     /// Reads a table: info, then its entries of exactly the size the info gave.
     pub fn read(&self, table: &str) -> std::result::Result<Table, XtError> {
+        let (info, blob) = self.read_raw(table)?;
+        let t = Table::from_blob(
+            self.family,
+            table,
+            info.valid_hooks,
+            &info.hook_entry,
+            &info.underflow,
+            &blob,
+        )
+        .map_err(Error::from)?;
+        Ok(t)
+    }
+
+    /// The table's info and its blob as the kernel hands them out (for byte comparisons).
+    pub fn read_raw(&self, table: &str) -> std::result::Result<(GetInfo, Vec<u8>), XtError> {
         let info = self.info(table)?;
         let mut buf = blob::get_entries_request(table, info.size)
             .map_err(|e| Error::InvalidInput(e.to_string()))?;
@@ -104,16 +119,8 @@ impl XtSocket {
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => return Err(XtError::Changed),
             Err(e) => return Err(failure(format!("read entries of {table}"), &e).into()),
         }
-        let t = Table::from_blob(
-            self.family,
-            table,
-            info.valid_hooks,
-            &info.hook_entry,
-            &info.underflow,
-            &buf[GET_ENTRIES_HEADER..],
-        )
-        .map_err(Error::from)?;
-        Ok(t)
+        buf.drain(..GET_ENTRIES_HEADER);
+        Ok((info, buf))
     }
 
     /// Reads a table until a consistent read succeeds (bounded).
