@@ -197,3 +197,166 @@ fn ipv4_corpus_both_directions_against_iptables_legacy() {
 fn ipv6_corpus_both_directions_against_ip6tables_legacy() {
     in_netns(|| check_corpus("ip6tables-legacy", true, corpus_v6()));
 }
+
+/// Runs `script` (iptables command lines) in a fresh namespace with `tool`, returning each
+/// line's exit status, standard output and standard error.
+fn run_script(
+    tool: &'static str,
+    script: &'static [&'static str],
+    six: bool,
+) -> Vec<(i32, String, String)> {
+    in_netns(move || {
+        let lock = private_lock_path();
+        let lock = lock.to_str().unwrap().to_owned();
+        script
+            .iter()
+            .map(|line| {
+                let mut a = words(line);
+                if six {
+                    a.insert(0, "-6".into());
+                }
+                let a: Vec<&str> = a.iter().map(String::as_str).collect();
+                let o = if tool == "xtnl" {
+                    xtnl(&lock, &a)
+                } else {
+                    run_env(tool, &a, &[("XTABLES_LOCKFILE", lock.as_str())])
+                };
+                (
+                    o.status.code().unwrap_or(-1),
+                    String::from_utf8_lossy(&o.stdout).into_owned(),
+                    String::from_utf8_lossy(&o.stderr).into_owned(),
+                )
+            })
+            .collect()
+    })
+}
+
+/// Every command of the drop-in, run line by line by iptables-legacy in one namespace and by
+/// xtnl in another: the same exit statuses and standard output, and iptables' own error
+/// phrase in xtnl's standard error.
+#[test]
+fn every_command_as_iptables_legacy_runs_it() {
+    const SCRIPT: &[&str] = &[
+        "-N A",
+        "-N A",
+        "-N B",
+        "-A A -j ACCEPT",
+        "-A INPUT -j A",
+        "-I INPUT 1 -p tcp --dport 22 -j ACCEPT",
+        "-I INPUT 3 -s 192.0.2.1 -j DROP",
+        "-I INPUT 9 -j DROP",
+        "-A INPUT -p udp -m multiport --dports 53,123 -m comment --comment \"two ports\"",
+        "-R INPUT 2 -p udp --dport 53 -j ACCEPT",
+        "-R INPUT 9 -j DROP",
+        "-A NOPE -j ACCEPT",
+        "-S",
+        "-S INPUT",
+        "-S NOPE",
+        "-L -n",
+        "-L",
+        "-L -n -v --line-numbers",
+        "-L INPUT -n -x -v",
+        "-C INPUT -p udp --dport 53 -j ACCEPT",
+        "-C INPUT -j DROP",
+        "-D INPUT -j DROP",
+        "-D INPUT 2",
+        "-D INPUT 7",
+        "-X A",
+        "-X B",
+        "-X NOPE",
+        "-X INPUT",
+        "-E A C",
+        "-E C OUTPUT",
+        "-E INPUT D",
+        "-S",
+        "-P FORWARD DROP",
+        "-P C DROP",
+        "-L FORWARD -n",
+        "-S FORWARD",
+        "-X",
+        "-F INPUT",
+        "-X",
+        "-F",
+        "-X",
+        "-Z",
+        "-Z INPUT",
+        "-Z NOPE",
+        "-L -n -Z",
+        "-t nat -N vcld-1",
+        "-t nat -A vcld-1 -i eth1 -p tcp -m comment --comment \"VCL: forward\" -m tcp --dport 50443 -j DNAT --to-destination 192.0.2.3:3389",
+        "-t nat -I PREROUTING -j vcld-1 -m comment --comment \"VCL: jump\"",
+        "-t nat -A POSTROUTING ! -d 10.0.0.0/20 -o eth1 -j MASQUERADE",
+        "-t nat -S",
+        "-t nat -L -n -v",
+        "-t nat -F vcld-1",
+        "-t nat -X vcld-1",
+        "-t nat -D PREROUTING -j vcld-1 -m comment --comment \"VCL: jump\"",
+        "-t nat -X vcld-1",
+        "-t nat -S",
+        "-v -A INPUT -s 192.0.2.9 -j DROP",
+        "-v -I INPUT -d 192.0.2.8 -j ACCEPT",
+        "-v -D INPUT -s 192.0.2.9 -j DROP",
+        "-v -F INPUT",
+        "-v -N Z",
+        "-v -X Z",
+        "-v -Z",
+        "-t nosuchtable -S",
+    ];
+    compare_scripts("iptables-legacy", SCRIPT);
+}
+
+/// The IPv6 side: ip6tables-legacy against `xtnl -6`.
+#[test]
+fn ip6tables_commands_as_ip6tables_legacy_runs_them() {
+    const SCRIPT: &[&str] = &[
+        "-A INPUT -s 2001:db8::1 -j ACCEPT",
+        "-N v6",
+        "-I INPUT 1 -p tcp --dport 22 -j v6",
+        "-A v6 -p ipv6-icmp -j ACCEPT",
+        "-S",
+        "-L -n -v",
+        "-D INPUT -j DROP",
+        "-C INPUT -s 2001:db8::1 -j ACCEPT",
+        "-X v6",
+        "-t nat -A POSTROUTING -s 2001:db8::/64 -j SNAT --to-source 2001:db8::99",
+        "-t nat -S",
+        "-F",
+        "-X",
+        "-S",
+    ];
+    compare_scripts("ip6tables-legacy", SCRIPT);
+}
+
+fn compare_scripts(oracle: &'static str, script: &'static [&'static str]) {
+    let theirs = run_script(oracle, script, false);
+    let ours = run_script("xtnl", script, oracle.starts_with("ip6"));
+    let mut failures = Vec::new();
+    for ((line, t), o) in script.iter().zip(&theirs).zip(&ours) {
+        if t.0 != o.0 || t.1 != o.1 {
+            failures.push(format!(
+                "{line}\n  iptables-legacy: {} {:?} {:?}\n  xtnl:            {} {:?} {:?}",
+                t.0, t.1, t.2, o.0, o.1, o.2
+            ));
+            continue;
+        }
+        // iptables' own phrase (`iptables: ...`), where it printed one, must be in ours.
+        for l in
+            t.2.lines()
+                .filter(|l| l.starts_with("iptables: ") || l.starts_with("ip6tables: "))
+        {
+            if !o.2.contains(l) {
+                failures.push(format!(
+                    "{line}\n  phrase {l:?} missing from xtnl's {:?}",
+                    o.2
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} lines differ:\n{}",
+        failures.len(),
+        script.len(),
+        failures.join("\n")
+    );
+}

@@ -863,7 +863,7 @@ pub(crate) fn for_family(e: Error, family: Family) -> Error {
             if family == Family::Ipv6 && message.starts_with("iptables:") =>
         {
             Error::Context {
-                message: format!("ip6{message}"),
+                message: message.replacen("iptables:", "ip6tables:", 1),
                 source,
             }
         }

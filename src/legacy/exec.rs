@@ -263,11 +263,9 @@ impl<'t> Applier<'t> {
             }
             Command::Rename { from, to } => {
                 self.require(from)?;
+                // libiptc looks up only user chains to rename.
                 if self.table.chain(from).is_some_and(Chain::is_builtin) {
-                    return Err(refused(
-                        "iptables: Can't rename built-in chain.",
-                        format!("chain {from}"),
-                    ));
+                    return Err(not_found(from, &self.table.name));
                 }
                 let clashes = matches!(to.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE");
                 if clashes || self.table.chain(to).is_some() {
@@ -311,10 +309,13 @@ impl<'t> Applier<'t> {
             return Err(not_found(chain, &self.table.name));
         };
         if c.is_builtin() {
-            return Err(refused(
-                "iptables: Can't delete built-in chain.",
-                format!("chain {chain}"),
-            ));
+            // libiptc refuses with EINVAL, which iptables-legacy prints as it prints any
+            // kernel EINVAL.
+            return Err(Error::Rejected(failure(
+                libc::EINVAL,
+                format!("delete built-in chain {chain}"),
+            ))
+            .context("iptables: Invalid argument. Run `dmesg' for more information."));
         }
         // iptables-legacy checks references before emptiness.
         if self.table.references(chain) > 0 {

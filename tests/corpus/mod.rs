@@ -189,4 +189,3 @@ pub fn corpus_v6() -> Vec<Spec> {
     ])
     .collect()
 }
-
