@@ -10,7 +10,7 @@ mod corpus;
 
 use std::process::Output;
 
-use common::{in_netns, private_lock_path, run, run_env, run_ok};
+use common::{in_netns, private_lock_path, run_env, run_ok};
 use corpus::{Spec, corpus_v4, corpus_v6};
 use xtnl::legacy::kernel::XtSocket;
 use xtnl::model::Family;
@@ -359,4 +359,313 @@ fn compare_scripts(oracle: &'static str, script: &'static [&'static str]) {
         script.len(),
         failures.join("\n")
     );
+}
+
+/// `(packets, bytes)` of every rule and policy, from `iptables-legacy -S -v` (or
+/// ip6tables-legacy): lines with their counters, in order.
+fn counted(oracle: &str, table: &str) -> Vec<String> {
+    run_ok(oracle, &["-w", "-t", table, "-S", "-v"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Sends `n` UDP datagrams to 127.0.0.1 port 9 from this thread's namespace.
+fn traffic(n: usize) {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind udp");
+    for _ in 0..n {
+        let _ = s.send_to(b"xtnl counters", "127.0.0.1:9");
+    }
+}
+
+/// Counters belong to the kernel's entries, and a replace starts them from zero; xtnl
+/// carries every kept rule's and policy's counts into the new table, as libiptc does: after
+/// a series of xtnl commits the untouched rules count exactly what they counted before,
+/// and keep counting; `-Z` zeroes and `-P` restarts a policy's count, as with iptables.
+#[test]
+fn counters_are_preserved_across_xtnl_commits() {
+    in_netns(|| {
+        let lock = private_lock_path();
+        let lock = lock.to_str().unwrap().to_owned();
+        run_ok("ip", &["link", "set", "lo", "up"]);
+        for spec in [
+            "-A OUTPUT -o lo -p udp -j ACCEPT",
+            "-A INPUT -i lo -p udp --dport 9 -j ACCEPT",
+            "-A INPUT -i lo -p icmp",
+        ] {
+            let w = words(spec);
+            let a: Vec<&str> = w.iter().map(String::as_str).collect();
+            run_ok("iptables-legacy", &a);
+        }
+        traffic(7);
+        let before = counted("iptables-legacy", "filter");
+        assert!(
+            before.iter().any(|l| l.contains("-o lo -p udp -c 7 ")),
+            "traffic was not counted: {before:?}"
+        );
+        for spec in [
+            "-A INPUT -s 192.0.2.1 -j DROP",
+            "-N counted",
+            "-I OUTPUT 1 -s 192.0.2.2 -j ACCEPT",
+            "-A counted -j RETURN",
+            "-I INPUT 2 -j counted",
+            "-D INPUT -s 192.0.2.1 -j DROP",
+            "-R OUTPUT 1 -s 192.0.2.3 -j ACCEPT",
+            "-E counted counted2",
+            "-D INPUT 2",
+            "-F counted2",
+            "-X counted2",
+            "-D OUTPUT 1",
+        ] {
+            let w = words(spec);
+            let a: Vec<&str> = w.iter().map(String::as_str).collect();
+            let o = xtnl(&lock, &a);
+            assert!(o.status.success(), "xtnl {spec}: {}", text(&o));
+        }
+        assert_eq!(counted("iptables-legacy", "filter"), before);
+        traffic(3);
+        let after = counted("iptables-legacy", "filter");
+        assert!(
+            after.iter().any(|l| l.contains("-o lo -p udp -c 10 ")),
+            "counting stopped: {after:?}"
+        );
+        // -Z OUTPUT zeroes OUTPUT's rules and policy only.
+        assert!(xtnl(&lock, &["-Z", "OUTPUT"]).status.success());
+        let zeroed = counted("iptables-legacy", "filter");
+        assert!(
+            zeroed.contains(&"-P OUTPUT ACCEPT -c 0 0".to_string()),
+            "{zeroed:?}"
+        );
+        assert!(
+            zeroed.iter().any(|l| l.contains("-o lo -p udp -c 0 0")),
+            "{zeroed:?}"
+        );
+        assert_eq!(
+            zeroed
+                .iter()
+                .filter(|l| l.contains("INPUT"))
+                .collect::<Vec<_>>(),
+            after
+                .iter()
+                .filter(|l| l.contains("INPUT"))
+                .collect::<Vec<_>>()
+        );
+        // xtnl's own listing shows the same counters iptables-legacy does.
+        let ours = xtnl(&lock, &["-S", "-v"]);
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            run_ok("iptables-legacy", &["-S", "-v"])
+        );
+        let ours = xtnl(&lock, &["-L", "-n", "-v", "-x"]);
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            run_ok("iptables-legacy", &["-L", "-n", "-v", "-x"])
+        );
+    });
+}
+
+/// A 5,000-rule table (loaded by iptables-legacy-restore): xtnl's edits in one namespace and
+/// iptables-legacy's same edits in another leave byte-identical tables, and both tools list
+/// them the same way.
+#[test]
+fn five_thousand_rule_table() {
+    let mut file =
+        String::from("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+    for c in 0..50 {
+        file.push_str(&format!(":chain-{c} - [0:0]\n"));
+    }
+    for i in 0..5000 {
+        let chain = if i % 2 == 0 {
+            "INPUT".to_string()
+        } else {
+            format!("chain-{}", i % 50)
+        };
+        file.push_str(&format!(
+            "-A {chain} -s 10.{}.{}.0/24 -p tcp -m tcp --dport {} -m comment --comment \"rule {i}\" -j ACCEPT\n",
+            i / 256 % 256,
+            i % 256,
+            1000 + i
+        ));
+    }
+    file.push_str("-A INPUT -j chain-7\nCOMMIT\n");
+    let edits: &'static [&'static str] = &[
+        "-I INPUT 1250 -s 192.0.2.1 -j DROP",
+        "-A chain-7 -d 198.51.100.7 -j RETURN",
+        "-D INPUT -s 10.0.4.0/24 -p tcp -m tcp --dport 1004 -m comment --comment \"rule 4\" -j ACCEPT",
+        "-R chain-9 3 -p udp --dport 53 -j ACCEPT",
+        "-N late",
+        "-F chain-11",
+        "-X chain-11",
+        "-D INPUT 2000",
+    ];
+    let run_side = |tool: &'static str, file: String| {
+        in_netns(move || {
+            let lock = private_lock_path();
+            let lock = lock.to_str().unwrap().to_owned();
+            let path = lock.replace(".lock", ".rules");
+            std::fs::write(&path, &file).unwrap();
+            run_ok("iptables-legacy-restore", &[&path]);
+            let start = std::time::Instant::now();
+            for e in edits {
+                let w = words(e);
+                let a: Vec<&str> = w.iter().map(String::as_str).collect();
+                let o = if tool == "xtnl" {
+                    xtnl(&lock, &a)
+                } else {
+                    run_env(tool, &a, &[("XTABLES_LOCKFILE", lock.as_str())])
+                };
+                assert!(o.status.success(), "{tool} {e}: {}", text(&o));
+            }
+            let _ = start;
+            let listing = run_ok("iptables-legacy", &["-S"]);
+            let ours = xtnl(&lock, &["-S"]);
+            assert_eq!(String::from_utf8_lossy(&ours.stdout), listing, "{tool}: -S");
+            (raw_table(Family::Ipv4, "filter"), listing)
+        })
+    };
+    let (ours, ours_list) = run_side("xtnl", file.clone());
+    let (theirs, theirs_list) = run_side("iptables-legacy", file);
+    // 5,000 + the jump to chain-7, + 2 added, - 2 deleted, - chain-11's 100.
+    assert_eq!(
+        ours_list.lines().filter(|l| l.starts_with("-A")).count(),
+        4901
+    );
+    assert_eq!(ours_list, theirs_list);
+    assert_eq!(ours.0, theirs.0);
+    assert!(
+        ours.1 == theirs.1,
+        "{}",
+        first_difference(&ours.1, &theirs.1)
+    );
+}
+
+/// `xtnl restore` and `xtnl save` on the legacy backend against iptables-legacy-restore and
+/// iptables-legacy-save: the same tables byte for byte, the same saved text (less the
+/// comment lines), with and without --noflush.
+#[test]
+fn restore_and_save_as_iptables_legacy() {
+    const FILE: &str = "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:vcld-1 - [0:0]\n-A PREROUTING -m comment --comment \"VCL: jump\" -j vcld-1\n-A POSTROUTING ! -d 10.0.0.0/20 -o eth1 -j MASQUERADE\n-A vcld-1 -i eth1 -p tcp -m tcp --dport 50443 -j DNAT --to-destination 192.0.2.3:3389\nCOMMIT\n*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:vcl-nat_host - [0:0]\n-A INPUT -j vcl-nat_host\n-A vcl-nat_host -i eth1 -o eth0 -m state --state RELATED,ESTABLISHED -j ACCEPT\nCOMMIT\n";
+    const MORE: &str =
+        "*filter\n:extra - [0:0]\n-A extra -s 192.0.2.0/24 -j DROP\n-I INPUT 1 -j extra\nCOMMIT\n";
+    let side = |tool: &'static str| {
+        in_netns(move || {
+            let lock = private_lock_path();
+            let lock = lock.to_str().unwrap().to_owned();
+            let path = lock.replace(".lock", ".rules");
+            let mut snapshots = Vec::new();
+            for (content, noflush) in [(FILE, false), (MORE, true), (FILE, false)] {
+                std::fs::write(&path, content).unwrap();
+                let mut args = vec![];
+                if noflush {
+                    args.push("--noflush");
+                }
+                args.push(path.as_str());
+                let o = if tool == "xtnl" {
+                    let mut a = vec!["--backend", "legacy", "restore"];
+                    a.extend(args);
+                    run_env(
+                        common::xtnl_bin(),
+                        &a,
+                        &[("XTABLES_LOCKFILE", lock.as_str())],
+                    )
+                } else {
+                    run_env(tool, &args, &[("XTABLES_LOCKFILE", lock.as_str())])
+                };
+                assert!(o.status.success(), "{tool}: {}", text(&o));
+                let saved: String = run_ok("iptables-legacy-save", &[])
+                    .lines()
+                    .filter(|l| !l.starts_with('#'))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                let ours: String = String::from_utf8_lossy(
+                    &run_env(common::xtnl_bin(), &["--backend", "legacy", "save"], &[]).stdout,
+                )
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(|l| format!("{l}\n"))
+                .collect();
+                assert_eq!(ours, saved, "xtnl save after {tool}");
+                snapshots.push((
+                    saved,
+                    raw_table(Family::Ipv4, "filter"),
+                    raw_table(Family::Ipv4, "nat"),
+                ));
+            }
+            snapshots
+        })
+    };
+    let ours = side("xtnl");
+    let theirs = side("iptables-legacy-restore");
+    for (i, (o, t)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(o.0, t.0, "step {i}: saved text");
+        assert!(
+            o.1 == t.1,
+            "step {i}: filter: {}",
+            first_difference(&o.1.1, &t.1.1)
+        );
+        assert!(
+            o.2 == t.2,
+            "step {i}: nat: {}",
+            first_difference(&o.2.1, &t.2.1)
+        );
+    }
+    assert!(
+        ours[1].0.contains("-A extra -s 192.0.2.0/24 -j DROP"),
+        "{}",
+        ours[1].0
+    );
+}
+
+/// `--backend auto` follows the host's iptables command (here a PATH holding an `iptables`
+/// that resolves to xtables-legacy-multi, then one resolving to xtables-nft-multi); `-v`
+/// says which backend and why on standard error.
+#[test]
+fn auto_backend_follows_the_iptables_command() {
+    in_netns(|| {
+        let lock = private_lock_path();
+        let dir = lock.with_extension("bin");
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("iptables");
+        let lock = lock.to_str().unwrap().to_owned();
+        for (target, want) in [
+            ("/usr/sbin/xtables-legacy-multi", "legacy"),
+            ("/usr/sbin/xtables-nft-multi", "nft"),
+        ] {
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(target, &link).unwrap();
+            let path = dir.to_str().unwrap();
+            let o = run_env(
+                common::xtnl_bin(),
+                &["-v", "-A", "INPUT", "-s", "192.0.2.77", "-j", "DROP"],
+                &[
+                    ("XTABLES_LOCKFILE", lock.as_str()),
+                    ("PATH", path),
+                    ("XTNL_BACKEND", ""),
+                ],
+            );
+            assert!(o.status.success(), "{}", text(&o));
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains(&format!("backend {want} (auto: ")) && err.contains(target),
+                "{err}"
+            );
+            let legacy = run_ok("iptables-legacy", &["-S", "INPUT"]);
+            let nft = run_ok("iptables-nft", &["-S", "INPUT"]);
+            let (has, lacks) = if want == "legacy" {
+                (&legacy, &nft)
+            } else {
+                (&nft, &legacy)
+            };
+            assert!(has.contains("192.0.2.77"), "{want}: {has}");
+            assert!(!lacks.contains("192.0.2.77"), "{want}: {lacks}");
+            run_ok(
+                if want == "legacy" {
+                    "iptables-legacy"
+                } else {
+                    "iptables-nft"
+                },
+                &["-F"],
+            );
+        }
+    });
 }
