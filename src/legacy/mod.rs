@@ -154,6 +154,15 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
             Ok((std::mem::take(&mut a.verbose_lines), a.changed && !check))
         })
         .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command))?;
+    if inv.verbose && out.attempts > 1 {
+        use std::io::Write;
+        // stderr: stdout stays exactly what iptables prints.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "xtnl: the table changed between read and replace (a writer bypassing the xtables lock); committed on attempt {}",
+            out.attempts
+        );
+    }
     let mut text = String::new();
     if inv.verbose {
         for l in out.value {
