@@ -320,59 +320,19 @@ impl Entry {
 
     /// Appends the entry's bytes to `out`.
     pub fn encode(&self, family: Family, out: &mut Vec<u8>) -> Result<(), WireError> {
-        let l = layout(family)?;
-        let a = l.addr;
-        for (what, v) in [
-            ("src", &self.ip.src),
-            ("dst", &self.ip.dst),
-            ("smsk", &self.ip.smsk),
-            ("dmsk", &self.ip.dmsk),
-        ] {
-            if v.len() != a {
-                return Err(WireError::bad_value(format!(
-                    "{what} has {} bytes, the family needs {a}",
-                    v.len()
-                ))
-                .within("entry"));
-            }
-        }
-        let target_offset = self.target_offset(family);
-        let next_offset = self.size(family);
-        let (t16, n16) = match (u16::try_from(target_offset), u16::try_from(next_offset)) {
-            (Ok(t), Ok(n)) => (t, n),
-            _ => {
-                return Err(WireError::bad_value(format!(
-                    "entry of {next_offset} bytes is larger than 65535"
-                ))
-                .within("entry"));
-            }
-        };
-        let mut h = vec![0u8; l.size];
-        put(&mut h, 0, &self.ip.src);
-        put(&mut h, a, &self.ip.dst);
-        put(&mut h, 2 * a, &self.ip.smsk);
-        put(&mut h, 3 * a, &self.ip.dmsk);
-        put(&mut h, 4 * a, &self.ip.iniface);
-        put(&mut h, 4 * a + 16, &self.ip.outiface);
-        put(&mut h, 4 * a + 32, &self.ip.iniface_mask);
-        put(&mut h, 4 * a + 48, &self.ip.outiface_mask);
-        put(&mut h, l.proto, &self.ip.proto.to_ne_bytes());
-        if let Some(t) = l.tos {
-            put(&mut h, t, &[self.ip.tos]);
-        }
-        put(&mut h, l.flags, &[self.ip.flags]);
-        put(&mut h, l.invflags, &[self.ip.invflags]);
-        put(&mut h, l.nfcache, &self.nfcache.to_ne_bytes());
-        put(&mut h, l.target_offset, &t16.to_ne_bytes());
-        put(&mut h, l.next_offset, &n16.to_ne_bytes());
-        put(&mut h, l.comefrom, &self.comefrom.to_ne_bytes());
-        put(&mut h, l.counters, &self.counters.packets.to_ne_bytes());
-        put(&mut h, l.counters + 8, &self.counters.bytes.to_ne_bytes());
-        out.extend_from_slice(&h);
-        for m in &self.matches {
-            encode_ext(m, out).map_err(|e| e.within("match"))?;
-        }
-        encode_ext(&self.target, out).map_err(|e| e.within("target"))
+        encode_parts(
+            family,
+            &EntryParts {
+                ip: &self.ip,
+                extra_flags: 0,
+                nfcache: self.nfcache,
+                comefrom: self.comefrom,
+                counters: self.counters,
+                matches: &self.matches,
+                target: &self.target,
+            },
+            out,
+        )
     }
 
     /// Decodes the entry at the start of `b` (which may hold more entries after it).
@@ -446,6 +406,85 @@ impl Entry {
             next_offset,
         ))
     }
+}
+
+/// The parts of an entry, borrowed (so a table can be laid out without copying its rules).
+pub struct EntryParts<'a> {
+    pub ip: &'a IpHeader,
+    /// Flags added to `ip.flags` (the goto flag of a `-g` rule).
+    pub extra_flags: u8,
+    pub nfcache: u32,
+    pub comefrom: u32,
+    pub counters: Counters,
+    pub matches: &'a [Ext],
+    pub target: &'a Ext,
+}
+
+/// The size of an entry with these matches and target.
+pub fn entry_size(family: Family, matches: &[Ext], target: &Ext) -> usize {
+    entry_header_size(family) + matches.iter().map(Ext::size).sum::<usize>() + target.size()
+}
+
+/// Appends an entry's bytes to `out`.
+pub fn encode_parts(
+    family: Family,
+    e: &EntryParts<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), WireError> {
+    let l = layout(family)?;
+    let a = l.addr;
+    for (what, v) in [
+        ("src", &e.ip.src),
+        ("dst", &e.ip.dst),
+        ("smsk", &e.ip.smsk),
+        ("dmsk", &e.ip.dmsk),
+    ] {
+        if v.len() != a {
+            return Err(WireError::bad_value(format!(
+                "{what} has {} bytes, the family needs {a}",
+                v.len()
+            ))
+            .within("entry"));
+        }
+    }
+    let target_offset = l.size + e.matches.iter().map(Ext::size).sum::<usize>();
+    let next_offset = target_offset + e.target.size();
+    let (t16, n16) = match (u16::try_from(target_offset), u16::try_from(next_offset)) {
+        (Ok(t), Ok(n)) => (t, n),
+        _ => {
+            return Err(WireError::bad_value(format!(
+                "entry of {next_offset} bytes is larger than 65535"
+            ))
+            .within("entry"));
+        }
+    };
+    let base = out.len();
+    out.resize(base + l.size, 0);
+    let h = &mut out[base..];
+    put(h, 0, &e.ip.src);
+    put(h, a, &e.ip.dst);
+    put(h, 2 * a, &e.ip.smsk);
+    put(h, 3 * a, &e.ip.dmsk);
+    put(h, 4 * a, &e.ip.iniface);
+    put(h, 4 * a + 16, &e.ip.outiface);
+    put(h, 4 * a + 32, &e.ip.iniface_mask);
+    put(h, 4 * a + 48, &e.ip.outiface_mask);
+    put(h, l.proto, &e.ip.proto.to_ne_bytes());
+    if let Some(t) = l.tos {
+        put(h, t, &[e.ip.tos]);
+    }
+    put(h, l.flags, &[e.ip.flags | e.extra_flags]);
+    put(h, l.invflags, &[e.ip.invflags]);
+    put(h, l.nfcache, &e.nfcache.to_ne_bytes());
+    put(h, l.target_offset, &t16.to_ne_bytes());
+    put(h, l.next_offset, &n16.to_ne_bytes());
+    put(h, l.comefrom, &e.comefrom.to_ne_bytes());
+    put(h, l.counters, &e.counters.packets.to_ne_bytes());
+    put(h, l.counters + 8, &e.counters.bytes.to_ne_bytes());
+    for m in e.matches {
+        encode_ext(m, out).map_err(|e| e.within("match"))?;
+    }
+    encode_ext(e.target, out).map_err(|e| e.within("target"))
 }
 
 fn encode_ext(e: &Ext, out: &mut Vec<u8>) -> Result<(), WireError> {

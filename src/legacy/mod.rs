@@ -17,6 +17,8 @@ mod convert;
 pub mod exec;
 pub mod kernel;
 pub mod table;
+#[cfg(test)]
+mod tests;
 
 use std::time::Duration;
 

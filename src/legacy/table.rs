@@ -131,11 +131,15 @@ impl Table {
             }
         }
         let last = entries.len().saturating_sub(1);
+        let count = entries.len();
+        let is_error: Vec<bool> = entries
+            .iter()
+            .map(|(_, e)| e.target.name == blob::ERROR_TARGET)
+            .collect();
         let mut chains: Vec<Chain> = Vec::new();
         let mut cur: Option<Chain> = None;
         let mut ended = false;
-        for (i, (off, e)) in entries.iter().enumerate() {
-            let off = *off;
+        for (i, (off, e)) in entries.into_iter().enumerate() {
             if ended {
                 return Err(bad(format!("entry #{i} after the table's end")));
             }
@@ -177,9 +181,7 @@ impl Table {
             };
             let tail = match c.hook {
                 Some(h) => underflow[h] as usize == off,
-                None => entries
-                    .get(i + 1)
-                    .is_some_and(|(_, n)| n.target.error_name().is_some()),
+                None => is_error.get(i + 1).copied().unwrap_or(false),
             };
             if tail {
                 let v = e.target.standard_verdict();
@@ -203,7 +205,7 @@ impl Table {
             }
             let next = off + e.size(family);
             let gflag = goto_flag(family);
-            let mut ip = e.ip.clone();
+            let mut ip = e.ip;
             let goto = ip.flags & gflag != 0;
             ip.flags &= !gflag;
             let v = match e.target.standard_verdict() {
@@ -229,12 +231,12 @@ impl Table {
                 Some(verdict::QUEUE) => Verdict::Queue,
                 Some(verdict::RETURN) => Verdict::Return,
                 Some(v) => return Err(bad(format!("entry #{i} has verdict {v}"))),
-                None => Verdict::Ext(e.target.clone()),
+                None => Verdict::Ext(e.target),
             };
             c.rules.push(Rule {
                 ip,
                 nfcache: e.nfcache,
-                matches: e.matches.clone(),
+                matches: e.matches,
                 verdict: v,
                 counters: e.counters,
                 carry: Carry::From(i),
@@ -251,7 +253,7 @@ impl Table {
             name: name.to_string(),
             valid_hooks,
             chains,
-            entries_read: entries.len() as u32,
+            entries_read: count as u32,
         })
     }
 
@@ -298,7 +300,7 @@ impl Table {
             }
             starts.insert(c.name.as_str(), pos);
             for r in &c.rules {
-                pos += rule_entry(family, r, 0)?.size(family);
+                pos += rule_size(family, r);
             }
             pos += tail_size;
         }
@@ -327,19 +329,44 @@ impl Table {
             }
             for r in &c.rules {
                 let at = out.blob.len();
-                let v = match &r.verdict {
-                    Verdict::Jump(t) | Verdict::Goto(t) => resolve(t)?,
-                    _ => 0,
+                let standard = match &r.verdict {
+                    Verdict::Accept => Some(verdict::ACCEPT),
+                    Verdict::Drop => Some(verdict::DROP),
+                    Verdict::Queue => Some(verdict::QUEUE),
+                    Verdict::Return => Some(verdict::RETURN),
+                    Verdict::Jump(t) | Verdict::Goto(t) => Some(resolve(t)?),
+                    Verdict::Fallthrough => Some(
+                        i32::try_from(at + rule_size(family, r))
+                            .map_err(|_| bad("table larger than 2 GiB"))?,
+                    ),
+                    Verdict::Ext(_) => None,
                 };
-                let mut e = rule_entry(family, r, v)?;
-                if r.verdict == Verdict::Fallthrough {
-                    let next = at + e.size(family);
-                    e.target = Ext::standard(
-                        i32::try_from(next).map_err(|_| bad("table larger than 2 GiB"))?,
-                    );
-                }
-                e.counters = zero;
-                e.encode(family, &mut out.blob)?;
+                let std_target;
+                let target = match (&r.verdict, standard) {
+                    (Verdict::Ext(t), _) => t,
+                    (_, v) => {
+                        std_target = Ext::standard(v.unwrap_or(verdict::DROP));
+                        &std_target
+                    }
+                };
+                let extra_flags = if matches!(r.verdict, Verdict::Goto(_)) {
+                    goto_flag(family)
+                } else {
+                    0
+                };
+                blob::encode_parts(
+                    family,
+                    &blob::EntryParts {
+                        ip: &r.ip,
+                        extra_flags,
+                        nfcache: r.nfcache,
+                        comefrom: 0,
+                        counters: zero,
+                        matches: &r.matches,
+                        target,
+                    },
+                    &mut out.blob,
+                )?;
                 out.carry.push(r.carry);
             }
             if let Some(h) = c.hook {
@@ -354,32 +381,18 @@ impl Table {
     }
 }
 
-/// The entry of a rule, with `jump` as the verdict of a jump or goto.
-fn rule_entry(family: Family, r: &Rule, jump: i32) -> Result<Entry, WireError> {
-    let mut ip = r.ip.clone();
+/// The size of a rule's entry (a standard target for every verdict but an extension).
+fn rule_size(family: Family, r: &Rule) -> usize {
+    let std_size = EXT_STANDARD_SIZE;
     let target = match &r.verdict {
-        Verdict::Accept => Ext::standard(verdict::ACCEPT),
-        Verdict::Drop => Ext::standard(verdict::DROP),
-        Verdict::Queue => Ext::standard(verdict::QUEUE),
-        Verdict::Return => Ext::standard(verdict::RETURN),
-        Verdict::Jump(_) => Ext::standard(jump),
-        Verdict::Goto(_) => {
-            ip.flags |= goto_flag(family);
-            Ext::standard(jump)
-        }
-        // The offset is filled in once the entry's own offset is known.
-        Verdict::Fallthrough => Ext::standard(0),
-        Verdict::Ext(t) => t.clone(),
+        Verdict::Ext(t) => t.size(),
+        _ => std_size,
     };
-    Ok(Entry {
-        ip,
-        nfcache: r.nfcache,
-        comefrom: 0,
-        counters: r.counters,
-        matches: r.matches.clone(),
-        target,
-    })
+    blob::entry_header_size(family) + r.matches.iter().map(Ext::size).sum::<usize>() + target
 }
+
+/// `XT_ALIGN(sizeof(struct xt_standard_target))`.
+const EXT_STANDARD_SIZE: usize = blob::EXT_HEADER + crate::xt::xt_align(4);
 
 /// A table laid out for the kernel.
 #[derive(Debug, Clone)]
