@@ -9,6 +9,10 @@
 //! - [`nft`]: the nf_tables backend: model <-> expressions, and [`nft::Session`] with
 //!   transactions, generation-id retry and listing.
 //! - [`lock`]: the xtables lock, shared with iptables.
+//! - [`ipt`]: the iptables front (command syntax, `-S`/`-L`, restore format, iptables-nft's
+//!   encoding).
+//! - [`nathost`]: the NAT-host agent's operations (reservations, forwards, teardown, sweep),
+//!   each one atomic transaction, written against a backend trait.
 //! - [`legacy`]: the x_tables backend (iptables-legacy's get/setsockopt interface), and
 //!   [`backend`]: the choice between it and nf_tables.
 //!
@@ -18,9 +22,11 @@ pub mod backend;
 pub mod cli;
 pub mod error;
 pub mod ipt;
+pub mod json;
 pub mod legacy;
 pub mod lock;
 pub mod model;
+pub mod nathost;
 pub mod netns;
 pub mod nft;
 mod sys;

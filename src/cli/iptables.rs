@@ -18,7 +18,35 @@ pub fn run(
     default_family: Family,
     backend: BackendChoice,
 ) -> Result<()> {
-    let inv = parse::parse(args, default_family)?;
+    // `--json` (not an iptables option) turns a listing into the JSON listing.
+    let as_json = args.iter().any(|a| a == "--json");
+    let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    let inv = parse::parse(&args, default_family)?;
+    if as_json {
+        let chain = match &inv.command {
+            parse::Command::ListRules(c) | parse::Command::List(c) => c.clone(),
+            _ => {
+                return Err(crate::Error::InvalidInput(
+                    "--json applies to listings (-S, -L) only".into(),
+                ));
+            }
+        };
+        let chains = if super::resolve_backend(backend, inv.family, inv.verbose) == Backend::Legacy
+        {
+            let legacy = crate::legacy::Legacy::open(inv.family, XtablesLock::from_env(inv.wait))?;
+            crate::legacy::listings(&legacy, &inv.table, chain.as_deref())?
+        } else {
+            let mut session = Session::builder().lock_mode(LockMode::Never).open()?;
+            let t = crate::nft::TableRef::new(inv.family, &inv.table);
+            crate::ipt::listing::chains(&mut session, &t, chain.as_deref())?
+        };
+        let v = crate::json::listing_value(
+            inv.family,
+            vec![crate::json::table_value(&inv.table, &chains)],
+        );
+        writeln!(out, "{v}").map_err(io_error)?;
+        return Ok(());
+    }
     let mut lock = XtablesLock::from_env(inv.wait);
     if let Some(interval) = inv.wait_interval {
         lock = lock.with_poll_interval(interval);

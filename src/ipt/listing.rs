@@ -11,10 +11,12 @@ use crate::model::Counters;
 use crate::nft::{Chain, Policy, RawRule, Session, TableRef};
 
 /// One chain as iptables lists it (the nf_tables and x_tables backends both fill these).
-pub(crate) struct ChainListing {
+#[derive(Debug, Clone)]
+pub struct ChainListing {
     pub name: String,
     /// `Some` for built-in (base) chains.
     pub policy: Option<Policy>,
+    /// Jumps and gotos to it (user chains; counted only when the whole table was read).
     /// A built-in chain's policy counters, where the backend keeps them (x_tables).
     pub policy_counters: Option<Counters>,
     pub references: u32,
@@ -22,7 +24,26 @@ pub(crate) struct ChainListing {
     pub rules: Vec<(u64, IptRule)>,
 }
 
-fn policy_name(p: Policy) -> &'static str {
+/// The chains of a table in the order `iptables -S` lists them, with their rules decoded
+/// (or one chain: `only`); what the JSON listing is made of.
+pub fn chains(
+    session: &mut Session,
+    table: &TableRef,
+    only: Option<&str>,
+) -> Result<Vec<ChainListing>> {
+    let chains = read(session, table, only)?;
+    if let Some(c) = only
+        && !chains.iter().any(|x| x.name == c)
+    {
+        return Err(no_chain(c));
+    }
+    Ok(chains
+        .into_iter()
+        .filter(|c| only.is_none_or(|n| n == c.name))
+        .collect())
+}
+
+pub fn policy_name(p: Policy) -> &'static str {
     match p {
         Policy::Accept => "ACCEPT",
         Policy::Drop => "DROP",

@@ -420,7 +420,7 @@ fn check_chain_name(name: &str) -> Result<()> {
 
 /// The table's chains as iptables-legacy lists them: in the table's order (built-ins in
 /// hook order, then user chains as libiptc keeps them, sorted), each rule with its position.
-pub(crate) fn chain_listings(t: &Table) -> Vec<ChainListing> {
+pub fn chain_listings(t: &Table) -> Vec<ChainListing> {
     t.chains
         .iter()
         .map(|c| ChainListing {

@@ -235,3 +235,26 @@ pub fn save(legacy: &Legacy, table: Option<&str>) -> Result<String> {
     let _ = writeln!(out, "# Completed by xtnl");
     Ok(out)
 }
+
+/// The chains of a table as iptables-legacy lists them (or only `chain`), for the JSON
+/// listing.
+pub fn listings(
+    legacy: &Legacy,
+    table: &str,
+    chain: Option<&str>,
+) -> Result<Vec<crate::ipt::listing::ChainListing>> {
+    let mut all = exec::chain_listings(&legacy.read(table)?);
+    if let Some(c) = chain {
+        all.retain(|x| x.name == c);
+        if all.is_empty() {
+            return Err(Error::NotFound(crate::OpFailure {
+                index: 0,
+                op: format!("list chain {c}"),
+                errno: libc::ENOENT,
+                ext_ack: None,
+            })
+            .context("iptables: No chain/target/match by that name."));
+        }
+    }
+    Ok(all)
+}
