@@ -16,6 +16,7 @@ pub mod blob;
 mod convert;
 pub mod exec;
 pub mod kernel;
+mod nathost;
 pub mod table;
 #[cfg(test)]
 mod tests;
