@@ -65,8 +65,12 @@ impl<'a> Args<'a> {
     }
 }
 
+/// Options after the common ones, in order: `(option, value)`; a positional word has an
+/// empty option.
+type Rest = Vec<(String, Option<String>)>;
+
 /// Reads the options common to every command; returns the rest in order.
-fn common(args: &[String]) -> Result<(Common, Vec<(String, Option<String>)>)> {
+fn common(args: &[String]) -> Result<(Common, Rest)> {
     let mut c = Common {
         family: Family::Ipv4,
         table: None,

@@ -47,13 +47,10 @@ struct ForwardIn {
     comment: Option<String>,
 }
 
-/// A rule: iptables words (what follows `-A CHAIN`) or fields.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum RuleIn {
-    Words(String),
-    Fields(RuleFields),
-}
+/// A rule: iptables words (what follows `-A CHAIN`) as a string, or [`RuleFields`]. Read
+/// as a value first so that errors in the fields name the field (an untagged enum would only
+/// say that nothing matched).
+type RuleIn = serde_json::Value;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -222,7 +219,7 @@ pub fn parse(bytes: &[u8]) -> Result<Document> {
     })?;
     let de = &mut serde_json::Deserializer::from_str(text);
     let doc: DocumentIn = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
+        let path = dotted(&e.path().to_string());
         let inner = e.into_inner();
         Error::InvalidInput(format!(
             "invalid document at {path} (line {}, column {}): {}",
@@ -273,6 +270,14 @@ pub fn parse(bytes: &[u8]) -> Result<Document> {
     Ok(Document { transactions })
 }
 
+fn dotted(path: &str) -> String {
+    if path.starts_with('.') {
+        path.to_string()
+    } else {
+        format!(".{path}")
+    }
+}
+
 /// serde_json appends " at line L column C"; the path message says it already.
 fn strip_position(s: &str) -> &str {
     s.rfind(" at line ").map_or(s, |i| &s[..i])
@@ -315,8 +320,26 @@ fn table_or(t: Option<String>, default: &str) -> String {
 
 fn rule(family: Family, table: &str, r: RuleIn, path: &str) -> Result<IptRule> {
     let words = match r {
-        RuleIn::Words(text) => crate::ipt::parse::split_words(&text).map_err(|e| at(path, e))?,
-        RuleIn::Fields(f) => fields_to_words(f, path)?,
+        serde_json::Value::String(text) => {
+            crate::ipt::parse::split_words(&text).map_err(|e| at(path, e))?
+        }
+        fields @ serde_json::Value::Object(_) => {
+            let f: RuleFields = serde_path_to_error::deserialize(fields).map_err(|e| {
+                let inner = dotted(&e.path().to_string());
+                let field = if inner == "." { String::new() } else { inner };
+                Error::InvalidInput(format!(
+                    "invalid document at {path}{field}: {}",
+                    e.into_inner()
+                ))
+            })?;
+            fields_to_words(f, path)?
+        }
+        _ => {
+            return Err(invalid(
+                path,
+                "a rule is a string of iptables words or an object of rule fields",
+            ));
+        }
     };
     rule_from_words(family, table, &words).map_err(|e| at(path, e))
 }

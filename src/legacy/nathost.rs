@@ -63,6 +63,8 @@ fn info(t: &Table, c: &Chain) -> ChainInfo {
         name: c.name.clone(),
         base: c.is_builtin(),
         references: Some(t.references(&c.name)),
+        // References are counted exactly; no guessing needed.
+        jump_hint: None,
     }
 }
 
@@ -89,6 +91,15 @@ impl TableAccess for View<'_> {
                 .map(|c| Self::entries(t, c))
                 .unwrap_or_default(),
         })
+    }
+
+    fn rule(&mut self, table: &str, chain: &str, id: u64) -> Result<Option<RuleEntry>> {
+        let Some(t) = self.table(table)? else {
+            return Ok(None);
+        };
+        let t = &*t;
+        Ok(t.chain(chain)
+            .and_then(|c| Self::entries(t, c).into_iter().find(|e| e.id == id)))
     }
 
     fn chains(&mut self, table: &str) -> Result<Vec<ChainInfo>> {
@@ -189,6 +200,20 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
                 .ok_or_else(|| refusal(libc::ENOENT, format!("rule {id} in chain {chain}")))?;
             *slot = r;
         }
+        Change::DeleteGuessedJump {
+            chain, id, target, ..
+        } => {
+            let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
+            let i = c
+                .rules
+                .iter()
+                .position(|x| {
+                    id_of(x) == Some(*id)
+                        && matches!(&x.verdict, super::table::Verdict::Jump(j) | super::table::Verdict::Goto(j) if j == target)
+                })
+                .ok_or_else(|| refusal(libc::EBUSY, format!("rule {id} in chain {chain} is not the jump to {target}")))?;
+            c.rules.remove(i);
+        }
         Change::DeleteRule { chain, id, .. } => {
             let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
             let i = c
@@ -210,7 +235,8 @@ fn table_of(c: &Change) -> &str {
         | Change::InsertRule { table, .. }
         | Change::AppendRule { table, .. }
         | Change::ReplaceRule { table, .. }
-        | Change::DeleteRule { table, .. } => table,
+        | Change::DeleteRule { table, .. }
+        | Change::DeleteGuessedJump { table, .. } => table,
     }
 }
 

@@ -293,6 +293,34 @@ impl Reader<'_> {
         };
         Ok((found, rules))
     }
+    /// One rule, by handle: a single-object request. `None` when the chain holds no rule
+    /// with that handle.
+    pub fn rule(&mut self, chain: &ChainRef, handle: u64) -> Result<Option<RawRule>> {
+        self.pin()?;
+        let reply = absent(self.sock.request_with(
+            msg::GETRULE,
+            chain.table.family.nfproto(),
+            |w| {
+                w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &chain.table.name);
+                w.strz(crate::wire::nftables::NFTA_RULE_CHAIN, &chain.name);
+                w.u64_be(crate::wire::nftables::NFTA_RULE_HANDLE, handle);
+            },
+            "get rule",
+        ))?;
+        let Some(payload) = reply else {
+            return Ok(None);
+        };
+        let (fam, attrs) = split_nfgenmsg(&payload)?;
+        let repr = RuleRepr::parse(fam, attrs)?;
+        let mut rules = with_set_elements(
+            self.sock,
+            &mut self.stats.dump_restarts,
+            &chain.table,
+            vec![repr],
+            RawRule::from_repr,
+        )?;
+        Ok(rules.pop())
+    }
     fn chain_must_exist(&mut self, chain: &ChainRef) -> Result<()> {
         if self.chain(chain)?.is_none() {
             return Err(Error::NotFound(crate::OpFailure {
