@@ -523,8 +523,8 @@ fn decode_ext(b: &[u8]) -> Result<(Ext, usize), WireError> {
 pub(crate) enum TargetKind<'a> {
     /// A standard target's verdict (or jump offset).
     Standard(i32),
-    /// An error target's name (up to its NUL, UTF-8).
-    Error(&'a [u8]),
+    /// An error target's name (up to its NUL).
+    Error(&'a str),
     /// An error target whose name is no string.
     BadError,
     /// Any other target.
@@ -545,8 +545,9 @@ pub(crate) struct Scan<'a> {
     pub counters: Counters,
 }
 
-/// Checks one extension header at the start of `b`; returns its size and name (NUL-terminated;
-/// whether it is UTF-8 is left to whoever decodes it: [`Entry::decode`] refuses it then).
+/// Checks one extension header at the start of `b`; returns its size and its name field (which
+/// must hold a NUL; whether the name is UTF-8 is left to whoever decodes it: [`Entry::decode`]
+/// refuses it then).
 fn scan_ext(b: &[u8]) -> Result<(usize, &[u8]), WireError> {
     let size = u16_at(b, 0, "size")? as usize;
     if size < EXT_HEADER || size > b.len() || size % crate::xt::XT_ALIGN != 0 {
@@ -556,11 +557,11 @@ fn scan_ext(b: &[u8]) -> Result<(usize, &[u8]), WireError> {
         )));
     }
     let raw = &b[2..2 + EXTENSION_MAXNAMELEN];
-    let nul = raw
-        .iter()
-        .position(|&b| b == 0)
-        .ok_or_else(|| WireError::bad_value("name is not NUL-terminated").within("name"))?;
-    Ok((size, &raw[..nul]))
+    // Names are short: the NUL comes within a few bytes.
+    if !raw.iter().any(|&b| b == 0) {
+        return Err(WireError::bad_value("name is not NUL-terminated").within("name"));
+    }
+    Ok((size, raw))
 }
 
 /// Whether the entry at the start of `b` (scanned) matches every packet: no matches and an
@@ -605,15 +606,20 @@ pub(crate) fn scan<'a>(l: &Layout, b: &'a [u8]) -> Result<Scan<'a>, WireError> {
         .within("entry"));
     }
     let data = &t[EXT_HEADER..size];
-    let target = if name == STANDARD_TARGET.as_bytes() {
+    // The name field holds a NUL (checked), so a prefix test with the NUL is an exact match.
+    let target = if name[0] == 0 {
         match u32_at(data, 0, "standard target") {
             Ok(v) => TargetKind::Standard(v as i32),
             Err(_) => TargetKind::Other,
         }
-    } else if name == ERROR_TARGET.as_bytes() {
+    } else if name.starts_with(b"ERROR\0") {
         let raw = &data[..data.len().min(FUNCTION_MAXNAMELEN)];
-        match raw.iter().position(|&b| b == 0) {
-            Some(nul) if std::str::from_utf8(&raw[..nul]).is_ok() => TargetKind::Error(&raw[..nul]),
+        match raw
+            .iter()
+            .position(|&b| b == 0)
+            .map(|nul| std::str::from_utf8(&raw[..nul]))
+        {
+            Some(Ok(n)) => TargetKind::Error(n),
             _ => TargetKind::BadError,
         }
     } else {

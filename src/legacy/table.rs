@@ -190,7 +190,9 @@ impl Table {
         let data = buf
             .get(base..)
             .ok_or_else(|| bad("blob outside its buffer"))?;
-        let mut entries: Vec<(usize, blob::Scan<'_>)> = Vec::new();
+        // The smallest entry is a header and a bare target.
+        let mut entries: Vec<(usize, blob::Scan<'_>)> =
+            Vec::with_capacity(data.len() / (l.size + blob::EXT_HEADER));
         let mut at = 0;
         while at < data.len() {
             let e = blob::scan(&l, &data[at..])
@@ -201,11 +203,10 @@ impl Table {
         let hooks: Vec<usize> = (0..NUMHOOKS)
             .filter(|h| valid_hooks & (1 << h) != 0)
             .collect();
-        let name_of = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
         // Where each chain's body starts, for resolving jump offsets: sorted by offset.
-        let mut starts: Vec<(usize, &[u8])> = Vec::with_capacity(entries.len() / 2);
+        let mut starts: Vec<(usize, &str)> = Vec::with_capacity(entries.len() / 2);
         for &h in &hooks {
-            starts.push((hook_entry[h] as usize, HOOK_NAMES[h].as_bytes()));
+            starts.push((hook_entry[h] as usize, HOOK_NAMES[h]));
         }
         for (i, (_, e)) in entries.iter().enumerate() {
             if let (TargetKind::Error(n), Some((next, _))) = (e.target, entries.get(i + 1)) {
@@ -218,7 +219,7 @@ impl Table {
                 .binary_search_by_key(&off, |&(o, _)| o)
                 .ok()
                 .and_then(|i| starts.get(i))
-                .map(|&(_, n)| name_of(n))
+                .map(|&(_, n)| n.to_string())
         };
         let last = entries.len().saturating_sub(1);
         let count = entries.len();
@@ -227,8 +228,22 @@ impl Table {
                 matches!(e.target, TargetKind::Error(_) | TargetKind::BadError)
             })
         };
+        // A user chain's rules: the entries up to the one before the next head (or the end).
+        let rules_until_tail = |from: usize| {
+            entries
+                .get(from..)
+                .map(|rest| {
+                    rest.iter()
+                        .position(|(_, e)| {
+                            matches!(e.target, TargetKind::Error(_) | TargetKind::BadError)
+                        })
+                        .unwrap_or(rest.len())
+                        .saturating_sub(1)
+                })
+                .unwrap_or(0)
+        };
         let gflag = goto_flag(family);
-        let mut chains: Vec<Chain> = Vec::new();
+        let mut chains: Vec<Chain> = Vec::with_capacity(starts.len());
         let mut cur: Option<Chain> = None;
         let mut ended = false;
         for (i, &(off, e)) in entries.iter().enumerate() {
@@ -248,7 +263,12 @@ impl Table {
                     policy: verdict::ACCEPT,
                     policy_counters: Counters::default(),
                     policy_carry: Carry::Zero,
-                    rules: Vec::new(),
+                    rules: Vec::with_capacity(
+                        entries[i..]
+                            .iter()
+                            .take_while(|(o, _)| *o < underflow[h] as usize)
+                            .count(),
+                    ),
                 });
             }
             if let TargetKind::Error(n) = e.target {
@@ -263,7 +283,8 @@ impl Table {
                     continue;
                 }
                 cur = Some(Chain {
-                    name: name_of(n),
+                    name: n.to_string(),
+                    rules: Vec::with_capacity(rules_until_tail(i + 1)),
                     ..Chain::user("")
                 });
                 continue;
