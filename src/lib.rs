@@ -9,16 +9,22 @@
 //! - [`nft`]: the nf_tables backend: model <-> expressions, and [`nft::Session`] with
 //!   transactions, generation-id retry and listing.
 //! - [`lock`]: the xtables lock, shared with iptables.
+//! - [`policy`], [`privilege`], [`limits`]: what a caller may change (checked in
+//!   [`nft::Session::transact`] before anything is sent), secure mode, audit lines, and the
+//!   bounds on every input.
 //!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
 
 pub mod cli;
 pub mod error;
 pub mod ipt;
+pub mod limits;
 pub mod lock;
 pub mod model;
 pub mod netns;
 pub mod nft;
+pub mod policy;
+pub mod privilege;
 mod sys;
 pub mod transport;
 pub mod wire;

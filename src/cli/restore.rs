@@ -12,7 +12,7 @@ use crate::model::Family;
 use crate::nft::Session;
 
 /// Restore files are read whole before anything is sent; this bounds the memory that takes.
-const MAX_INPUT: u64 = 256 * 1024 * 1024;
+const MAX_INPUT: u64 = crate::limits::MAX_DOCUMENT_BYTES;
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidInput(msg.into())
