@@ -370,17 +370,17 @@ impl Allow {
             let chains: Vec<&str> = self.chains.iter().map(Pattern::as_str).collect();
             s.push_str(&format!(" chains {}", chains.join(", ")));
         }
+        s.push_str(" only");
         match &self.jump_to {
             Some(j) => {
                 let j: Vec<&str> = j.iter().map(Pattern::as_str).collect();
-                s.push_str(&format!(", rules only if they jump to {}", j.join(", ")));
+                s.push_str(&format!(" (rules must jump to {})", j.join(", ")));
             }
             None if self.verbs.iter().any(|v| v.is_rule_verb()) => {
-                s.push_str(", rules only if they jump nowhere")
+                s.push_str(" (rules may not jump)")
             }
             None => {}
         }
-        s.push_str(" only");
         s
     }
 }

@@ -101,8 +101,8 @@ fn jump_to_a_chain_outside_the_pattern_is_denied_naming_the_line() {
     assert_eq!(
         m,
         "policy /etc/xtnl/policy.toml:10 allows add-rule, delete-rule in ip nat chains \
-         PREROUTING, rules only if they jump to vcld-* only; denied: add-rule in ip nat \
-         PREROUTING (a rule jumping to foo) by operation #0 (insert rule ip nat PREROUTING)"
+         PREROUTING only (rules must jump to vcld-*); denied: add-rule in ip nat PREROUTING \
+         (a rule jumping to foo) by operation #0 (insert rule ip nat PREROUTING)"
     );
 }
 
