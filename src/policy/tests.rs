@@ -281,5 +281,17 @@ fn the_readme_example_parses() {
     let body = &readme[start + "```toml\n".len()..];
     let end = body.find("```").unwrap();
     let p = Policy::parse(&body[..end], Path::new("/etc/xtnl/policy.toml")).unwrap();
-    assert!(p.allow.len() >= 3);
+    assert_eq!(p.allow.len(), 6);
+    // The README's sample denial names this line.
+    assert_eq!(p.allow[1].line, 12);
+    assert!(readme.contains("policy /etc/xtnl/policy.toml:12 allows add-rule, delete-rule in ip nat chains PREROUTING only (rules must jump to vcld-*); denied: add-rule in ip nat PREROUTING (a rule jumping to foo)"));
+    let m = denial(check_ops(
+        &p,
+        vec![Op::AddEncodedRule {
+            chain: nat().chain("PREROUTING"),
+            rule: jump_rule("foo"),
+            position: RulePosition::Head,
+        }],
+    ));
+    assert!(readme.contains(&m), "{m}");
 }
