@@ -9,6 +9,10 @@
 //! - [`nft`]: the nf_tables backend: model <-> expressions, and [`nft::Session`] with
 //!   transactions, generation-id retry and listing.
 //! - [`lock`]: the xtables lock, shared with iptables.
+//! - [`ipt`]: the iptables front (command syntax, `-S`/`-L`, restore format, iptables-nft's
+//!   encoding).
+//! - [`nathost`]: the NAT-host agent's operations (reservations, forwards, teardown, sweep),
+//!   each one atomic transaction, written against a backend trait.
 //! - [`policy`], [`privilege`], [`limits`]: what a caller may change (checked in
 //!   [`nft::Session::transact`] before anything is sent), secure mode, audit lines, and the
 //!   bounds on every input.
@@ -18,9 +22,11 @@
 pub mod cli;
 pub mod error;
 pub mod ipt;
+pub mod json;
 pub mod limits;
 pub mod lock;
 pub mod model;
+pub mod nathost;
 pub mod netns;
 pub mod nft;
 pub mod policy;

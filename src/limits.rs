@@ -19,9 +19,16 @@ pub use crate::model::MAX_COMMENT_LEN;
 /// Ports or ranges in one anonymous port set.
 pub use crate::model::MAX_SET_ELEMENTS;
 
-/// The largest input document (iptables-restore files, JSON documents): 256 MiB, far above a
-/// 100,000-rule ruleset (about 15 MB) yet bounded, since it is held in memory whole.
-pub const MAX_DOCUMENT_BYTES: u64 = 256 * 1024 * 1024;
+/// The largest iptables-restore file: 256 MiB, far above a 100,000-rule ruleset (about
+/// 15 MB) yet bounded, since it is held in memory whole.
+pub const MAX_RESTORE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The largest `xtnl apply` JSON document: 8 MiB (a document is parsed into a tree whole,
+/// several times its size in memory; 10,000 operations take well under 8 MiB).
+pub const MAX_JSON_DOCUMENT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Operations in one transaction of a JSON document.
+pub const MAX_JSON_OPERATIONS: usize = 10_000;
 
 /// Operations in one transaction, whatever a policy says: each becomes a netlink message held
 /// in memory until the commit, and the kernel keeps the whole transaction until it ends.

@@ -424,6 +424,75 @@ fn oversized_names_and_comments_are_refused_before_anything_is_sent() {
     });
 }
 
+#[test]
+fn nat_host_commands_and_json_apply_are_checked_by_the_same_policy() {
+    in_netns(|| {
+        let dir = scratch("fronts");
+        let policy = dir.join("policy.toml");
+        std::fs::write(&policy, POLICY).unwrap();
+        nat_host_state();
+
+        // A reservation's whole life cycle is allowed...
+        let r = xtnl_with(
+            &policy,
+            &[
+                "reservation",
+                "setup",
+                "vcld-20",
+                "--forward",
+                "eth1:tcp/50450=192.0.2.20:22",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        assert!(nft_ruleset().contains("chain vcld-20"));
+        assert!(
+            r.stderr.contains("result=ok ops=4: add table ip nat; create chain ip nat vcld-20; insert rule ip nat PREROUTING; add rule ip nat vcld-20"),
+            "{}",
+            r.stderr
+        );
+        let r = xtnl_with(&policy, &["teardown", "vcld-20"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        assert!(!nft_ruleset().contains("chain vcld-20"));
+
+        // ...but tearing down a chain outside it, or sweeping with a prefix that reaches one,
+        // is denied and changes nothing.
+        for args in [
+            &["teardown", "other"][..],
+            &["sweep", "--prefix", "oth", "--keep", "nothing"][..],
+            &["reservation", "setup", "evil"][..],
+        ] {
+            let before = nft_ruleset();
+            let r = xtnl_with(&policy, args);
+            assert_eq!(r.code, 5, "{args:?}: {}{}", r.stdout, r.stderr);
+            assert!(r.stderr.contains("xtnl: policy "), "{args:?}: {}", r.stderr);
+            assert_eq!(nft_ruleset(), before, "{args:?}");
+        }
+
+        // JSON documents go through the same check: the denial is the transaction's error.
+        let doc = dir.join("doc.json");
+        std::fs::write(
+            &doc,
+            r#"{"transactions": [{"operations": [{"op": "create_chain", "table": "nat", "chain": "evil"}]}]}"#,
+        )
+        .unwrap();
+        let before = nft_ruleset();
+        let r = xtnl_with(&policy, &["apply", doc.to_str().unwrap()]);
+        assert_eq!(r.code, 5, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains(r#""kind":"policy_denied""#),
+            "{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains(&format!("policy {}:", policy.display())),
+            "{}",
+            r.stdout
+        );
+        assert_eq!(nft_ruleset(), before);
+        std::fs::remove_dir_all(&dir).unwrap();
+    });
+}
+
 // ---- secure mode ----------------------------------------------------------------------------
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

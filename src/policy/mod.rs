@@ -36,7 +36,8 @@ pub use file::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, load_file, load_secure};
 /// What an operation does to a table or chain, as policy files name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Verb {
-    /// Create a table (iptables creates its tables on first use).
+    /// Create a table (iptables creates its tables on first use). Always allowed for a table
+    /// that an entry names.
     CreateTable,
     DeleteTable,
     /// Delete every rule of every chain of a table.
@@ -353,6 +354,12 @@ impl Allow {
         }
     }
     fn allows(&self, t: &Touch) -> bool {
+        // Making sure a table the policy names exists is always allowed: an empty table
+        // changes no traffic, and iptables and the NAT-host operations ensure theirs on
+        // every change.
+        if t.verb == Verb::CreateTable && self.covers_table(t) {
+            return true;
+        }
         self.covers_table(t)
             && self.verbs.contains(&t.verb)
             && self.covers_chain(t)

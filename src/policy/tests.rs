@@ -133,6 +133,15 @@ fn other_denials() {
         m.contains(":10 ") && m.contains("denied: flush in ip nat PREROUTING"),
         "{m}"
     );
+    // Ensuring a table the policy names is allowed; another table is not.
+    check_ops(&p, vec![Op::EnsureTable(nat())]).unwrap();
+    let m = denial(check_ops(
+        &p,
+        vec![Op::EnsureTable(TableRef::new(Family::Ipv4, "mangle"))],
+    ));
+    assert!(m.contains("nothing in table ip mangle"), "{m}");
+    let m = denial(check_ops(&p, vec![Op::DeleteTable(nat())]));
+    assert!(m.contains("denied: delete-table in ip nat"), "{m}");
     // Another table.
     let filter = TableRef::new(Family::Ipv4, "filter");
     let m = denial(check_ops(&p, vec![Op::FlushTable(filter)]));
