@@ -127,7 +127,9 @@ pub(crate) fn install(g: &Globals) -> Result<()> {
     let who = invoker();
     let policy = policy_for(g, &who)?;
     let target = audit_for(g, &who)?;
-    let guard = policy.map(|p| Arc::new(p) as Arc<dyn Guard>);
+    let policy = policy.map(Arc::new);
+    crate::policy::set_process_policy(policy.clone());
+    let guard = policy.map(|p| p as Arc<dyn Guard>);
     let auditor = (target != AuditTarget::Off)
         .then(|| Arc::new(LineAuditor::new(who, target)) as Arc<dyn Auditor>);
     set_process_enforcement(guard, auditor);

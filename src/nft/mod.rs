@@ -10,7 +10,7 @@ mod transaction;
 pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};
 pub use session::{
     AuditOutcome, Auditor, Committed, Guard, Reader, Session, SessionBuilder, SessionStats,
-    SetElements, set_process_enforcement,
+    SetElements, process_auditor, set_process_enforcement,
 };
 pub use transaction::{
     BaseChain, ChainRef, ChainSpec, ChainType, EncodedRule, Hook, Op, Policy, RulePosition,

@@ -64,6 +64,12 @@ pub fn set_process_enforcement(guard: Option<Arc<dyn Guard>>, auditor: Option<Ar
     *slot = Some(Enforcement { guard, auditor });
 }
 
+/// The auditor every session of this process starts with, for backends that commit
+/// without a [`Session`] (the legacy backend) and must write the same audit lines.
+pub fn process_auditor() -> Option<Arc<dyn Auditor>> {
+    process_enforcement().auditor
+}
+
 fn process_enforcement() -> Enforcement {
     PROCESS_ENFORCEMENT
         .read()
