@@ -679,6 +679,35 @@ fn secure_suite(how: Privilege) {
         );
         assert_eq!(nft_ruleset(), before_denied);
 
+        // Files named by the caller are not opened (root would open them, and a parse error
+        // quotes the line it rejects); standard input carries documents instead.
+        for args in [
+            &["restore", "--noflush", "/etc/xtnl/policy.toml"][..],
+            &["apply", "/etc/xtnl/policy.toml"][..],
+            &[
+                "sweep",
+                "--prefix",
+                "vcld-",
+                "--keep",
+                "@/etc/xtnl/policy.toml",
+            ][..],
+        ] {
+            let r = secure_run(how, &etc, "", "", &[], args);
+            assert_eq!(r.code, 2, "{how:?} {args:?}: {}", r.stderr);
+            assert!(
+                r.stderr
+                    .contains("does not open files named by its caller (/etc/xtnl/policy.toml)"),
+                "{how:?} {args:?}: {}",
+                r.stderr
+            );
+            assert!(
+                !r.stderr.contains("allow"),
+                "{how:?} {args:?}: {}",
+                r.stderr
+            );
+            assert_eq!(nft_ruleset(), before_denied);
+        }
+
         // XTABLES_LOCKFILE is ignored: with /run/xtables.lock held (by a descriptor the
         // shell hands down) and the variable naming a free file, xtnl still finds the lock
         // busy, and says which file it locked.

@@ -122,6 +122,20 @@ pub(crate) fn audit_for(g: &Globals, who: &Invoker) -> Result<AuditTarget> {
     }
 }
 
+/// Refuses, in a delegated run, to open a file the caller names: xtnl would open it with
+/// root's rights (or past the caller's), and its error messages quote the lines they reject,
+/// so `restore /etc/shadow` would print a line of it. Standard input, which the caller's
+/// shell opens with the caller's own rights, carries documents instead.
+pub(crate) fn caller_file(path: &str) -> Result<()> {
+    if invoker().delegated() {
+        return Err(bad(format!(
+            "a privileged run (setuid, file capabilities or sudo) does not open files named by its \
+             caller ({path}); pass the document on standard input instead (`< {path}`)"
+        )));
+    }
+    Ok(())
+}
+
 /// Loads the policy and audit settings and installs them for every session of this process.
 pub(crate) fn install(g: &Globals) -> Result<()> {
     let who = invoker();

@@ -50,6 +50,9 @@ pub fn run_restore(out: &mut impl Write, args: &[String], mut family: Family) ->
             other => return Err(bad(format!("unknown restore option {other:?}"))),
         }
     }
+    if let Some(path) = &file {
+        super::privileged::caller_file(path)?;
+    }
     let mut text = Vec::new();
     let read = match &file {
         Some(path) => {
