@@ -230,6 +230,24 @@ fn policy_allows_and_denies_each_verb_and_a_denial_changes_nothing() {
             assert_denied(&policy, &args, *line, says);
         }
 
+        // The legacy backend does not check the policy, so it is refused while one is in
+        // force.
+        let before = nft_ruleset();
+        let r = xtnl_with(
+            &policy,
+            &["--backend", "legacy", "-t", "nat", "-N", "vcld-3"],
+        );
+        assert_eq!(r.code, 5, "{}", r.stderr);
+        assert!(
+            r.stderr.starts_with(&format!(
+                "xtnl: policy {}: the legacy (x_tables) backend does not check the policy",
+                policy.display()
+            )),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(nft_ruleset(), before);
+
         // Denied through restore too, and by size: five operations where four are allowed.
         let many = dir.join("many.rules");
         std::fs::write(
@@ -678,6 +696,40 @@ fn secure_suite(how: Privilege) {
             r.stderr
         );
         assert_eq!(nft_ruleset(), before_denied);
+
+        // The legacy backend, which does not check the policy, is refused; `auto` does not
+        // follow the caller's PATH to it.
+        let r = secure_run(
+            how,
+            &etc,
+            "",
+            "",
+            &[("XTNL_BACKEND", "legacy")],
+            &["-t", "nat", "-N", "vcld-11"],
+        );
+        assert_eq!(r.code, 5, "{how:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("does not check the policy"),
+            "{how:?}: {}",
+            r.stderr
+        );
+        let path = format!(
+            "/run/fakepath:{}",
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let r = secure_run(
+            how,
+            &etc,
+            "mkdir /run/fakepath; ln -s \"$(command -v iptables-legacy)\" /run/fakepath/iptables",
+            "",
+            &[("PATH", &path)],
+            &["-v", "-t", "nat", "-N", "vcld-11"],
+        );
+        assert_eq!(r.code, 0, "{how:?}: {}", r.stderr);
+        assert!(r.stderr.contains("backend nft"), "{how:?}: {}", r.stderr);
+        assert!(nft_ruleset().contains("chain vcld-11"), "{how:?}");
+        run_ok("iptables-nft", &["-t", "nat", "-X", "vcld-11"]);
+        let before_denied = nft_ruleset();
 
         // Files named by the caller are not opened (root would open them, and a parse error
         // quotes the line it rejects); standard input carries documents instead.

@@ -7,7 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::backend::{Backend, BackendChoice};
 use crate::error::{Error, Result};
+use crate::model::Family;
 use crate::nft::{Auditor, Guard, set_process_enforcement};
 use crate::policy::audit::{AUDIT_ENV, AuditTarget, LineAuditor};
 use crate::policy::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, Policy, load_file, load_secure};
@@ -119,6 +121,35 @@ pub(crate) fn audit_for(g: &Globals, who: &Invoker) -> Result<AuditTarget> {
     match std::env::var(AUDIT_ENV) {
         Ok(v) if !v.is_empty() => audit_target(&v, AUDIT_ENV),
         _ => Ok(AuditTarget::Syslog),
+    }
+}
+
+/// The backend a policy can be enforced on. The policy is checked where nf_tables
+/// transactions are committed; the x_tables backend does not check it, so while a policy is
+/// in force (always, in a delegated run) it is refused rather than silently unchecked. In a
+/// delegated run `auto` means nf_tables: its detection follows the caller's `PATH`.
+pub(crate) fn restrict_backend(choice: BackendChoice, family: Family) -> Result<BackendChoice> {
+    let delegated = invoker().delegated();
+    if !delegated && crate::policy::process_policy().is_none() {
+        return Ok(choice);
+    }
+    let path = crate::policy::process_policy()
+        .map(|p| p.path.display().to_string())
+        .unwrap_or_else(|| DEFAULT_POLICY_PATH.to_owned());
+    let refuse = |why: &str| {
+        Error::PolicyDenied(format!(
+            "policy {path}: the legacy (x_tables) backend does not check the policy, so it \
+             cannot be used while one is in force ({why}); use the nf_tables backend"
+        ))
+    };
+    match choice {
+        BackendChoice::Nft => Ok(BackendChoice::Nft),
+        BackendChoice::Legacy => Err(refuse("--backend legacy or XTNL_BACKEND=legacy")),
+        BackendChoice::Auto if delegated => Ok(BackendChoice::Nft),
+        BackendChoice::Auto => match choice.resolve(family) {
+            (Backend::Legacy, why) => Err(refuse(&format!("auto chose legacy: {why}"))),
+            (Backend::Nft, _) => Ok(BackendChoice::Nft),
+        },
     }
 }
 
