@@ -81,9 +81,9 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
         Some("help" | "--help" | "-h") => {
             writeln!(out, "{}", USAGE.replace("{NATHOST}", nathost::USAGE)).map_err(io_error)
         }
-        Some("apply") => return apply::run(&mut out, &args[1..]),
+        Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
-            nathost::run(&mut out, args)
+            nathost::run(&mut out, args, backend)
         }
         Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, backend),
         Some(other) => Err(Error::InvalidInput(format!(

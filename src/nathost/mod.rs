@@ -839,7 +839,8 @@ pub fn transact(
     Ok((results, applied.attempts))
 }
 
-fn single(backend: &mut impl RulesetBackend, family: Family, op: Operation) -> Result<Report> {
+/// Runs one operation as its own transaction.
+pub fn run_one(backend: &mut impl RulesetBackend, family: Family, op: Operation) -> Result<Report> {
     let (mut results, attempts) = transact(backend, family, std::slice::from_ref(&op))?;
     let r = results
         .pop()
@@ -855,7 +856,7 @@ fn single(backend: &mut impl RulesetBackend, family: Family, op: Operation) -> R
 /// Sets up a reservation: its chain, exactly one jump to it from the entry chain with its
 /// comment, and each of its forwards. Forwards already in the chain under other keys stay.
 pub fn setup(backend: &mut impl RulesetBackend, res: &Reservation) -> Result<Report> {
-    single(
+    run_one(
         backend,
         res.family,
         Operation::ReservationSetup(res.clone()),
@@ -870,7 +871,7 @@ pub fn forward_add(
     chain: &str,
     forward: &Forward,
 ) -> Result<Report> {
-    single(
+    run_one(
         backend,
         family,
         Operation::ForwardAdd {
@@ -891,7 +892,7 @@ pub fn forward_remove(
     key: &ForwardKey,
     to: Option<SocketAddr>,
 ) -> Result<Report> {
-    single(
+    run_one(
         backend,
         family,
         Operation::ForwardRemove {
@@ -914,7 +915,7 @@ pub fn teardown(
     chain: &str,
     entry: &str,
 ) -> Result<Report> {
-    single(
+    run_one(
         backend,
         family,
         Operation::Teardown {
@@ -934,7 +935,7 @@ pub fn sweep(
     prefix: &str,
     keep: &BTreeSet<String>,
 ) -> Result<Report> {
-    single(
+    run_one(
         backend,
         family,
         Operation::Sweep {
@@ -949,5 +950,5 @@ pub fn sweep(
 /// masquerade and accept rules, and one jump to it from nat POSTROUTING and filter INPUT and
 /// FORWARD. Rules already there (in any order) stay; missing ones are appended.
 pub fn host_setup(backend: &mut impl RulesetBackend, host: &HostSetup) -> Result<Report> {
-    single(backend, host.family, Operation::HostSetup(host.clone()))
+    run_one(backend, host.family, Operation::HostSetup(host.clone()))
 }
