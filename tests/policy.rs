@@ -478,6 +478,8 @@ fn nat_host_commands_and_json_apply_are_checked_by_the_same_policy() {
             &["teardown", "other"][..],
             &["sweep", "--prefix", "oth", "--keep", "nothing"][..],
             &["reservation", "setup", "evil"][..],
+            // Allowed by the policy, but not on a backend that would not check it.
+            &["--backend", "legacy", "reservation", "setup", "vcld-30"][..],
         ] {
             let before = nft_ruleset();
             let r = xtnl_with(&policy, args);
