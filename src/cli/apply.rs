@@ -55,6 +55,7 @@ pub fn run(
     let bytes = match source {
         None | Some("-") => read_bounded(std::io::stdin().lock(), "standard input")?,
         Some(path) => {
+            super::privileged::caller_file(path)?;
             let f = std::fs::File::open(path)
                 .map_err(|e| Error::InvalidInput(format!("cannot open {path}: {e}")))?;
             read_bounded(f, path)?

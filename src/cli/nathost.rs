@@ -403,8 +403,11 @@ fn keep_list(spec: &str) -> Result<BTreeSet<String>> {
             })?;
             s
         }
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| Error::InvalidInput(format!("--keep @{path}: {e}")))?,
+        Some(path) => {
+            super::privileged::caller_file(path)?;
+            std::fs::read_to_string(path)
+                .map_err(|e| Error::InvalidInput(format!("--keep @{path}: {e}")))?
+        }
         None => spec.replace(',', " "),
     };
     Ok(text.split_whitespace().map(str::to_string).collect())

@@ -25,6 +25,8 @@ pub fn kind_name(kind: ErrorKind) -> &'static str {
         ErrorKind::GenerationConflict => "generation_conflict",
         ErrorKind::Io => "io",
         ErrorKind::InvalidInput => "invalid_input",
+        ErrorKind::PolicyDenied => "policy_denied",
+        ErrorKind::PolicyInvalid => "policy_invalid",
     }
 }
 

@@ -106,6 +106,15 @@ fn ensure_entry(
     Err(missing_chain(table, entry, " (the entry chain)"))
 }
 
+fn delete(table: &str, chain: &str, r: &RuleEntry) -> Change {
+    Change::DeleteRule {
+        table: table.into(),
+        chain: chain.into(),
+        id: r.id,
+        rule: r.rule.clone(),
+    }
+}
+
 fn same(a: &IptRule, b: &IptRule) -> bool {
     a.without_counters() == b.without_counters()
 }
@@ -146,12 +155,7 @@ fn ensure_single_jump(
             }
             for (i, r) in jumps.iter().enumerate() {
                 if i != k {
-                    changes.push(Change::DeleteRule {
-                        table: table.into(),
-                        chain: entry.into(),
-                        id: r.id,
-                        rule: r.rule.clone(),
-                    });
+                    changes.push(delete(table, entry, r));
                 }
             }
         }
@@ -195,12 +199,7 @@ fn ensure_forward(
     }
     for (i, r) in holders.iter().enumerate() {
         if i != keep {
-            changes.push(Change::DeleteRule {
-                table: table.into(),
-                chain: chain.into(),
-                id: r.id,
-                rule: r.rule.clone(),
-            });
+            changes.push(delete(table, chain, r));
         }
     }
 }
@@ -326,12 +325,7 @@ fn plan_forward_remove(
             if ForwardKey::of_rule(&r.rule).as_ref() == Some(key)
                 && to.is_none_or(|to| dnat_goes_to(&r.rule, to))
             {
-                changes.push(Change::DeleteRule {
-                    table: table.into(),
-                    chain: chain.into(),
-                    id: r.id,
-                    rule: r.rule.clone(),
-                });
+                changes.push(delete(table, chain, r));
             }
         }
     }
@@ -585,12 +579,7 @@ fn plan_rule(v: &mut dyn TableAccess, op: &Operation) -> Result<Planned> {
         }
         _ => {
             if let Some(r) = existing {
-                changes.push(Change::DeleteRule {
-                    table: table.into(),
-                    chain: chain.into(),
-                    id: r.id,
-                    rule: r.rule.clone(),
-                });
+                changes.push(delete(table, chain, r));
             }
             Ok(Planned::of(changes, Outcome::Absent))
         }
