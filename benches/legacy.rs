@@ -14,7 +14,9 @@
 //! Each is timed three ways: `iptables-legacy -w` processes; the `xtnl --backend legacy`
 //! binary as a whole process (`xtnl restore --noflush` for tx50); and the library call
 //! ([`xtnl::legacy::execute`] / [`xtnl::legacy::Legacy::transact`]) in this process, which
-//! is what an agent linking xtnl pays.
+//! is what an agent linking xtnl pays. Per N, the phases of a library `-F` (read, build the
+//! table, apply + lay out, replace) and the kernel floor (a read and a replace of the very blob
+//! read, which any x_tables tool pays) are printed after the table.
 //!
 //! Run: `cargo bench --bench legacy` (about a minute), or `-- --quick` (a few seconds; also
 //! what runs without cargo's `--bench` argument). Targets are printed with PASS/FAIL; nothing

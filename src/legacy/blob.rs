@@ -557,8 +557,12 @@ fn scan_ext(b: &[u8]) -> Result<(usize, &[u8]), WireError> {
         )));
     }
     let raw = &b[2..2 + EXTENSION_MAXNAMELEN];
-    // Names are short: the NUL comes within a few bytes.
-    if !raw.iter().any(|&b| b == 0) {
+    // Names are short, so the NUL comes within a few bytes: a plain loop finds it for a
+    // fraction of what `contains` (memchr, set up for long haystacks) costs here (measured
+    // with callgrind on a 20,000-entry table).
+    #[allow(clippy::manual_contains)]
+    let terminated = raw.iter().any(|&b| b == 0);
+    if !terminated {
         return Err(WireError::bad_value("name is not NUL-terminated").within("name"));
     }
     Ok((size, raw))
