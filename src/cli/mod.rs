@@ -101,6 +101,17 @@ fn hint(err: &Error) -> Option<&'static str> {
             "hint: the ruleset changed during every attempt; retry, or find the process that rewrites it constantly"
         }
         ErrorKind::InvalidInput => "Try `xtnl help' for more information.",
+        ErrorKind::InvalidArgument if refused_rule(err) => {
+            "hint: the kernel refused the rule itself; most often a target in a chain whose hook \
+             does not allow it (DNAT and REDIRECT: PREROUTING and OUTPUT; SNAT: POSTROUTING and \
+             INPUT; MASQUERADE: POSTROUTING), also through a jump from another chain"
+        }
         _ => return None,
     })
+}
+
+/// Whether the kernel answered EINVAL to a rule (its expressions, not the chain it names).
+fn refused_rule(err: &Error) -> bool {
+    err.op_failure()
+        .is_some_and(|f| f.errno == libc::EINVAL && f.is_rule_op())
 }
