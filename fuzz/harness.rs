@@ -160,9 +160,7 @@ pub fn nft_decode(data: &[u8]) {
             }
             msg::NEWSETELEM => {
                 if let Ok(s) = SetElemsRepr::parse(attrs) {
-                    sets.entry(s.set.clone())
-                        .or_insert_with(Vec::new)
-                        .extend(s.elements);
+                    sets.entry(s.set.clone()).or_default().extend(s.elements);
                 }
             }
             msg::NEWGEN => {
