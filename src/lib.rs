@@ -9,14 +9,20 @@
 //! - [`nft`]: the nf_tables backend: model <-> expressions, and [`nft::Session`] with
 //!   transactions, generation-id retry and listing.
 //! - [`lock`]: the xtables lock, shared with iptables.
+//! - [`ipt`]: the iptables front (command syntax, `-S`/`-L`, restore format, iptables-nft's
+//!   encoding).
+//! - [`nathost`]: the NAT-host agent's operations (reservations, forwards, teardown, sweep),
+//!   each one atomic transaction, written against a backend trait.
 //!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
 
 pub mod cli;
 pub mod error;
 pub mod ipt;
+pub mod json;
 pub mod lock;
 pub mod model;
+pub mod nathost;
 pub mod netns;
 pub mod nft;
 mod sys;

@@ -12,7 +12,29 @@ use crate::nft::Session;
 
 /// Runs one iptables command line (`args` without the program name).
 pub fn run(out: &mut impl Write, args: &[String], default_family: Family) -> Result<()> {
-    let inv = parse::parse(args, default_family)?;
+    // `--json` (not an iptables option) turns a listing into the JSON listing.
+    let as_json = args.iter().any(|a| a == "--json");
+    let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    let inv = parse::parse(&args, default_family)?;
+    if as_json {
+        let chain = match &inv.command {
+            parse::Command::ListRules(c) | parse::Command::List(c) => c.clone(),
+            _ => {
+                return Err(crate::Error::InvalidInput(
+                    "--json applies to listings (-S, -L) only".into(),
+                ));
+            }
+        };
+        let mut session = Session::builder().lock_mode(LockMode::Never).open()?;
+        let t = crate::nft::TableRef::new(inv.family, &inv.table);
+        let chains = crate::ipt::listing::chains(&mut session, &t, chain.as_deref())?;
+        let v = crate::json::listing_value(
+            inv.family,
+            vec![crate::json::table_value(&inv.table, &chains)],
+        );
+        writeln!(out, "{v}").map_err(io_error)?;
+        return Ok(());
+    }
     let mut lock = XtablesLock::from_env(inv.wait);
     if let Some(interval) = inv.wait_interval {
         lock = lock.with_poll_interval(interval);

@@ -1,9 +1,11 @@
 //! The `xtnl` command line: argument handling and output. The binary's `main` only calls
 //! [`run`] and reports errors with [`report`].
 
+mod apply;
 mod demo;
 mod iptables;
 mod listing;
+mod nathost;
 mod restore;
 
 use std::io::Write;
@@ -21,7 +23,11 @@ commands:
   restore [--noflush] [-w [SECS]] [-4|-6] [FILE]
                                 apply an iptables-restore file (standard input without FILE);
                                 all of it is one atomic transaction
-  save [-t TABLE] [-4|-6]       print iptables' tables in iptables-save format
+  save [-t TABLE] [-4|-6] [--json]
+                                print iptables' tables in iptables-save format (or JSON)
+  apply [FILE|-] [-w [SECS]]    apply a JSON document of transactions (see the README);
+                                prints a JSON result
+{NATHOST}
   version                       print the version
   help                          print this help
 
@@ -47,7 +53,13 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
         Some("version" | "--version" | "-V") => {
             writeln!(out, "xtnl {}", env!("CARGO_PKG_VERSION")).map_err(io_error)
         }
-        Some("help" | "--help" | "-h") => writeln!(out, "{USAGE}").map_err(io_error),
+        Some("help" | "--help" | "-h") => {
+            writeln!(out, "{}", USAGE.replace("{NATHOST}", nathost::USAGE)).map_err(io_error)
+        }
+        Some("apply") => return apply::run(&mut out, &args[1..]),
+        Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
+            nathost::run(&mut out, args)
+        }
         Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family),
         Some(other) => Err(Error::InvalidInput(format!(
             "unknown command or arguments: {other:?}"

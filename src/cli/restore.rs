@@ -85,9 +85,11 @@ pub fn run_restore(out: &mut impl Write, args: &[String], mut family: Family) ->
 
 pub fn run_save(out: &mut impl Write, args: &[String], mut family: Family) -> Result<()> {
     let mut table = None;
+    let mut as_json = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--json" => as_json = true,
             "-t" | "--table" => {
                 table = Some(it.next().ok_or_else(|| bad("-t needs a table"))?.clone())
             }
@@ -97,6 +99,17 @@ pub fn run_save(out: &mut impl Write, args: &[String], mut family: Family) -> Re
         }
     }
     let mut session = Session::open()?;
+    if as_json {
+        let mut tables = Vec::new();
+        for name in restore::saved_tables(&mut session, family, table.as_deref())? {
+            let t = crate::nft::TableRef::new(family, &name);
+            let chains = crate::ipt::listing::chains(&mut session, &t, None)?;
+            tables.push(crate::json::table_value(&name, &chains));
+        }
+        let v = crate::json::listing_value(family, tables);
+        writeln!(out, "{v}").map_err(io_error)?;
+        return Ok(());
+    }
     let text = restore::save(&mut session, family, table.as_deref())?;
     out.write_all(text.as_bytes()).map_err(io_error)?;
     Ok(())

@@ -11,15 +11,37 @@ use crate::model::Counters;
 use crate::nft::{Chain, Policy, RawRule, Session, TableRef};
 
 /// One chain as iptables lists it.
-struct ChainListing {
-    name: String,
+#[derive(Debug, Clone)]
+pub struct ChainListing {
+    pub name: String,
     /// `Some` for built-in (base) chains.
-    policy: Option<Policy>,
-    references: u32,
-    rules: Vec<(u64, IptRule)>,
+    pub policy: Option<Policy>,
+    /// Jumps and gotos to it (user chains; counted only when the whole table was read).
+    pub references: u32,
+    /// Each rule with its handle.
+    pub rules: Vec<(u64, IptRule)>,
 }
 
-fn policy_name(p: Policy) -> &'static str {
+/// The chains of a table in the order `iptables -S` lists them, with their rules decoded
+/// (or one chain: `only`); what the JSON listing is made of.
+pub fn chains(
+    session: &mut Session,
+    table: &TableRef,
+    only: Option<&str>,
+) -> Result<Vec<ChainListing>> {
+    let chains = read(session, table, only)?;
+    if let Some(c) = only
+        && !chains.iter().any(|x| x.name == c)
+    {
+        return Err(no_chain(c));
+    }
+    Ok(chains
+        .into_iter()
+        .filter(|c| only.is_none_or(|n| n == c.name))
+        .collect())
+}
+
+pub fn policy_name(p: Policy) -> &'static str {
     match p {
         Policy::Accept => "ACCEPT",
         Policy::Drop => "DROP",

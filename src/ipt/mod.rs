@@ -5,7 +5,7 @@
 
 pub mod compat;
 pub mod exec;
-mod listing;
+pub mod listing;
 pub mod parse;
 pub mod print;
 pub mod protocols;

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::lock::{LockMode, WaitPolicy, XtablesLock};
-use crate::transport::{Batch, CommitFailure, NlSocket};
+use crate::transport::{Batch, CommitFailure, NlSocket, Request};
 use crate::wire::nftables::{
     ChainRepr, GenRepr, RuleRepr, TableRepr, msg, nfproto, split_nfgenmsg,
 };
@@ -186,6 +186,112 @@ impl Reader<'_> {
                     rules.len()
                 ))
             })
+    }
+    /// Chains by name and the rules of one chain, in one round trip (that also pins the
+    /// generation when nothing was read yet): what an operation on a few known chains needs,
+    /// without a dump of the table. A missing chain is `None`; the rules of a missing chain
+    /// are empty.
+    pub fn chains_and_rules(
+        &mut self,
+        chains: &[&ChainRef],
+        rules_of: Option<&ChainRef>,
+    ) -> Result<(Vec<Option<Chain>>, Vec<RawRule>)> {
+        let pin = self.generation.is_none();
+        let no_attrs = |_: &mut crate::wire::attr::AttrWriter<'_>| {};
+        let chain_attrs: Vec<_> = chains
+            .iter()
+            .map(|c| {
+                move |w: &mut crate::wire::attr::AttrWriter<'_>| {
+                    w.strz(crate::wire::nftables::NFTA_CHAIN_TABLE, &c.table.name);
+                    w.strz(crate::wire::nftables::NFTA_CHAIN_NAME, &c.name);
+                }
+            })
+            .collect();
+        let mut gets = Vec::with_capacity(chains.len() + 1);
+        if pin {
+            gets.push(Request {
+                msg: msg::GETGEN,
+                family: nfproto::UNSPEC,
+                attrs: &no_attrs,
+                what: "read generation id",
+            });
+        }
+        for (c, attrs) in chains.iter().zip(&chain_attrs) {
+            gets.push(Request {
+                msg: msg::GETCHAIN,
+                family: c.table.family.nfproto(),
+                attrs,
+                what: "get chain",
+            });
+        }
+        let rule_attrs = |w: &mut crate::wire::attr::AttrWriter<'_>| {
+            if let Some(c) = rules_of {
+                w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &c.table.name);
+                w.strz(crate::wire::nftables::NFTA_RULE_CHAIN, &c.name);
+            }
+        };
+        let dump = rules_of.map(|c| Request {
+            msg: msg::GETRULE,
+            family: c.table.family.nfproto(),
+            attrs: &rule_attrs,
+            what: "list rules",
+        });
+        let mut reprs = Vec::new();
+        let mut parse_error = None;
+        let answers = self.sock.pipelined(&gets, dump, |_, payload| {
+            let parsed =
+                split_nfgenmsg(payload).and_then(|(fam, attrs)| RuleRepr::parse(fam, attrs));
+            match parsed {
+                Ok(r) => reprs.push(r),
+                Err(e) => {
+                    parse_error.get_or_insert(e);
+                }
+            }
+            Ok(())
+        })?;
+        if let Some(e) = parse_error {
+            return Err(e.into());
+        }
+        let mut replies = answers.replies.into_iter();
+        if pin {
+            let payload = replies.next().unwrap_or_else(|| {
+                Err(Error::Netlink {
+                    context: "read generation id",
+                    source: std::io::Error::other("no answer"),
+                })
+            })?;
+            let (_, attrs) = split_nfgenmsg(&payload)?;
+            self.generation = Some(GenRepr::parse(attrs)?.id);
+        }
+        let mut found = Vec::with_capacity(chains.len());
+        for reply in replies {
+            found.push(match absent(reply)? {
+                Some(payload) => {
+                    let (fam, attrs) = split_nfgenmsg(&payload)?;
+                    Chain::from_repr(ChainRepr::parse(fam, attrs)?)
+                }
+                None => None,
+            });
+        }
+        let rules = match (rules_of, answers.dump) {
+            (Some(c), Some(Ok(()))) => {
+                reprs.retain(|r| r.table == c.table.name && r.chain == c.name);
+                with_set_elements(
+                    self.sock,
+                    &mut self.stats.dump_restarts,
+                    &c.table,
+                    reprs,
+                    RawRule::from_repr,
+                )?
+            }
+            (Some(c), _) => {
+                // A commit interrupted the dump: read the chain again the usual way.
+                self.stats.dump_restarts += 1;
+                self.raw_rules(&c.table, Some(&c.name))?
+            }
+            (None, _) => Vec::new(),
+        };
+        Ok((found, rules))
     }
     fn chain_must_exist(&mut self, chain: &ChainRef) -> Result<()> {
         if self.chain(chain)?.is_none() {
@@ -603,7 +709,18 @@ fn dump_rule_reprs_once<T>(
             Ok(Some(r))
         },
     )?;
-    // The elements of the anonymous sets these rules look up, so that they decode in full.
+    with_set_elements(sock, restarts, table, reprs, convert)
+}
+
+/// Converts rule reprs, with the elements of the anonymous sets they look up, so that they
+/// decode in full.
+fn with_set_elements<T>(
+    sock: &mut NlSocket,
+    restarts: &mut u64,
+    table: &TableRef,
+    reprs: Vec<RuleRepr>,
+    convert: impl Fn(RuleRepr, &SetElements) -> Option<T>,
+) -> Result<Vec<T>> {
     let mut sets = SetElements::new();
     for r in &reprs {
         for e in &r.exprs {

@@ -5,4 +5,4 @@ mod batch;
 mod socket;
 
 pub use batch::{Batch, BatchReply, CommitFailure};
-pub use socket::{DumpInterrupted, NlSocket};
+pub use socket::{DumpInterrupted, NlSocket, Pipelined, Request};

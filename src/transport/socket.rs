@@ -20,6 +20,23 @@ const DEFAULT_BUF: usize = 256 * 1024;
 #[derive(Debug)]
 pub struct DumpInterrupted;
 
+/// One request of a [`NlSocket::pipelined`] round trip.
+pub struct Request<'a> {
+    pub msg: u8,
+    pub family: u8,
+    pub attrs: &'a dyn Fn(&mut crate::wire::attr::AttrWriter<'_>),
+    /// What the request is for, in error messages.
+    pub what: &'static str,
+}
+
+/// The answers of a [`NlSocket::pipelined`] round trip.
+pub struct Pipelined {
+    /// Each single-object request's reply payload, in the order asked.
+    pub replies: Vec<Result<Vec<u8>>>,
+    /// How the dump ended, when one was asked for.
+    pub dump: Option<std::result::Result<(), DumpInterrupted>>,
+}
+
 /// A NETLINK_NETFILTER socket bound to a kernel-assigned port id.
 pub struct NlSocket {
     sock: Socket,
@@ -27,6 +44,8 @@ pub struct NlSocket {
     buf: Vec<u8>,
     sndbuf: usize,
     rcvbuf: usize,
+    /// Datagrams sent: each is one round trip (a request, a pipelined group, or a batch).
+    sends: std::cell::Cell<u64>,
 }
 
 impl NlSocket {
@@ -50,6 +69,7 @@ impl NlSocket {
             buf: Vec::with_capacity(RECV_BUF),
             sndbuf: 0,
             rcvbuf: 0,
+            sends: std::cell::Cell::new(0),
         };
         s.size_buffers(DEFAULT_BUF, DEFAULT_BUF)?;
         Ok(s)
@@ -93,6 +113,7 @@ impl NlSocket {
 
     /// Sends a buffer of messages in one `sendmsg`: the kernel sees it as one batch.
     pub fn send(&self, bytes: &[u8]) -> Result<()> {
+        self.sends.set(self.sends.get() + 1);
         loop {
             match self.sock.send(bytes, 0) {
                 Ok(n) if n == bytes.len() => return Ok(()),
@@ -130,6 +151,11 @@ impl NlSocket {
                 Err(e) => return Err(Error::netlink("receive", e)),
             }
         }
+    }
+
+    /// How many datagrams this socket has sent: its round trips to the kernel.
+    pub fn round_trips(&self) -> u64 {
+        self.sends.get()
     }
 
     /// Drops whatever replies are still queued (after an error, the kernel may have queued
@@ -191,6 +217,131 @@ impl NlSocket {
                 reply = Some(m.payload().to_vec());
             }
         }
+    }
+
+    /// Several single-object requests, and optionally one dump after them, sent in one
+    /// `sendmsg` and answered in one go: one round trip where asking in turn would take one
+    /// each. The kernel answers the messages of a datagram in order and goes on after a
+    /// failed one; only one dump can run on a socket at a time, hence at most one, last.
+    ///
+    /// Returns each request's reply payload (or its error) in order, and the dump's outcome;
+    /// the dump's messages go to `each` as in [`NlSocket::dump`].
+    pub fn pipelined(
+        &mut self,
+        gets: &[Request<'_>],
+        dump: Option<Request<'_>>,
+        mut each: impl FnMut(u16, &[u8]) -> Result<()>,
+    ) -> Result<Pipelined> {
+        let mut w = MsgWriter::new();
+        let mut seqs = Vec::with_capacity(gets.len());
+        for g in gets {
+            let seq = self.next_seq();
+            w.message(
+                nft_type(g.msg),
+                NLM_F_REQUEST | NLM_F_ACK,
+                seq,
+                &nfgenmsg(g.family, 0),
+                |a| (g.attrs)(a),
+            );
+            seqs.push(seq);
+        }
+        let dump_seq = dump.as_ref().map(|d| {
+            let seq = self.next_seq();
+            w.message(
+                nft_type(d.msg),
+                NLM_F_REQUEST | NLM_F_DUMP,
+                seq,
+                &nfgenmsg(d.family, 0),
+                |a| (d.attrs)(a),
+            );
+            seq
+        });
+        self.send(w.as_bytes())?;
+        let mut replies: Vec<Option<Vec<u8>>> = vec![None; gets.len()];
+        let mut results: Vec<Option<Result<Vec<u8>>>> = (0..gets.len()).map(|_| None).collect();
+        let mut open = gets.len();
+        let mut dump_result: Option<std::result::Result<(), DumpInterrupted>> = None;
+        let mut interrupted = false;
+        while open > 0 || (dump_seq.is_some() && dump_result.is_none()) {
+            let Some(dgram) = self.recv(false)? else {
+                continue;
+            };
+            for m in NlMsgs::new(dgram) {
+                let m = m?;
+                if let Some(i) = seqs.iter().position(|&s| s == m.seq()) {
+                    if results[i].is_some() {
+                        continue;
+                    }
+                    if m.ty() == NLMSG_ERROR {
+                        let ack = AckRepr::parse(&m)?;
+                        let what = gets[i].what;
+                        results[i] = Some(if ack.errno != 0 {
+                            Err(Error::from_op_failure(crate::OpFailure {
+                                index: i,
+                                op: what.into(),
+                                errno: ack.errno,
+                                ext_ack: ack.ext_msg,
+                            }))
+                        } else {
+                            replies[i].take().ok_or_else(|| Error::Netlink {
+                                context: what,
+                                source: io::Error::other("acknowledged without a reply"),
+                            })
+                        });
+                        open -= 1;
+                    } else {
+                        replies[i] = Some(m.payload().to_vec());
+                    }
+                } else if Some(m.seq()) == dump_seq && dump_result.is_none() {
+                    if m.flags() & NLM_F_DUMP_INTR != 0 {
+                        interrupted = true;
+                    }
+                    match m.ty() {
+                        NLMSG_DONE => {
+                            dump_result = Some(if interrupted {
+                                Err(DumpInterrupted)
+                            } else {
+                                Ok(())
+                            });
+                        }
+                        NLMSG_ERROR => {
+                            let ack = AckRepr::parse(&m)?;
+                            if ack.errno == libc::EINTR {
+                                dump_result = Some(Err(DumpInterrupted));
+                            } else if ack.errno != 0 {
+                                return Err(Error::from_op_failure(crate::OpFailure {
+                                    index: gets.len(),
+                                    op: "list".into(),
+                                    errno: ack.errno,
+                                    ext_ack: ack.ext_msg,
+                                }));
+                            } else {
+                                dump_result = Some(Ok(()));
+                            }
+                        }
+                        ty => {
+                            if !interrupted {
+                                each(ty, m.payload())?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Pipelined {
+            replies: results
+                .into_iter()
+                .map(|r| {
+                    r.unwrap_or_else(|| {
+                        Err(Error::Netlink {
+                            context: "pipelined request",
+                            source: io::Error::other("no answer"),
+                        })
+                    })
+                })
+                .collect(),
+            dump: dump_result,
+        })
     }
 
     /// A dump request: every reply message's payload, in order, handed to `each`.

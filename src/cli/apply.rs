@@ -1,0 +1,75 @@
+//! `xtnl apply [FILE|-]`: a JSON document of transactions, validated whole before anything
+//! is sent, each transaction committed atomically, a JSON result on standard output.
+
+use std::io::{Read, Write};
+
+use super::io_error;
+use crate::error::{Error, Result};
+use crate::json;
+use crate::lock::{LockMode, WaitPolicy, XtablesLock};
+use crate::nft::Session;
+
+fn read_bounded(mut input: impl Read, what: &str) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    input
+        .by_ref()
+        .take(json::MAX_DOCUMENT_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::InvalidInput(format!("cannot read {what}: {e}")))?;
+    if buf.len() > json::MAX_DOCUMENT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "{what} is larger than the limit of {} bytes",
+            json::MAX_DOCUMENT_BYTES
+        )));
+    }
+    Ok(buf)
+}
+
+/// Runs `xtnl apply`; returns the exit status (the first failed transaction's).
+pub fn run(out: &mut impl Write, args: &[String]) -> Result<i32> {
+    let mut source: Option<&str> = None;
+    let mut wait = WaitPolicy::Forever;
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-w" | "--wait" => {
+                if let Some(secs) = it.peek().and_then(|s| s.parse::<u64>().ok()) {
+                    it.next();
+                    wait = WaitPolicy::Timeout(std::time::Duration::from_secs(secs));
+                }
+            }
+            o if o.starts_with('-') && o != "-" => {
+                return Err(Error::InvalidInput(format!("unknown apply option {o:?}")));
+            }
+            f if source.is_none() => source = Some(f),
+            f => return Err(Error::InvalidInput(format!("unexpected argument {f:?}"))),
+        }
+    }
+    let bytes = match source {
+        None | Some("-") => read_bounded(std::io::stdin().lock(), "standard input")?,
+        Some(path) => {
+            let f = std::fs::File::open(path)
+                .map_err(|e| Error::InvalidInput(format!("cannot open {path}: {e}")))?;
+            read_bounded(f, path)?
+        }
+    };
+    let doc = match json::parse(&bytes) {
+        Ok(d) => d,
+        Err(e) => {
+            let v = serde_json::json!({
+                "version": 1, "ok": false, "error": json::error_value(&e), "transactions": []
+            });
+            writeln!(out, "{v}").map_err(io_error)?;
+            return Err(e);
+        }
+    };
+    let mut session = Session::builder()
+        .lock(XtablesLock::from_env(wait))
+        .lock_mode(LockMode::Always)
+        .open()?;
+    let (result, status) = json::apply(&mut session, &doc);
+    writeln!(out, "{result}").map_err(io_error)?;
+    out.flush().map_err(io_error)?;
+    session.close_detached()?;
+    Ok(status)
+}

@@ -1,0 +1,570 @@
+//! The `xtnl apply` document: transactions of operations, parsed strictly (unknown fields
+//! are errors, every error names the path of the offending field) and turned into
+//! [`Operation`]s that are all validated before anything reaches the kernel.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::ipt::IptRule;
+use crate::model::{Family, PortRange};
+use crate::nathost::{
+    Forward, ForwardKey, ForwardProtocol, HostSetup, Operation, Reservation, rule_from_words,
+};
+
+/// The largest document `xtnl apply` reads.
+pub const MAX_DOCUMENT_BYTES: usize = 8 * 1024 * 1024;
+/// The most operations one transaction may hold.
+pub const MAX_OPERATIONS: usize = 10_000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocumentIn {
+    #[serde(default)]
+    version: Option<u32>,
+    transactions: Vec<TransactionIn>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TransactionIn {
+    #[serde(default)]
+    family: Option<String>,
+    operations: Vec<OperationIn>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForwardIn {
+    protocol: String,
+    public_port: u32,
+    to: String,
+    #[serde(default)]
+    in_interface: Option<String>,
+    #[serde(default)]
+    comment: Option<String>,
+}
+
+/// A rule: iptables words (what follows `-A CHAIN`) as a string, or [`RuleFields`]. Read
+/// as a value first so that errors in the fields name the field (an untagged enum would only
+/// say that nothing matched).
+type RuleIn = serde_json::Value;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFields {
+    #[serde(default)]
+    protocol: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    destination: Option<String>,
+    #[serde(default)]
+    in_interface: Option<String>,
+    #[serde(default)]
+    out_interface: Option<String>,
+    #[serde(default)]
+    sport: Option<PortIn>,
+    #[serde(default)]
+    dport: Option<PortIn>,
+    #[serde(default)]
+    comment: Option<String>,
+    #[serde(default)]
+    ctstate: Option<Vec<String>>,
+    #[serde(default)]
+    jump: Option<String>,
+    #[serde(default)]
+    goto: Option<String>,
+    #[serde(default)]
+    to_destination: Option<String>,
+    #[serde(default)]
+    to_source: Option<String>,
+    #[serde(default)]
+    to_ports: Option<String>,
+    #[serde(default)]
+    reject_with: Option<String>,
+    #[serde(default)]
+    log_prefix: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum PortIn {
+    Number(u32),
+    Text(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+enum OperationIn {
+    ReservationSetup {
+        #[serde(default)]
+        table: Option<String>,
+        chain: String,
+        #[serde(default)]
+        entry: Option<String>,
+        #[serde(default)]
+        jump_comment: Option<String>,
+        #[serde(default)]
+        forwards: Vec<ForwardIn>,
+    },
+    ForwardAdd {
+        #[serde(default)]
+        table: Option<String>,
+        chain: String,
+        forward: ForwardIn,
+    },
+    ForwardRemove {
+        #[serde(default)]
+        table: Option<String>,
+        chain: String,
+        protocol: String,
+        public_port: u32,
+        #[serde(default)]
+        in_interface: Option<String>,
+        #[serde(default)]
+        to: Option<String>,
+    },
+    Teardown {
+        #[serde(default)]
+        table: Option<String>,
+        chain: String,
+        #[serde(default)]
+        entry: Option<String>,
+    },
+    Sweep {
+        #[serde(default)]
+        table: Option<String>,
+        prefix: String,
+        keep: Vec<String>,
+    },
+    HostSetup {
+        #[serde(default)]
+        chain: Option<String>,
+        public_interface: String,
+        private_interface: String,
+        private_network: String,
+        public_address: String,
+        ports: Vec<String>,
+        #[serde(default)]
+        comment_prefix: Option<String>,
+    },
+    CreateChain {
+        #[serde(default)]
+        table: Option<String>,
+        chain: String,
+    },
+    FlushChain {
+        #[serde(default)]
+        table: Option<String>,
+        chain: String,
+    },
+    DeleteChain {
+        #[serde(default)]
+        table: Option<String>,
+        chain: String,
+    },
+    EnsureRule {
+        #[serde(default)]
+        table: Option<String>,
+        chain: String,
+        rule: RuleIn,
+        #[serde(default)]
+        position: Option<String>,
+    },
+    DeleteRule {
+        #[serde(default)]
+        table: Option<String>,
+        chain: String,
+        rule: RuleIn,
+    },
+}
+
+/// A transaction of the document.
+#[derive(Debug, Clone)]
+pub struct TransactionDoc {
+    pub family: Family,
+    pub operations: Vec<Operation>,
+}
+
+/// A parsed and validated document.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub transactions: Vec<TransactionDoc>,
+}
+
+fn at(path: &str, e: Error) -> Error {
+    e.context(format!("invalid document at {path}"))
+}
+
+fn invalid(path: &str, message: impl Into<String>) -> Error {
+    at(path, Error::InvalidInput(message.into()))
+}
+
+/// Parses and validates a whole document; nothing of it is applied when any part is wrong.
+pub fn parse(bytes: &[u8]) -> Result<Document> {
+    if bytes.len() > MAX_DOCUMENT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "document of {} bytes is larger than the limit of {MAX_DOCUMENT_BYTES}",
+            bytes.len()
+        )));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        Error::InvalidInput(format!(
+            "document is not UTF-8 (byte {} is not)",
+            e.valid_up_to()
+        ))
+    })?;
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let doc: DocumentIn = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = dotted(&e.path().to_string());
+        let inner = e.into_inner();
+        Error::InvalidInput(format!(
+            "invalid document at {path} (line {}, column {}): {}",
+            inner.line(),
+            inner.column(),
+            strip_position(&inner.to_string())
+        ))
+    })?;
+    if let Some(v) = doc.version
+        && v != 1
+    {
+        return Err(invalid(
+            ".version",
+            format!("version {v} is not supported (1 is)"),
+        ));
+    }
+    let mut transactions = Vec::with_capacity(doc.transactions.len());
+    for (ti, t) in doc.transactions.into_iter().enumerate() {
+        let tpath = format!(".transactions[{ti}]");
+        let family = match t.family.as_deref() {
+            None | Some("ipv4" | "ip") => Family::Ipv4,
+            Some("ipv6" | "ip6") => Family::Ipv6,
+            Some(f) => {
+                return Err(invalid(
+                    &format!("{tpath}.family"),
+                    format!("family {f:?} is not ipv4 or ipv6"),
+                ));
+            }
+        };
+        if t.operations.len() > MAX_OPERATIONS {
+            return Err(invalid(
+                &format!("{tpath}.operations"),
+                format!(
+                    "{} operations in one transaction; the limit is {MAX_OPERATIONS}",
+                    t.operations.len()
+                ),
+            ));
+        }
+        let mut operations = Vec::with_capacity(t.operations.len());
+        for (oi, o) in t.operations.into_iter().enumerate() {
+            let opath = format!("{tpath}.operations[{oi}]");
+            let op = convert(family, o, &opath)?;
+            op.validate(family).map_err(|e| at(&opath, e))?;
+            operations.push(op);
+        }
+        transactions.push(TransactionDoc { family, operations });
+    }
+    Ok(Document { transactions })
+}
+
+fn dotted(path: &str) -> String {
+    if path.starts_with('.') {
+        path.to_string()
+    } else {
+        format!(".{path}")
+    }
+}
+
+/// serde_json appends " at line L column C"; the path message says it already.
+fn strip_position(s: &str) -> &str {
+    s.rfind(" at line ").map_or(s, |i| &s[..i])
+}
+
+fn port(v: u32, path: &str) -> Result<u16> {
+    match v {
+        1..=65535 => Ok(v as u16),
+        _ => Err(invalid(path, format!("port {v} is out of range (1-65535)"))),
+    }
+}
+
+fn forward(f: ForwardIn, path: &str) -> Result<Forward> {
+    let protocol =
+        ForwardProtocol::parse(&f.protocol).map_err(|e| at(&format!("{path}.protocol"), e))?;
+    let public_port = port(f.public_port, &format!("{path}.public_port"))?;
+    let to: SocketAddr = f.to.parse().map_err(|_| {
+        invalid(
+            &format!("{path}.to"),
+            format!(
+                "{:?} is not ADDR:PORT (an IPv6 address goes in brackets)",
+                f.to
+            ),
+        )
+    })?;
+    let fwd = Forward {
+        protocol,
+        public_port,
+        to,
+        in_interface: f.in_interface,
+        comment: f.comment,
+    };
+    fwd.validate().map_err(|e| at(path, e))?;
+    Ok(fwd)
+}
+
+fn table_or(t: Option<String>, default: &str) -> String {
+    t.unwrap_or_else(|| default.to_string())
+}
+
+fn rule(family: Family, table: &str, r: RuleIn, path: &str) -> Result<IptRule> {
+    let words = match r {
+        serde_json::Value::String(text) => {
+            crate::ipt::parse::split_words(&text).map_err(|e| at(path, e))?
+        }
+        fields @ serde_json::Value::Object(_) => {
+            let f: RuleFields = serde_path_to_error::deserialize(fields).map_err(|e| {
+                let inner = dotted(&e.path().to_string());
+                let field = if inner == "." { String::new() } else { inner };
+                Error::InvalidInput(format!(
+                    "invalid document at {path}{field}: {}",
+                    e.into_inner()
+                ))
+            })?;
+            fields_to_words(f, path)?
+        }
+        _ => {
+            return Err(invalid(
+                path,
+                "a rule is a string of iptables words or an object of rule fields",
+            ));
+        }
+    };
+    rule_from_words(family, table, &words).map_err(|e| at(path, e))
+}
+
+fn fields_to_words(f: RuleFields, path: &str) -> Result<Vec<String>> {
+    let mut w: Vec<String> = Vec::new();
+    let mut push = |opt: &str, v: Option<String>| {
+        if let Some(v) = v {
+            w.push(opt.into());
+            w.push(v);
+        }
+    };
+    push("-s", f.source);
+    push("-d", f.destination);
+    push("-i", f.in_interface);
+    push("-o", f.out_interface);
+    push("-p", f.protocol.clone());
+    push(
+        "--sport",
+        f.sport.map(|p| match p {
+            PortIn::Number(n) => n.to_string(),
+            PortIn::Text(t) => t,
+        }),
+    );
+    push(
+        "--dport",
+        f.dport.map(|p| match p {
+            PortIn::Number(n) => n.to_string(),
+            PortIn::Text(t) => t,
+        }),
+    );
+    if let Some(c) = f.comment {
+        w.extend(["-m".into(), "comment".into(), "--comment".into(), c]);
+    }
+    if let Some(states) = f.ctstate {
+        w.extend([
+            "-m".into(),
+            "conntrack".into(),
+            "--ctstate".into(),
+            states.join(","),
+        ]);
+    }
+    match (f.jump, f.goto) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(path, "a rule has jump or goto, not both"));
+        }
+        (Some(j), None) => w.extend(["-j".into(), j]),
+        (None, Some(g)) => w.extend(["-g".into(), g]),
+        (None, None) => {}
+    }
+    let mut push = |opt: &str, v: Option<String>| {
+        if let Some(v) = v {
+            w.push(opt.into());
+            w.push(v);
+        }
+    };
+    push("--to-destination", f.to_destination);
+    push("--to-source", f.to_source);
+    push("--to-ports", f.to_ports);
+    push("--reject-with", f.reject_with);
+    push("--log-prefix", f.log_prefix);
+    Ok(w)
+}
+
+fn convert(family: Family, o: OperationIn, path: &str) -> Result<Operation> {
+    Ok(match o {
+        OperationIn::ReservationSetup {
+            table,
+            chain,
+            entry,
+            jump_comment,
+            forwards,
+        } => {
+            let mut r = Reservation::new(chain);
+            r.family = family;
+            r.table = table_or(table, "nat");
+            if let Some(e) = entry {
+                r.entry = e;
+            }
+            r.jump_comment = jump_comment;
+            r.forwards = forwards
+                .into_iter()
+                .enumerate()
+                .map(|(i, f)| forward(f, &format!("{path}.forwards[{i}]")))
+                .collect::<Result<_>>()?;
+            Operation::ReservationSetup(r)
+        }
+        OperationIn::ForwardAdd {
+            table,
+            chain,
+            forward: f,
+        } => Operation::ForwardAdd {
+            table: table_or(table, "nat"),
+            chain,
+            forward: forward(f, &format!("{path}.forward"))?,
+        },
+        OperationIn::ForwardRemove {
+            table,
+            chain,
+            protocol,
+            public_port,
+            in_interface,
+            to,
+        } => Operation::ForwardRemove {
+            table: table_or(table, "nat"),
+            chain,
+            key: ForwardKey {
+                protocol: ForwardProtocol::parse(&protocol)
+                    .map_err(|e| at(&format!("{path}.protocol"), e))?,
+                public_port: port(public_port, &format!("{path}.public_port"))?,
+                in_interface,
+            },
+            to: to
+                .map(|t| {
+                    t.parse().map_err(|_| {
+                        invalid(&format!("{path}.to"), format!("{t:?} is not ADDR:PORT"))
+                    })
+                })
+                .transpose()?,
+        },
+        OperationIn::Teardown {
+            table,
+            chain,
+            entry,
+        } => Operation::Teardown {
+            table: table_or(table, "nat"),
+            chain,
+            entry: entry.unwrap_or_else(|| "PREROUTING".into()),
+        },
+        OperationIn::Sweep {
+            table,
+            prefix,
+            keep,
+        } => Operation::Sweep {
+            table: table_or(table, "nat"),
+            prefix,
+            keep: keep.into_iter().collect::<BTreeSet<_>>(),
+        },
+        OperationIn::HostSetup {
+            chain,
+            public_interface,
+            private_interface,
+            private_network,
+            public_address,
+            ports,
+            comment_prefix,
+        } => Operation::HostSetup(HostSetup {
+            family,
+            chain: chain.unwrap_or_else(|| "xtnl-nat_host".into()),
+            public_interface,
+            private_interface,
+            private_network: private_network
+                .parse()
+                .map_err(|e| at(&format!("{path}.private_network"), e))?,
+            public_address: public_address.parse().map_err(|_| {
+                invalid(
+                    &format!("{path}.public_address"),
+                    format!("{public_address:?} is not an IP address"),
+                )
+            })?,
+            port_ranges: ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let pp = format!("{path}.ports[{i}]");
+                    let n = |s: &str| {
+                        s.parse::<u32>()
+                            .map_err(|_| invalid(&pp, format!("{p:?} is not PORT or FIRST:LAST")))
+                            .and_then(|v| port(v, &pp))
+                    };
+                    match p.split_once(':') {
+                        Some((a, b)) => PortRange::new(n(a)?, n(b)?).map_err(|e| at(&pp, e)),
+                        None => Ok(PortRange::single(n(p)?)),
+                    }
+                })
+                .collect::<Result<_>>()?,
+            comment_prefix: comment_prefix.unwrap_or_else(|| "xtnl: ".into()),
+        }),
+        OperationIn::CreateChain { table, chain } => Operation::CreateChain {
+            table: table_or(table, "filter"),
+            chain,
+        },
+        OperationIn::FlushChain { table, chain } => Operation::FlushChain {
+            table: table_or(table, "filter"),
+            chain,
+        },
+        OperationIn::DeleteChain { table, chain } => Operation::DeleteChain {
+            table: table_or(table, "filter"),
+            chain,
+        },
+        OperationIn::EnsureRule {
+            table,
+            chain,
+            rule: r,
+            position,
+        } => {
+            let table = table_or(table, "filter");
+            let at_head = match position.as_deref() {
+                None | Some("append") => false,
+                Some("head") => true,
+                Some(p) => {
+                    return Err(invalid(
+                        &format!("{path}.position"),
+                        format!("position {p:?} is not \"append\" or \"head\""),
+                    ));
+                }
+            };
+            Operation::EnsureRule {
+                rule: rule(family, &table, r, &format!("{path}.rule"))?,
+                table,
+                chain,
+                at_head,
+            }
+        }
+        OperationIn::DeleteRule {
+            table,
+            chain,
+            rule: r,
+        } => {
+            let table = table_or(table, "filter");
+            Operation::DeleteRule {
+                rule: rule(family, &table, r, &format!("{path}.rule"))?,
+                table,
+                chain,
+            }
+        }
+    })
+}

@@ -1,0 +1,147 @@
+//! The JSON front for programs: `xtnl apply` documents in, results and listings out. The
+//! schema (documented in the README, version 1) is stable: fields are only ever added.
+
+pub mod document;
+
+pub use document::{Document, MAX_DOCUMENT_BYTES, MAX_OPERATIONS, TransactionDoc, parse};
+
+use serde_json::{Value, json};
+
+use crate::error::{Error, ErrorKind};
+use crate::ipt::listing::{ChainListing, policy_name};
+use crate::ipt::{IptRule, print};
+use crate::nathost::{self, OperationResult, Report, RulesetBackend};
+
+/// The name of an error kind in JSON output.
+pub fn kind_name(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::LockBusy => "lock_busy",
+        ErrorKind::NotFound => "not_found",
+        ErrorKind::AlreadyExists => "already_exists",
+        ErrorKind::InUse => "in_use",
+        ErrorKind::NotPermitted => "not_permitted",
+        ErrorKind::Unsupported => "unsupported",
+        ErrorKind::InvalidArgument => "rejected_by_kernel",
+        ErrorKind::GenerationConflict => "generation_conflict",
+        ErrorKind::Io => "io",
+        ErrorKind::InvalidInput => "invalid_input",
+    }
+}
+
+/// An error as JSON: its kind, exit status and whole message (cause chain included).
+pub fn error_value(e: &Error) -> Value {
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    let mut v = json!({
+        "kind": kind_name(e.kind()),
+        "status": e.exit_status(),
+        "message": message,
+    });
+    if let Some(f) = e.op_failure() {
+        v["operation"] = json!(f.op);
+        v["errno"] = json!(f.errno);
+    }
+    v
+}
+
+/// The result of one NAT-host command (`--json`).
+pub fn report_value(r: &Report) -> Value {
+    json!({
+        "outcome": r.outcome.as_str(),
+        "changes": r.changes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+        "removed_chains": r.removed_chains,
+        "attempts": r.attempts,
+    })
+}
+
+fn operation_value(index: usize, kind: &str, r: &OperationResult) -> Value {
+    json!({
+        "index": index,
+        "op": kind,
+        "outcome": r.outcome.as_str(),
+        "changes": r.changes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+        "rule_handles": r.rule_handles,
+        "removed_chains": r.removed_chains,
+    })
+}
+
+/// Applies a parsed document, one atomic commit per transaction, in order; stops at the
+/// first transaction that fails (later ones may depend on it) and marks the rest skipped.
+/// Returns the result document and the exit status (0, or the failure's).
+pub fn apply(backend: &mut impl RulesetBackend, doc: &Document) -> (Value, i32) {
+    let mut out = Vec::with_capacity(doc.transactions.len());
+    let mut status = 0;
+    for (i, t) in doc.transactions.iter().enumerate() {
+        if status != 0 {
+            out.push(json!({"index": i, "status": "skipped"}));
+            continue;
+        }
+        match nathost::transact(backend, t.family, &t.operations) {
+            Ok((results, attempts)) => out.push(json!({
+                "index": i,
+                "status": "committed",
+                "attempts": attempts,
+                "operations": results
+                    .iter()
+                    .zip(&t.operations)
+                    .enumerate()
+                    .map(|(j, (r, op))| operation_value(j, op.kind(), r))
+                    .collect::<Vec<_>>(),
+            })),
+            Err(e) => {
+                status = e.exit_status();
+                out.push(json!({
+                    "index": i,
+                    "status": "failed",
+                    "error": error_value(&e),
+                }));
+            }
+        }
+    }
+    (
+        json!({"version": 1, "ok": status == 0, "transactions": out}),
+        status,
+    )
+}
+
+fn rule_value(chain: &str, handle: u64, rule: &IptRule) -> Value {
+    let counters = rule.counters.unwrap_or_default();
+    let comment = rule.matches.iter().find_map(|m| match m {
+        crate::ipt::IptMatch::Comment(c) => Some(c.clone()),
+        _ => None,
+    });
+    json!({
+        "handle": handle,
+        "spec": print::rule_spec(rule).trim_start(),
+        "line": rule.is_expressible().then(|| print::append_line(chain, rule, false)),
+        "expressible": rule.is_expressible(),
+        "target": rule.jump_target(),
+        "comment": comment,
+        "packets": counters.packets,
+        "bytes": counters.bytes,
+    })
+}
+
+/// The `--json` listing of tables: `{"version": 1, "family": .., "tables": [..]}`.
+pub fn listing_value(family: crate::model::Family, tables: Vec<Value>) -> Value {
+    json!({"version": 1, "family": family.as_str(), "tables": tables})
+}
+
+/// A table's chains and rules as JSON (an element of the listing's `tables`).
+pub fn table_value(table: &str, chains: &[ChainListing]) -> Value {
+    json!({
+        "table": table,
+        "chains": chains.iter().map(|c| json!({
+            "name": c.name,
+            "builtin": c.policy.is_some(),
+            "policy": c.policy.map(policy_name),
+            "references": c.references,
+            "rules": c.rules.iter().map(|(h, r)| rule_value(&c.name, *h, r)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,405 @@
+//! What the NAT-host operations need from a backend: a view of a few chains of a table, and
+//! an atomic commit of changes planned from that view. The operations are written once
+//! against [`TableAccess`] and [`RulesetBackend`]; nf_tables ([`crate::nft::Session`]) and
+//! x_tables each implement them.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::ipt::{IptRule, compat, tables};
+use crate::model::Family;
+use crate::nft::{ChainRef, ChainSpec, Op, Policy, Reader, RulePosition, Session, TableRef};
+
+/// A chain as a plan sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainInfo {
+    pub name: String,
+    /// A base chain (hooked into the stack: PREROUTING, INPUT, ...).
+    pub base: bool,
+    /// Jumps and gotos to the chain from rules anywhere, when the backend knows without a
+    /// scan of the table.
+    pub references: Option<u32>,
+}
+
+/// A rule of a chain: its identity for deletion and what it says in iptables terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleEntry {
+    /// The nf_tables rule handle; for x_tables, the rule's place in the table as read.
+    pub id: u64,
+    pub rule: IptRule,
+}
+
+/// Chains looked up by name, with the rules of one of them.
+#[derive(Debug, Clone, Default)]
+pub struct Lookup {
+    /// In the order asked; `None` for a chain (or table) that does not exist.
+    pub chains: Vec<Option<ChainInfo>>,
+    pub rules: Vec<RuleEntry>,
+}
+
+/// A read-only view of the ruleset for planning. Every read of one plan comes from one
+/// generation of the ruleset: the commit is refused, and the plan run again, if anything
+/// changed in between.
+pub trait TableAccess {
+    fn family(&self) -> Family;
+    /// Chains by name and the rules of one of them, in one read where the backend can.
+    fn lookup(&mut self, table: &str, chains: &[&str], rules_of: Option<&str>) -> Result<Lookup>;
+    /// Every chain of a table (empty when the table does not exist).
+    fn chains(&mut self, table: &str) -> Result<Vec<ChainInfo>>;
+    /// Every rule of a table, with its chain.
+    fn all_rules(&mut self, table: &str) -> Result<Vec<(String, RuleEntry)>>;
+    /// Whether a plan must find every reference to a chain it deletes by scanning the table.
+    /// When false, the plan may look where references are expected only: the backend's
+    /// commit refuses to delete a chain that is still referenced, and the plan is then run
+    /// again with this true.
+    fn exhaustive(&self) -> bool;
+}
+
+/// One change of a plan, in iptables terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Create a chain (a built-in one with policy ACCEPT, as iptables creates them).
+    CreateChain {
+        table: String,
+        chain: String,
+    },
+    FlushChain {
+        table: String,
+        chain: String,
+    },
+    /// Delete a chain and whatever rules it still holds; refused while referenced.
+    DeleteChain {
+        table: String,
+        chain: String,
+    },
+    InsertRule {
+        table: String,
+        chain: String,
+        rule: IptRule,
+    },
+    AppendRule {
+        table: String,
+        chain: String,
+        rule: IptRule,
+    },
+    /// Replace a rule in place (same position).
+    ReplaceRule {
+        table: String,
+        chain: String,
+        id: u64,
+        rule: IptRule,
+    },
+    DeleteRule {
+        table: String,
+        chain: String,
+        id: u64,
+        rule: IptRule,
+    },
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::ipt::print::append_line;
+        match self {
+            // iptables creates a built-in chain with policy ACCEPT on first use.
+            Change::CreateChain { table, chain } if tables::builtin(table, chain).is_some() => {
+                write!(f, "-t {table} -P {chain} ACCEPT")
+            }
+            Change::CreateChain { table, chain } => write!(f, "-t {table} -N {chain}"),
+            Change::FlushChain { table, chain } => write!(f, "-t {table} -F {chain}"),
+            Change::DeleteChain { table, chain } => write!(f, "-t {table} -X {chain}"),
+            Change::InsertRule { table, chain, rule } => {
+                let line = append_line(chain, rule, false);
+                write!(f, "-t {table} -I{}", line.trim_start_matches("-A"))
+            }
+            Change::AppendRule { table, chain, rule } => {
+                write!(f, "-t {table} {}", append_line(chain, rule, false))
+            }
+            Change::ReplaceRule {
+                table, chain, rule, ..
+            } => {
+                let line = append_line(chain, rule, false);
+                write!(f, "-t {table} -R{}", line.trim_start_matches("-A"))
+            }
+            Change::DeleteRule {
+                table, chain, rule, ..
+            } => {
+                let line = append_line(chain, rule, false);
+                write!(f, "-t {table} -D{}", line.trim_start_matches("-A"))
+            }
+        }
+    }
+}
+
+/// What a commit did.
+#[derive(Debug, Clone)]
+pub struct Applied<T> {
+    pub value: T,
+    /// The changes committed (none when the plan found nothing to do).
+    pub changes: Vec<Change>,
+    /// How many times the plan ran (more than once when the ruleset changed under it).
+    pub attempts: u32,
+    /// Handles of the rules added, by index in `changes` (nf_tables only).
+    pub rule_handles: Vec<(usize, u64)>,
+}
+
+/// A backend that commits planned changes atomically.
+pub trait RulesetBackend {
+    /// Runs `plan` on a view of the ruleset and commits its changes as one atomic
+    /// transaction, re-running it when the ruleset changed between the reads and the commit.
+    fn transact<T>(
+        &mut self,
+        family: Family,
+        plan: impl FnMut(&mut dyn TableAccess) -> Result<(Vec<Change>, T)>,
+    ) -> Result<Applied<T>>;
+}
+
+struct NftView<'r, 's> {
+    reader: &'r mut Reader<'s>,
+    family: Family,
+    exhaustive: bool,
+}
+
+impl NftView<'_, '_> {
+    fn table(&self, table: &str) -> TableRef {
+        TableRef::new(self.family, table)
+    }
+}
+
+impl TableAccess for NftView<'_, '_> {
+    fn family(&self) -> Family {
+        self.family
+    }
+
+    fn lookup(&mut self, table: &str, chains: &[&str], rules_of: Option<&str>) -> Result<Lookup> {
+        let t = self.table(table);
+        let refs: Vec<ChainRef> = chains.iter().map(|c| t.chain(*c)).collect();
+        let refs_by: Vec<&ChainRef> = refs.iter().collect();
+        let rules_ref = rules_of.map(|c| t.chain(c));
+        let (found, raw) = self.reader.chains_and_rules(&refs_by, rules_ref.as_ref())?;
+        let rules: Vec<RuleEntry> = raw
+            .iter()
+            .map(|r| RuleEntry {
+                id: r.handle,
+                rule: compat::decode(&t, r),
+            })
+            .collect();
+        let chains = found
+            .into_iter()
+            .map(|c| {
+                c.map(|c| {
+                    // The kernel counts a chain's own rules and the jumps to it together.
+                    let references = (Some(c.chain.name.as_str()) == rules_of)
+                        .then(|| c.use_count.saturating_sub(rules.len() as u32));
+                    ChainInfo {
+                        name: c.chain.name,
+                        base: c.base.is_some() || c.base_unknown,
+                        references,
+                    }
+                })
+            })
+            .collect();
+        Ok(Lookup { chains, rules })
+    }
+
+    fn chains(&mut self, table: &str) -> Result<Vec<ChainInfo>> {
+        let t = self.table(table);
+        let chains = match self.reader.chains(&t) {
+            Ok(c) => c,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        Ok(chains
+            .into_iter()
+            .map(|c| ChainInfo {
+                name: c.chain.name,
+                base: c.base.is_some() || c.base_unknown,
+                references: None,
+            })
+            .collect())
+    }
+
+    fn all_rules(&mut self, table: &str) -> Result<Vec<(String, RuleEntry)>> {
+        let t = self.table(table);
+        let raw = match self.reader.raw_rules(&t, None) {
+            Ok(r) => r,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        Ok(raw
+            .iter()
+            .map(|r| {
+                (
+                    r.chain.name.clone(),
+                    RuleEntry {
+                        id: r.handle,
+                        rule: compat::decode(&t, r),
+                    },
+                )
+            })
+            .collect())
+    }
+
+    fn exhaustive(&self) -> bool {
+        self.exhaustive
+    }
+}
+
+/// Turns iptables-level changes into nf_tables operations, with each table created first
+/// when a chain is created in it (a no-op when it exists).
+/// Returns the operations and, for each, the index of the change it comes from.
+pub(crate) fn to_ops(family: Family, changes: &[Change]) -> Result<(Vec<Op>, Vec<usize>)> {
+    let mut ops = Vec::with_capacity(changes.len() + 1);
+    let mut origin = Vec::with_capacity(changes.len() + 1);
+    let mut ensured: Vec<&str> = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        match c {
+            Change::CreateChain { table, chain } => {
+                let t = TableRef::new(family, table);
+                if !ensured.contains(&table.as_str()) {
+                    ops.push(Op::EnsureTable(t.clone()));
+                    ensured.push(table);
+                }
+                let spec = match tables::builtin(table, chain) {
+                    Some(b) => ChainSpec::base(chain.clone(), b.base(Policy::Accept)),
+                    None => ChainSpec::regular(chain.clone()),
+                };
+                ops.push(Op::CreateChain {
+                    table: t,
+                    chain: spec,
+                });
+            }
+            Change::FlushChain { table, chain } => {
+                ops.push(Op::FlushChain(TableRef::new(family, table).chain(chain)));
+            }
+            Change::DeleteChain { table, chain } => {
+                ops.push(Op::DeleteChain(TableRef::new(family, table).chain(chain)));
+            }
+            Change::InsertRule { table, chain, rule }
+            | Change::AppendRule { table, chain, rule } => {
+                let t = TableRef::new(family, table);
+                let position = if matches!(c, Change::InsertRule { .. }) {
+                    RulePosition::Head
+                } else {
+                    RulePosition::Append
+                };
+                ops.push(Op::AddEncodedRule {
+                    chain: t.chain(chain),
+                    rule: compat::encode(&t, rule)?,
+                    position,
+                });
+            }
+            Change::ReplaceRule {
+                table,
+                chain,
+                id,
+                rule,
+            } => {
+                let t = TableRef::new(family, table);
+                ops.push(Op::ReplaceEncodedRule {
+                    chain: t.chain(chain),
+                    handle: *id,
+                    rule: compat::encode(&t, rule)?,
+                });
+            }
+            Change::DeleteRule {
+                table, chain, id, ..
+            } => {
+                ops.push(Op::DeleteRule {
+                    chain: TableRef::new(family, table).chain(chain),
+                    handle: *id,
+                });
+            }
+        }
+        origin.resize(ops.len(), i);
+    }
+    Ok((ops, origin))
+}
+
+impl RulesetBackend for Session {
+    fn transact<T>(
+        &mut self,
+        family: Family,
+        mut plan: impl FnMut(&mut dyn TableAccess) -> Result<(Vec<Change>, T)>,
+    ) -> Result<Applied<T>> {
+        let mut exhaustive = false;
+        loop {
+            let mut planned = Vec::new();
+            let mut origin = Vec::new();
+            let result = Session::transact(self, |reader| {
+                let mut view = NftView {
+                    reader,
+                    family,
+                    exhaustive,
+                };
+                let (changes, value) = plan(&mut view)?;
+                let mut tx = crate::nft::Transaction::new();
+                tx.want_rule_handles(true);
+                let (ops, from) = to_ops(family, &changes)?;
+                for op in ops {
+                    tx.push(op);
+                }
+                planned = changes;
+                origin = from;
+                Ok((tx, value))
+            });
+            match result {
+                Ok(c) => {
+                    let rule_handles = c
+                        .rule_handles
+                        .iter()
+                        .filter_map(|&(op, h)| Some((*origin.get(op)?, h)))
+                        .collect();
+                    return Ok(Applied {
+                        value: c.value,
+                        changes: planned,
+                        attempts: c.attempts,
+                        rule_handles,
+                    });
+                }
+                // A chain deletion the kernel refused because references remain that the
+                // plan did not look for: plan again, looking everywhere.
+                Err(e)
+                    if e.kind() == ErrorKind::InUse
+                        && !exhaustive
+                        && planned
+                            .iter()
+                            .any(|c| matches!(c, Change::DeleteChain { .. })) =>
+                {
+                    exhaustive = true;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Refuses a name that cannot be a chain of `table`: empty, too long, with NUL or control
+/// characters or blanks, or starting with `-` or `!` (iptables would read it as an option).
+pub fn check_chain_name(table: &str, chain: &str) -> Result<()> {
+    // iptables: XT_EXTENSION_MAXNAMELEN (29) with its NUL; nf_tables: NFT_NAME_MAXLEN (256).
+    let max = if tables::is_iptables_table(table) {
+        28
+    } else {
+        255
+    };
+    let problem = if chain.is_empty() {
+        Some("is empty".to_string())
+    } else if chain.len() > max {
+        Some(format!(
+            "is {} bytes long; the limit in table {table} is {max}",
+            chain.len()
+        ))
+    } else if chain.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        Some("holds a blank, NUL or control character".to_string())
+    } else if chain.starts_with('-') || chain.starts_with('!') {
+        Some("starts with '-' or '!'".to_string())
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => Err(Error::InvalidInput(format!(
+            "chain name {:?} {p}",
+            chain.escape_debug().to_string()
+        ))),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,580 @@
+//! What the NAT-host operations are asked to ensure, and the iptables rules that say it.
+//! The rules are written exactly as the NAT-host agent writes them with `iptables`, so that
+//! rules either of them made are recognised by the other, and `iptables -S` shows them.
+
+use std::net::{IpAddr, SocketAddr};
+
+use super::backend::check_chain_name;
+use crate::error::{Error, Result};
+use crate::ipt::parse::{Command, parse};
+use crate::ipt::{IptMatch, IptRule, IptTarget};
+use crate::model::{Family, IpNet, L4Proto, PortRange};
+
+/// The longest comment iptables' comment match holds (XT_MAX_COMMENT_LEN, 256 with its NUL).
+pub const MAX_COMMENT: usize = 255;
+
+/// Transport protocol of a port forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ForwardProtocol {
+    Tcp,
+    Udp,
+}
+
+impl ForwardProtocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ForwardProtocol::Tcp => "tcp",
+            ForwardProtocol::Udp => "udp",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "tcp" => Ok(ForwardProtocol::Tcp),
+            "udp" => Ok(ForwardProtocol::Udp),
+            _ => Err(Error::InvalidInput(format!(
+                "protocol {s:?} cannot be forwarded: use tcp or udp"
+            ))),
+        }
+    }
+}
+
+/// One public port forwarded to a private address and port (a DNAT rule).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forward {
+    pub protocol: ForwardProtocol,
+    pub public_port: u16,
+    pub to: SocketAddr,
+    /// The interface the forwarded connections arrive on (`-i`); any when `None`.
+    pub in_interface: Option<String>,
+    pub comment: Option<String>,
+}
+
+/// What identifies a forward in its chain: two DNAT rules for the same public port and
+/// interface would shadow each other, so a chain holds at most one per key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ForwardKey {
+    pub protocol: ForwardProtocol,
+    pub public_port: u16,
+    pub in_interface: Option<String>,
+}
+
+impl std::fmt::Display for ForwardKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(i) = &self.in_interface {
+            write!(f, "{i}:")?;
+        }
+        write!(f, "{}/{}", self.protocol.as_str(), self.public_port)
+    }
+}
+
+impl Forward {
+    pub fn key(&self) -> ForwardKey {
+        ForwardKey {
+            protocol: self.protocol,
+            public_port: self.public_port,
+            in_interface: self.in_interface.clone(),
+        }
+    }
+
+    /// The comment the NAT-host agent gives a forward: `PREFIXforward eth1:tcp/50443 -->
+    /// 10.1.2.3:3389` (its prefix is `VCL: `).
+    pub fn described(&self, prefix: &str) -> String {
+        format!(
+            "{prefix}forward {}:{}/{} --> {}",
+            self.in_interface.as_deref().unwrap_or("any"),
+            self.protocol.as_str(),
+            self.public_port,
+            self.to
+        )
+    }
+
+    /// Parses `[IFACE:]PROTO/PORT=ADDR:PORT` (an IPv6 address in brackets: `[2001:db8::1]:22`).
+    pub fn parse_spec(spec: &str) -> Result<Forward> {
+        let (key, to) = spec.split_once('=').ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "forward {spec:?}: expected [IFACE:]PROTO/PORT=ADDR:PORT, e.g. eth1:tcp/50443=192.0.2.10:3389"
+            ))
+        })?;
+        let key = ForwardKey::parse_spec(key)?;
+        let to: SocketAddr = to.parse().map_err(|_| {
+            Error::InvalidInput(format!(
+                "forward {spec:?}: {to:?} is not ADDR:PORT (an IPv6 address goes in brackets)"
+            ))
+        })?;
+        let f = Forward {
+            protocol: key.protocol,
+            public_port: key.public_port,
+            to,
+            in_interface: key.in_interface,
+            comment: None,
+        };
+        f.validate()?;
+        Ok(f)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.public_port == 0 {
+            return Err(Error::InvalidInput(format!(
+                "forward {}: public port 0 is not a port",
+                self.key()
+            )));
+        }
+        if self.to.port() == 0 {
+            return Err(Error::InvalidInput(format!(
+                "forward {}: destination port 0 is not a port",
+                self.key()
+            )));
+        }
+        if let Some(i) = &self.in_interface {
+            crate::model::Interface::new(i.clone())?;
+        }
+        if let Some(c) = &self.comment {
+            check_comment(c)?;
+        }
+        Ok(())
+    }
+
+    /// The DNAT rule, as the agent writes it:
+    /// `-i eth1 -p tcp -m comment --comment "..." -m tcp --dport 50443 -j DNAT --to-destination 10.1.2.3:3389`.
+    pub fn rule(&self, family: Family) -> Result<IptRule> {
+        self.validate()?;
+        let to_family = if self.to.is_ipv4() {
+            Family::Ipv4
+        } else {
+            Family::Ipv6
+        };
+        if to_family != family {
+            return Err(Error::InvalidInput(format!(
+                "forward {}: destination {} is not an {} address",
+                self.key(),
+                self.to,
+                family_word(family)
+            )));
+        }
+        let mut argv: Vec<String> = Vec::new();
+        if let Some(i) = &self.in_interface {
+            argv.extend(["-i".into(), i.clone()]);
+        }
+        argv.extend(["-p".into(), self.protocol.as_str().into()]);
+        if let Some(c) = &self.comment {
+            argv.extend(["-m".into(), "comment".into(), "--comment".into(), c.clone()]);
+        }
+        argv.extend([
+            "-m".into(),
+            self.protocol.as_str().into(),
+            "--dport".into(),
+            self.public_port.to_string(),
+            "-j".into(),
+            "DNAT".into(),
+            "--to-destination".into(),
+            self.to.to_string(),
+        ]);
+        rule_from_words(family, "nat", &argv)
+    }
+}
+
+impl ForwardKey {
+    /// Parses `[IFACE:]PROTO/PORT`.
+    pub fn parse_spec(spec: &str) -> Result<ForwardKey> {
+        let (iface, rest) = match spec.rsplit_once(':') {
+            Some((i, r)) => (Some(i.to_string()), r),
+            None => (None, spec),
+        };
+        let (proto, port) = rest.split_once('/').ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "forward {spec:?}: expected [IFACE:]PROTO/PORT, e.g. eth1:tcp/50443"
+            ))
+        })?;
+        let protocol = ForwardProtocol::parse(proto)?;
+        let public_port = parse_port(port)
+            .map_err(|m| Error::InvalidInput(format!("forward {spec:?}: public {m}")))?;
+        if let Some(i) = &iface {
+            crate::model::Interface::new(i.clone())?;
+        }
+        Ok(ForwardKey {
+            protocol,
+            public_port,
+            in_interface: iface,
+        })
+    }
+
+    /// The key of a rule, if it is a forward: `-p tcp|udp ... --dport N -j DNAT`.
+    pub fn of_rule(rule: &IptRule) -> Option<ForwardKey> {
+        if !matches!(rule.target, Some(IptTarget::Dnat(_))) {
+            return None;
+        }
+        let proto = rule.proto.as_ref().filter(|p| !p.negated)?;
+        let protocol = match proto.value {
+            L4Proto::Tcp => ForwardProtocol::Tcp,
+            L4Proto::Udp => ForwardProtocol::Udp,
+            _ => return None,
+        };
+        let port = rule.matches.iter().find_map(|m| match m {
+            IptMatch::Tcp(p) | IptMatch::Udp(p) => p
+                .dport
+                .as_ref()
+                .filter(|d| !d.negated && d.value.is_single())
+                .map(|d| d.value.first()),
+            _ => None,
+        })?;
+        let in_interface = match &rule.in_iface {
+            None => None,
+            Some(i) if !i.negated => Some(i.value.as_str().to_string()),
+            Some(_) => return None,
+        };
+        Some(ForwardKey {
+            protocol,
+            public_port: port,
+            in_interface,
+        })
+    }
+}
+
+fn parse_port(s: &str) -> std::result::Result<u16, String> {
+    match s.parse::<u32>() {
+        Ok(0) => Err("port 0 is not a port".into()),
+        Ok(p) if p > 65535 => Err(format!("port {p} is out of range (1-65535)")),
+        Ok(p) => Ok(p as u16),
+        Err(_) => Err(format!("port {s:?} is not a number")),
+    }
+}
+
+fn family_word(f: Family) -> &'static str {
+    match f {
+        Family::Ipv6 => "IPv6",
+        _ => "IPv4",
+    }
+}
+
+pub(crate) fn check_comment(c: &str) -> Result<()> {
+    if c.len() > MAX_COMMENT {
+        return Err(Error::InvalidInput(format!(
+            "comment of {} bytes is too long: iptables' comment match holds at most {MAX_COMMENT}",
+            c.len()
+        )));
+    }
+    if c.contains('\0') {
+        return Err(Error::InvalidInput("comment holds a NUL byte".into()));
+    }
+    Ok(())
+}
+
+/// A reservation: its chain, the jump to it from the entry chain, and its port forwards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reservation {
+    pub family: Family,
+    pub table: String,
+    pub chain: String,
+    /// The chain that jumps to the reservation chain (PREROUTING).
+    pub entry: String,
+    pub jump_comment: Option<String>,
+    pub forwards: Vec<Forward>,
+}
+
+impl Reservation {
+    /// A reservation in `nat`, entered from PREROUTING, with no jump comment or forwards.
+    pub fn new(chain: impl Into<String>) -> Self {
+        Reservation {
+            family: Family::Ipv4,
+            table: "nat".into(),
+            chain: chain.into(),
+            entry: "PREROUTING".into(),
+            jump_comment: None,
+            forwards: Vec::new(),
+        }
+    }
+
+    /// The agent's jump comment: `PREFIXjump from nat table PREROUTING chain to reservation
+    /// NAT chain vcld-5205` (its prefix is `VCL: `).
+    pub fn described_jump(&self, prefix: &str) -> String {
+        format!(
+            "{prefix}jump from {} table {} chain to reservation NAT chain {}",
+            self.table, self.entry, self.chain
+        )
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        check_chain_name(&self.table, &self.chain)?;
+        check_chain_name(&self.table, &self.entry)?;
+        if self.chain == self.entry {
+            return Err(Error::InvalidInput(format!(
+                "reservation chain {} cannot be its own entry chain",
+                self.chain
+            )));
+        }
+        if crate::ipt::tables::builtin(&self.table, &self.chain).is_some() {
+            return Err(Error::InvalidInput(format!(
+                "{} is a built-in chain of table {}, not a reservation chain",
+                self.chain, self.table
+            )));
+        }
+        if let Some(c) = &self.jump_comment {
+            check_comment(c)?;
+        }
+        let mut keys: Vec<ForwardKey> = self.forwards.iter().map(Forward::key).collect();
+        keys.sort();
+        if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::InvalidInput(format!(
+                "forward {} is given twice",
+                w[0]
+            )));
+        }
+        for f in &self.forwards {
+            f.rule(self.family)?;
+        }
+        Ok(())
+    }
+
+    /// `-m comment --comment "..." -j CHAIN`, as the agent writes it.
+    pub fn jump_rule(&self) -> Result<IptRule> {
+        jump_rule(
+            self.family,
+            &self.table,
+            &self.chain,
+            self.jump_comment.as_deref(),
+        )
+    }
+}
+
+pub(crate) fn jump_rule(
+    family: Family,
+    table: &str,
+    chain: &str,
+    comment: Option<&str>,
+) -> Result<IptRule> {
+    let mut argv: Vec<String> = Vec::new();
+    if let Some(c) = comment {
+        argv.extend(["-m".into(), "comment".into(), "--comment".into(), c.into()]);
+    }
+    argv.extend(["-j".into(), chain.into()]);
+    rule_from_words(family, table, &argv)
+}
+
+/// Parses a rule written in iptables words (what follows `-A CHAIN`).
+pub fn rule_from_words(family: Family, table: &str, words: &[String]) -> Result<IptRule> {
+    let mut argv: Vec<String> = vec!["-t".into(), table.into(), "-A".into(), "X".into()];
+    argv.extend(words.iter().cloned());
+    match parse(&argv, family)?.command {
+        Command::Append { rule, .. } => Ok(rule),
+        _ => Err(Error::InvalidInput(format!(
+            "not a rule: {}",
+            words.join(" ")
+        ))),
+    }
+}
+
+/// The one-time rules of a NAT host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostSetup {
+    pub family: Family,
+    /// The chain holding them, in nat and in filter (`vcl-nat_host` for the agent).
+    pub chain: String,
+    pub public_interface: String,
+    pub private_interface: String,
+    pub private_network: IpNet,
+    pub public_address: IpAddr,
+    /// Public port ranges forwarded to reservations (accepted inbound).
+    pub port_ranges: Vec<PortRange>,
+    pub comment_prefix: String,
+}
+
+/// A rule of the host set-up: where it goes and what it says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacedRule {
+    pub table: String,
+    pub chain: String,
+    pub rule: IptRule,
+}
+
+impl HostSetup {
+    pub fn validate(&self) -> Result<()> {
+        for t in ["nat", "filter"] {
+            check_chain_name(t, &self.chain)?;
+        }
+        for i in [&self.public_interface, &self.private_interface] {
+            crate::model::Interface::new(i.clone())?;
+        }
+        let v4 = self.family != Family::Ipv6;
+        if self.private_network.is_ipv4() != v4 || self.public_address.is_ipv4() != v4 {
+            return Err(Error::InvalidInput(format!(
+                "host set-up: the private network and public address must both be {} addresses",
+                family_word(self.family)
+            )));
+        }
+        if self.port_ranges.is_empty() {
+            return Err(Error::InvalidInput(
+                "host set-up: no public port ranges given".into(),
+            ));
+        }
+        // multiport holds 15 ports, a range counting as two.
+        let slots: usize = self
+            .port_ranges
+            .iter()
+            .map(|r| if r.is_single() { 1 } else { 2 })
+            .sum();
+        if slots > 15 {
+            return Err(Error::InvalidInput(format!(
+                "host set-up: {} port ranges need {slots} multiport slots; at most 15 fit in one rule",
+                self.port_ranges.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The jumps into the host chain: nat POSTROUTING, filter INPUT and FORWARD.
+    pub fn jumps(&self) -> Result<Vec<PlacedRule>> {
+        [
+            ("nat", "POSTROUTING"),
+            ("filter", "INPUT"),
+            ("filter", "FORWARD"),
+        ]
+        .into_iter()
+        .map(|(table, entry)| {
+            let comment = format!(
+                "{}jump from {table} table {entry} chain to NAT host chain {}",
+                self.comment_prefix, self.chain
+            );
+            Ok(PlacedRule {
+                table: table.into(),
+                chain: entry.into(),
+                rule: jump_rule(self.family, table, &self.chain, Some(&comment))?,
+            })
+        })
+        .collect()
+    }
+
+    /// The rules of the host chain, in order, as the agent writes them.
+    pub fn rules(&self) -> Result<Vec<PlacedRule>> {
+        self.validate()?;
+        let p = &self.comment_prefix;
+        let ports = self
+            .port_ranges
+            .iter()
+            .map(|r| {
+                if r.is_single() {
+                    r.first().to_string()
+                } else {
+                    format!("{}:{}", r.first(), r.last())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        let w = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let mut out = Vec::new();
+        let net = self.private_network.to_string();
+        let public = self.public_address.to_string();
+        let masq_comment = format!(
+            "{p}change IP of outbound {} packets to NAT host IP address {public}",
+            self.public_interface
+        );
+        out.push((
+            "nat",
+            w(&[
+                "!",
+                "-d",
+                &net,
+                "-o",
+                &self.public_interface,
+                "-m",
+                "comment",
+                "--comment",
+                &masq_comment,
+                "-j",
+                "MASQUERADE",
+            ]),
+        ));
+        for proto in ["tcp", "udp"] {
+            let comment = format!(
+                "{p}allow inbound {} traffic on the NAT port ranges to public {}",
+                proto.to_uppercase(),
+                self.public_interface
+            );
+            out.push((
+                "filter",
+                w(&[
+                    "-d",
+                    &public,
+                    "-i",
+                    &self.public_interface,
+                    "-p",
+                    proto,
+                    "-m",
+                    "comment",
+                    "--comment",
+                    &comment,
+                    "-m",
+                    "multiport",
+                    "--dports",
+                    &ports,
+                    "-m",
+                    "state",
+                    "--state",
+                    "NEW,RELATED,ESTABLISHED",
+                    "-j",
+                    "ACCEPT",
+                ]),
+            ));
+        }
+        let fwd_in = format!(
+            "{p}forward traffic from public {} to private {}",
+            self.public_interface, self.private_interface
+        );
+        out.push((
+            "filter",
+            w(&[
+                "-i",
+                &self.public_interface,
+                "-o",
+                &self.private_interface,
+                "-m",
+                "comment",
+                "--comment",
+                &fwd_in,
+                "-m",
+                "state",
+                "--state",
+                "NEW,RELATED,ESTABLISHED",
+                "-j",
+                "ACCEPT",
+            ]),
+        ));
+        let fwd_out = format!(
+            "{p}forward traffic from private {} to public {}",
+            self.private_interface, self.public_interface
+        );
+        out.push((
+            "filter",
+            w(&[
+                "-i",
+                &self.private_interface,
+                "-o",
+                &self.public_interface,
+                "-m",
+                "comment",
+                "--comment",
+                &fwd_out,
+                "-j",
+                "ACCEPT",
+            ]),
+        ));
+        out.into_iter()
+            .map(|(table, words)| {
+                for wd in &words {
+                    check_comment_if_long(wd)?;
+                }
+                Ok(PlacedRule {
+                    table: table.into(),
+                    chain: self.chain.clone(),
+                    rule: rule_from_words(self.family, table, &words)?,
+                })
+            })
+            .collect()
+    }
+}
+
+fn check_comment_if_long(word: &str) -> Result<()> {
+    if word.len() > MAX_COMMENT {
+        check_comment(word)?;
+    }
+    Ok(())
+}
