@@ -28,6 +28,8 @@ enum Input {
     Restore(Vec<&'static str>, Vec<u8>),
     /// `xtnl restore ARGS FILE`, FILE holding these bytes.
     RestoreFile(Vec<&'static str>, Vec<u8>),
+    /// `xtnl apply -` with this JSON document on standard input.
+    Apply(Vec<u8>),
 }
 
 struct Row {
@@ -981,9 +983,88 @@ fn restore_rows() -> Vec<Row> {
     ]
 }
 
-/// Issue 4's JSON documents (`xtnl apply`) go here once they exist.
+fn doc(ops: &str) -> Input {
+    Input::Apply(
+        format!(r#"{{"version": 1, "transactions": [{{"operations": [{ops}]}}]}}"#).into_bytes(),
+    )
+}
+
+/// `xtnl apply` documents (issue 4's JSON interface).
 fn json_rows() -> Vec<Row> {
-    Vec::new()
+    let mut huge =
+        br#"{"transactions": [{"operations": [{"op": "create_chain", "chain": ""#.to_vec();
+    huge.extend(std::iter::repeat_n(b'x', 17 << 20));
+    huge.extend_from_slice(br#""}]}]}"#);
+    vec![
+        row("unknown operation", doc(r#"{"op": "explode"}"#), 2, "unknown variant `explode`"),
+        row("truncated document", Input::Apply(br#"{"transactions": ["#.to_vec()), 2, "EOF while parsing"),
+        row("empty document", Input::Apply(Vec::new()), 2, "invalid document"),
+        row("non-UTF-8 document", Input::Apply(b"{\"transactions\": [{\"operations\": [{\"op\": \"create_chain\", \"chain\": \"\xff\"}]}]}".to_vec()), 2, "not UTF-8"),
+        row("NUL in a chain name", doc(r#"{"op": "create_chain", "chain": "a\u0000b"}"#), 2, "chain"),
+        row("document over the size limit", Input::Apply(huge), 2, "larger than the limit"),
+        row("unsupported version", Input::Apply(br#"{"version": 2, "transactions": []}"#.to_vec()), 2, "version 2 is not supported"),
+        row("unknown field", doc(r#"{"op": "teardown", "chain": "x", "bogus": 1}"#), 2, "bogus"),
+        row("unknown family", Input::Apply(br#"{"transactions": [{"family": "inet6", "operations": []}]}"#.to_vec()), 2, "inet6"),
+        row("public port 65536", doc(r#"{"op": "forward_add", "chain": "vcld-5205", "forward": {"protocol": "tcp", "public_port": 65536, "to": "192.0.2.1:22"}}"#), 2, "public_port"),
+        row("public port 0", doc(r#"{"op": "forward_add", "chain": "vcld-5205", "forward": {"protocol": "tcp", "public_port": 0, "to": "192.0.2.1:22"}}"#), 2, "port 0"),
+        row("forward without destination port", doc(r#"{"op": "forward_add", "chain": "vcld-5205", "forward": {"protocol": "tcp", "public_port": 22, "to": "192.0.2.1"}}"#), 2, "192.0.2.1"),
+        row("bad destination address", doc(r#"{"op": "forward_add", "chain": "vcld-5205", "forward": {"protocol": "tcp", "public_port": 22, "to": "192.0.2.300:22"}}"#), 2, "192.0.2.300"),
+        row("bad address in a rule", doc(r#"{"op": "ensure_rule", "table": "filter", "chain": "INPUT", "rule": "-s 300.1.2.3 -j ACCEPT"}"#), 2, "300.1.2.3"),
+        row("overlong chain name", doc(r#"{"op": "create_chain", "chain": "abcdefghijklmnopqrstuvwxyz0123456789"}"#), 2, "abcdefghijklmnopqrstuvwxyz0123456789"),
+        row("DNAT in the filter table", doc(r#"{"op": "ensure_rule", "table": "filter", "chain": "INPUT", "rule": "-p tcp -j DNAT --to-destination 192.0.2.1"}"#), 2, "only valid in the nat table"),
+        row("jump to a missing chain", doc(r#"{"op": "ensure_rule", "table": "filter", "chain": "INPUT", "rule": "-j nosuchchain"}"#), 1, "jump target chain nosuchchain does not exist"),
+        // Valid JSON the kernel refuses: the whole transaction, its valid first part too.
+        row("loop between chains", doc(r#"{"op": "create_chain", "table": "filter", "chain": "fresh"}, {"op": "ensure_rule", "table": "filter", "chain": "b", "rule": "-j a"}"#), 1, "loop between chains"),
+        row("delete a chain in use", doc(r#"{"op": "create_chain", "table": "filter", "chain": "fresh"}, {"op": "delete_chain", "table": "filter", "chain": "a"}"#), 1, "chain in use"),
+    ]
+}
+
+/// NAT-host commands (issue 4) with malformed arguments.
+fn nathost_rows() -> Vec<Row> {
+    vec![
+        row(
+            "reservation with public port 0",
+            args("reservation setup vcld-7 --forward tcp/0=192.0.2.1:22"),
+            2,
+            "public port 0",
+        ),
+        row(
+            "forward to port 0",
+            args("forward add vcld-5205 tcp/22=192.0.2.1:0"),
+            2,
+            "destination port 0",
+        ),
+        row(
+            "forward to a bad address",
+            args("forward add vcld-5205 tcp/22=192.0.2.300:22"),
+            2,
+            "192.0.2.300",
+        ),
+        row(
+            "forward with port 65536",
+            args("forward add vcld-5205 tcp/65536=192.0.2.1:22"),
+            2,
+            "65536",
+        ),
+        row(
+            "reservation chain name too long",
+            args("reservation setup abcdefghijklmnopqrstuvwxyz0123456789"),
+            2,
+            "the limit in table nat is 28",
+        ),
+        row(
+            "sweep without --keep",
+            args("sweep --prefix vcld-"),
+            2,
+            "--keep is required",
+        ),
+        row(
+            "reservation with an unknown option",
+            args("reservation setup vcld-7 --bogus"),
+            2,
+            "--bogus",
+        ),
+    ]
 }
 
 fn run_row(lock: &str, input: &Input, scratch: &std::path::Path) -> Output {
@@ -1005,6 +1086,10 @@ fn run_row(lock: &str, input: &Input, scratch: &std::path::Path) -> Output {
             std::fs::write(scratch, text).expect("write the row's file");
             cmd.arg("restore").args(a).arg(scratch);
             &[]
+        }
+        Input::Apply(text) => {
+            cmd.args(["apply", "-"]);
+            text
         }
     };
     let mut child = cmd.spawn().expect("run xtnl");
@@ -1044,12 +1129,18 @@ fn malformed_inputs_are_refused_with_their_status_and_change_nothing() {
             .into_iter()
             .chain(restore_rows())
             .chain(json_rows())
+            .chain(nathost_rows())
             .collect();
         assert!(rows.len() >= 60, "{} rows", rows.len());
         let mut failures = Vec::new();
         for r in &rows {
             let o = run_row(&lock, &r.input, &scratch);
-            let stderr = String::from_utf8_lossy(&o.stderr);
+            // `apply` reports in JSON on standard output; everything else on stderr.
+            let stderr = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stderr),
+                String::from_utf8_lossy(&o.stdout)
+            );
             let mut problems = Vec::new();
             if o.status.code() != Some(r.status) {
                 problems.push(format!("exit {:?}, expected {}", o.status.code(), r.status));

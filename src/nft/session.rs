@@ -775,9 +775,10 @@ const CORE_EXPRESSIONS: &[&str] = &[
     "counter",
 ];
 
-/// nf_tables answers ENOENT both for a chain that is not there and for an expression type or
-/// x_tables extension the kernel lacks (no module to load). When the rule's chain exists,
-/// the missing piece is the kernel's: the error says so and names what the rule needs.
+/// nf_tables answers ENOENT to a rule for its chain, for the chain it jumps to, and for an
+/// expression type or x_tables extension the kernel lacks (no module to load). When the
+/// rule's chain exists, the error names the missing jump target, or else says that the
+/// kernel lacks what the rule needs, naming it.
 fn missing_extension(sock: &mut NlSocket, tx: &Transaction, e: Error) -> Error {
     let Some(f) = e.op_failure().filter(|f| f.errno == libc::ENOENT) else {
         return e;
@@ -796,6 +797,25 @@ fn missing_extension(sock: &mut NlSocket, tx: &Transaction, e: Error) -> Error {
         _ => return e,
     };
     let (chain, exprs) = exprs;
+    if !matches!(get_chain(sock, chain), Ok(Some(_))) {
+        return e;
+    }
+    // The chain is there: the jump target may not be.
+    for x in &exprs {
+        if let crate::wire::expr::Expr::Immediate(i) = x
+            && let crate::wire::expr::ImmediateData::Verdict(
+                crate::wire::expr::Verdict::Jump(target) | crate::wire::expr::Verdict::Goto(target),
+            ) = &i.data
+            && matches!(
+                get_chain(sock, &chain.table.chain(target.clone())),
+                Ok(None)
+            )
+        {
+            let mut f = f.clone();
+            f.op = format!("{}, whose jump target chain {target} does not exist", f.op);
+            return Error::NotFound(f);
+        }
+    }
     let needs: Vec<String> = exprs
         .iter()
         .filter_map(|x| match x {
@@ -811,7 +831,7 @@ fn missing_extension(sock: &mut NlSocket, tx: &Transaction, e: Error) -> Error {
             _ => None,
         })
         .collect();
-    if needs.is_empty() || !matches!(get_chain(sock, chain), Ok(Some(_))) {
+    if needs.is_empty() {
         return e;
     }
     let mut f = f.clone();
