@@ -251,3 +251,9 @@ pub fn xt_decode(data: &[u8]) {
         }
     }
 }
+
+/// `xtnl apply` documents (`json::parse`): arbitrary bytes as a document, through parsing
+/// and validation; none of it may panic.
+pub fn json_parse(data: &[u8]) {
+    let _ = xtnl::json::parse(data);
+}

@@ -52,6 +52,11 @@ fn nft_decode_seeds_and_regressions() {
 }
 
 #[test]
+fn json_parse_seeds_and_regressions() {
+    seeds_and_regressions("json_parse", harness::json_parse);
+}
+
+#[test]
 fn xt_decode_seeds_and_regressions() {
     seeds_and_regressions("xt_decode", harness::xt_decode);
 }
