@@ -13,13 +13,17 @@
 //!   encoding).
 //! - [`nathost`]: the NAT-host agent's operations (reservations, forwards, teardown, sweep),
 //!   each one atomic transaction, written against a backend trait.
+//! - [`legacy`]: the x_tables backend (iptables-legacy's get/setsockopt interface), and
+//!   [`backend`]: the choice between it and nf_tables.
 //!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
 
+pub mod backend;
 pub mod cli;
 pub mod error;
 pub mod ipt;
 pub mod json;
+pub mod legacy;
 pub mod lock;
 pub mod model;
 pub mod nathost;
