@@ -257,3 +257,53 @@ pub fn xt_decode(data: &[u8]) {
 pub fn json_parse(data: &[u8]) {
     let _ = xtnl::json::parse(data);
 }
+
+/// The x_tables blob decoder of the legacy backend (`legacy::blob`, `legacy::table`):
+/// arbitrary bytes as what `IPT_SO_GET_INFO` and `IPT_SO_GET_ENTRIES` return. First byte:
+/// bit 0 picks IPv6; then the 84-byte getinfo reply, then the entries. A table that decodes
+/// must lay out again and decode from that layout to the same table.
+pub fn xt_blob(data: &[u8]) {
+    use xtnl::legacy::blob::{self, GetInfo};
+    use xtnl::legacy::table::Table;
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let family = if mode & 1 != 0 {
+        Family::Ipv6
+    } else {
+        Family::Ipv4
+    };
+    if rest.len() < GetInfo::SIZE {
+        let _ = blob::decode_entries(family, rest);
+        return;
+    }
+    let (info, entries) = rest.split_at(GetInfo::SIZE);
+    let _ = blob::decode_counters(entries);
+    let Ok(info) = GetInfo::decode(info) else {
+        let _ = blob::decode_entries(family, entries);
+        return;
+    };
+    let Ok(table) = Table::from_blob(
+        family,
+        &info.name,
+        info.valid_hooks,
+        &info.hook_entry,
+        &info.underflow,
+        entries,
+    ) else {
+        return;
+    };
+    let Ok(layout) = table.to_blob() else {
+        return;
+    };
+    let again = Table::from_blob(
+        family,
+        &info.name,
+        info.valid_hooks,
+        &layout.hook_entry,
+        &layout.underflow,
+        &layout.blob,
+    )
+    .expect("a table laid out by xtnl decodes");
+    assert_eq!(again, table, "layout round trip");
+}

@@ -57,6 +57,11 @@ fn json_parse_seeds_and_regressions() {
 }
 
 #[test]
+fn xt_blob_seeds_and_regressions() {
+    seeds_and_regressions("xt_blob", harness::xt_blob);
+}
+
+#[test]
 fn xt_decode_seeds_and_regressions() {
     seeds_and_regressions("xt_decode", harness::xt_decode);
 }

@@ -205,7 +205,13 @@ const COMMAND_LINES: &[&str] = &[
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
-    let dirs = ["ipt_parse", "restore_parse", "nft_decode", "xt_decode"];
+    let dirs = [
+        "ipt_parse",
+        "restore_parse",
+        "nft_decode",
+        "xt_decode",
+        "xt_blob",
+    ];
     for d in dirs {
         let p = root.join(d);
         let _ = std::fs::remove_dir_all(&p);
@@ -334,7 +340,41 @@ fn main() {
     seeds.put_all("nft_decode", "enoent", &missing);
     let refused = refused_batch(&mut sock);
     seeds.put_all("nft_decode", "batch-error", &refused);
+
+    // x_tables blobs as iptables-legacy writes them, read back through the legacy backend.
+    piped("iptables-legacy-restore", &[], &v4);
+    piped("ip6tables-legacy-restore", &[], &v6);
+    for (fam, mode, tables) in [
+        (
+            xtnl::model::Family::Ipv4,
+            0u8,
+            &["filter", "nat", "mangle", "raw"][..],
+        ),
+        (xtnl::model::Family::Ipv6, 1u8, &["filter", "nat"][..]),
+    ] {
+        let xs = xtnl::legacy::kernel::XtSocket::open(fam).expect("x_tables socket");
+        for t in tables {
+            let (info, blob) = xs.read_raw(t).expect("read x_tables table");
+            let mut s = vec![mode];
+            s.extend_from_slice(&getinfo_bytes(&info));
+            s.extend_from_slice(&blob);
+            seeds.put("xt_blob", &format!("{t}-{mode}"), &s);
+        }
+    }
     eprintln!("seeds written under {}", root.display());
+}
+
+/// `struct ipt_getinfo` as the kernel returns it (84 bytes, native byte order).
+fn getinfo_bytes(i: &xtnl::legacy::blob::GetInfo) -> Vec<u8> {
+    let mut b = vec![0u8; 32];
+    b[..i.name.len()].copy_from_slice(i.name.as_bytes());
+    b.extend_from_slice(&i.valid_hooks.to_ne_bytes());
+    for v in i.hook_entry.iter().chain(i.underflow.iter()) {
+        b.extend_from_slice(&v.to_ne_bytes());
+    }
+    b.extend_from_slice(&i.num_entries.to_ne_bytes());
+    b.extend_from_slice(&i.size.to_ne_bytes());
+    b
 }
 
 fn fam_byte(fam: u8) -> u8 {
