@@ -12,8 +12,9 @@
 //!
 //! Delays are uniform over 0..1.2 x the measured duration of the whole command, from a
 //! seeded generator whose seed is printed (`XTNL_CRASH_SEED=N` replays a run;
-//! `XTNL_CRASH_KILLS=N` changes the kills per row). The legacy backend (issue 6) becomes
-//! further rows of `rows()`, with its own dump (`iptables-legacy-save`).
+//! `XTNL_CRASH_KILLS=N` changes the kills per row). Every row runs on both backends
+//! (`--backend nft` and `--backend legacy`); the dump compared is nf_tables' and x_tables'
+//! together.
 
 mod common;
 
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use common::{in_netns, private_lock_path, run_ok};
 
-const KILLS_PER_ROW: usize = 40;
+const KILLS_PER_ROW: usize = 34;
 
 /// The NAT host's own rules, without reservations.
 const BASE: &str = "\
@@ -89,6 +90,8 @@ fn shared_references() -> String {
 /// One kind of transaction to kill.
 struct Row {
     name: &'static str,
+    /// `--backend` of every xtnl command of the row.
+    backend: &'static str,
     /// xtnl arguments that make the state before (a restore of a whole file).
     setup: Vec<String>,
     /// The transaction killed at random points.
@@ -96,24 +99,44 @@ struct Row {
 }
 
 fn rows(base: &Path, big: &Path, shared: &Path) -> Vec<Row> {
-    let restore = |p: &Path| vec!["restore".to_owned(), p.display().to_string()];
-    vec![
-        Row {
+    let mut rows = Vec::new();
+    for backend in ["nft", "legacy"] {
+        let restore = |p: &Path| {
+            vec![
+                "--backend".to_owned(),
+                backend.to_owned(),
+                "restore".to_owned(),
+                p.display().to_string(),
+            ]
+        };
+        rows.push(Row {
             name: "10,000-rule restore",
+            backend,
             setup: restore(base),
             op: restore(big),
-        },
-        Row {
+        });
+        rows.push(Row {
             name: "flush and delete of 5,000 chains (restore of the small table)",
+            backend,
             setup: restore(big),
             op: restore(base),
-        },
-        Row {
-            name: "teardown of a chain referenced from 2,500 chains",
-            setup: restore(shared),
-            op: vec!["teardown".into(), "shared".into()],
-        },
-    ]
+        });
+        // The NAT-host commands run on nf_tables only from the command line so far.
+        if backend == "nft" {
+            rows.push(Row {
+                name: "teardown of a chain referenced from 2,500 chains",
+                backend,
+                setup: restore(shared),
+                op: vec![
+                    "--backend".into(),
+                    backend.into(),
+                    "teardown".into(),
+                    "shared".into(),
+                ],
+            });
+        }
+    }
+    rows
 }
 
 /// xorshift64*: small, seedable, good enough to spread delays.
@@ -154,10 +177,16 @@ fn xtnl_ok(lock: &str, args: &[String]) -> Duration {
     t.elapsed()
 }
 
-/// The whole ruleset as nft prints it (handles left out: they are allocated anew each time
-/// a state is rebuilt between kills; everything else must match).
+/// The whole ruleset of both backends: nf_tables as nft prints it (handles left out: they
+/// are allocated anew each time a state is rebuilt between kills) and the x_tables tables as
+/// iptables-legacy-save prints them (without its dated comment lines).
 fn ruleset() -> String {
-    run_ok("nft", &["list", "ruleset"])
+    let legacy: String = run_ok("iptables-legacy-save", &[])
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    format!("{}{legacy}", run_ok("nft", &["list", "ruleset"]))
 }
 
 #[derive(Default, Debug)]
@@ -256,8 +285,9 @@ fn sigkill_during_large_transactions_leaves_before_or_after() {
                 }
             }
             eprintln!(
-                "{}: {} kills landed ({} in the before state, {} in the after state, {} neither), {} runs finished before their kill; window {:?}",
+                "{} ({}): {} kills landed ({} in the before state, {} in the after state, {} neither), {} runs finished before their kill; window {:?}",
                 row.name,
+                row.backend,
                 t.landed,
                 t.before,
                 t.after,
@@ -265,7 +295,7 @@ fn sigkill_during_large_transactions_leaves_before_or_after() {
                 t.finished_first,
                 window
             );
-            report.push((row.name, t));
+            report.push((format!("{} ({})", row.name, row.backend), t));
         }
         let _ = std::fs::remove_dir_all(&dir);
         for (name, t) in &report {
@@ -277,6 +307,6 @@ fn sigkill_during_large_transactions_leaves_before_or_after() {
             );
         }
         let landed: usize = report.iter().map(|(_, t)| t.landed).sum();
-        assert!(landed >= 100.min(3 * kills));
+        assert!(landed >= 5 * kills);
     });
 }

@@ -81,3 +81,16 @@ fn bare_tcp_and_udp_matches_survive_encoding() {
         harness::ipt_parse(&data);
     }
 }
+
+/// Found by xt_blob: a getinfo reply whose valid hook points at no entry decoded to a table
+/// without that hook's chain, which the backend then laid out with the hook at offset 0.
+#[test]
+fn a_valid_hook_without_its_chain_is_refused() {
+    let input = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/regressions/xt_blob/hook-without-chain"),
+    )
+    .expect("the regression input is in the repository");
+    harness::xt_blob(&input);
+}
+

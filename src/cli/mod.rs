@@ -66,6 +66,15 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
         }
         Some("apply") => return apply::run(&mut out, &args[1..]),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
+            // The NAT-host commands open an nf_tables session; asked for the x_tables
+            // backend they would change the other ruleset, so they refuse instead.
+            if backend == BackendChoice::Legacy {
+                return Err(Error::InvalidInput(format!(
+                    "{} on the legacy (x_tables) backend is not available from the command \
+                     line yet (the library's legacy::Legacy runs it); use --backend nft",
+                    args[0]
+                )));
+            }
             nathost::run(&mut out, args)
         }
         Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, backend),
