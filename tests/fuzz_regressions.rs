@@ -93,4 +93,3 @@ fn a_valid_hook_without_its_chain_is_refused() {
     .expect("the regression input is in the repository");
     harness::xt_blob(&input);
 }
-
