@@ -15,6 +15,9 @@
 //!   each one atomic transaction, written against a backend trait.
 //! - [`legacy`]: the x_tables backend (iptables-legacy's get/setsockopt interface), and
 //!   [`backend`]: the choice between it and nf_tables.
+//! - [`policy`], [`privilege`], [`limits`]: what a caller may change (checked in
+//!   [`nft::Session::transact`] before anything is sent), secure mode, audit lines, and the
+//!   bounds on every input.
 //!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
 
@@ -24,11 +27,14 @@ pub mod error;
 pub mod ipt;
 pub mod json;
 pub mod legacy;
+pub mod limits;
 pub mod lock;
 pub mod model;
 pub mod nathost;
 pub mod netns;
 pub mod nft;
+pub mod policy;
+pub mod privilege;
 mod sys;
 pub mod transport;
 pub mod wire;

@@ -1022,13 +1022,6 @@ fn json_rows() -> Vec<Row> {
 /// NAT-host commands (issue 4) with malformed arguments.
 fn nathost_rows() -> Vec<Row> {
     vec![
-        // Would otherwise change the nf_tables ruleset while the x_tables one was asked for.
-        row(
-            "teardown on the legacy backend",
-            args("--backend legacy teardown vcld-5205"),
-            2,
-            "not available from the command line yet",
-        ),
         row(
             "reservation with public port 0",
             args("reservation setup vcld-7 --forward tcp/0=192.0.2.1:22"),
