@@ -14,8 +14,11 @@
 //! - [`nathost`]: the NAT-host agent's operations (reservations, forwards, teardown, sweep),
 //!   each one atomic transaction, written against a backend trait.
 //!
+//! [`bench`] is the benchmark suite behind `xtnl bench` and `cargo bench --bench suite`.
+//!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
 
+pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod ipt;
