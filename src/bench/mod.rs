@@ -267,12 +267,29 @@ pub struct Machine {
 pub fn enter_scratch_namespace() -> Result<()> {
     crate::netns::enter_new()
         .map_err(|e| e.context("xtnl bench: cannot create a network namespace (needs root)"))?;
-    crate::netns::refuse_initial()
+    crate::netns::refuse_initial()?;
+    let id = crate::netns::current_id()?;
+    SCRATCH.with(|s| s.set(Some(id)));
+    Ok(())
 }
 
-/// Runs the plan. Refuses to run in the initial network namespace.
+thread_local! {
+    /// The namespace [`enter_scratch_namespace`] created for this thread.
+    static SCRATCH: std::cell::Cell<Option<(u64, u64)>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs the plan. Refuses to run anywhere but in the namespace [`enter_scratch_namespace`]
+/// created for the calling thread (so never in the initial one).
 pub fn run(cfg: &Config) -> Result<Results> {
     crate::netns::refuse_initial()?;
+    if SCRATCH.with(|s| s.get()) != Some(crate::netns::current_id()?) {
+        return Err(Error::InvalidInput(
+            "xtnl bench: refusing to run outside the network namespace that \
+             enter_scratch_namespace created for this thread (it might be the initial network \
+             namespace)"
+                .into(),
+        ));
+    }
     let start = std::time::Instant::now();
     std::fs::create_dir_all(&cfg.scratch).map_err(|e| io("create scratch dir", e))?;
     let mut results = Results {
