@@ -122,6 +122,7 @@ fn quick_run_writes_a_full_report_and_a_well_formed_plot() {
         let (done, total) = cells[4].split_once(" / ").expect("cycles ok / total");
         assert_eq!(done, total, "xtnl cycles failed: {row}");
         assert_eq!(cells[5], "0", "xtnl failures: {row}");
+        assert_eq!(cells[6], "0", "xtnl sequences stopped: {row}");
     }
     let legacy_mixed = md
         .lines()

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use super::scaling::{Env, agent, binary_setup_args, must, p, settle, spawn};
+use super::scaling::{Env, STOPPED, agent, binary_setup_args, must, p, settle, spawn};
 use super::spec::{self, WORKER_PREFIX, worker_chain};
 use super::{Results, Stats};
 use crate::error::{Error, Result};
@@ -49,6 +49,10 @@ pub struct ContentionRun {
     pub mixed: bool,
     pub workers: usize,
     pub cycles: usize,
+    /// Cycles begun before the time box ended.
+    pub started: usize,
+    /// Sequences stopped between two commands at twice the time box.
+    pub stopped: usize,
     /// Cycles whose set-up and teardown both succeeded.
     pub ok_cycles: usize,
     /// Set-ups and teardowns that failed.
@@ -88,6 +92,8 @@ struct Ctx {
 
 #[derive(Default)]
 struct WorkerOut {
+    started: usize,
+    stopped: usize,
     ok_cycles: usize,
     failures: usize,
     setup: Vec<Duration>,
@@ -100,6 +106,7 @@ fn step(
     kind: WorkerKind,
     w: usize,
     setup: bool,
+    stop_at: Instant,
 ) -> Result<std::result::Result<(), String>> {
     let chain = worker_chain(w);
     let lock = match kind {
@@ -123,6 +130,7 @@ fn step(
             &chain,
             &lock,
             &save,
+            Some(stop_at),
         ),
     }
 }
@@ -132,25 +140,39 @@ fn worker(
     kind: WorkerKind,
     w: usize,
     cycles: usize,
+    time_box: Duration,
     start: &Barrier,
 ) -> Result<WorkerOut> {
     let mut out = WorkerOut::default();
     start.wait();
+    let t0 = Instant::now();
+    let stop_at = t0 + 2 * time_box;
     for _ in 0..cycles {
+        if t0.elapsed() > time_box {
+            break;
+        }
+        out.started += 1;
         let mut ok = true;
         for setup in [true, false] {
             let t = Instant::now();
-            let r = step(ctx, kind, w, setup)?;
+            let r = step(ctx, kind, w, setup, stop_at)?;
             let took = t.elapsed();
             if setup {
                 out.setup.push(took);
             } else {
                 out.teardown.push(took);
             }
-            if let Err(m) = r {
-                ok = false;
-                out.failures += 1;
-                out.errors.push(m);
+            match r {
+                Ok(()) => {}
+                Err(m) if m == STOPPED => {
+                    ok = false;
+                    out.stopped += 1;
+                }
+                Err(m) => {
+                    ok = false;
+                    out.failures += 1;
+                    out.errors.push(m);
+                }
             }
         }
         if ok {
@@ -166,6 +188,7 @@ fn run_groups(
     env: &Env<'_>,
     groups: &[(WorkerKind, usize)],
     cycles: usize,
+    time_box: Duration,
 ) -> Result<Vec<ContentionRun>> {
     let ctx = Ctx {
         xtnl: env.cfg.xtnl.clone(),
@@ -184,7 +207,7 @@ fn run_groups(
                 let id = w;
                 handles.push((
                     kind,
-                    s.spawn(move || worker(ctx, kind, id, cycles, barrier)),
+                    s.spawn(move || worker(ctx, kind, id, cycles, time_box, barrier)),
                 ));
                 w += 1;
             }
@@ -211,6 +234,8 @@ fn run_groups(
             mixed: groups.len() > 1,
             workers: count,
             cycles,
+            started: 0,
+            stopped: 0,
             ok_cycles: 0,
             failures: 0,
             wall,
@@ -227,6 +252,8 @@ fn run_groups(
                 Ok(o) => o,
                 Err(e) => return Err(Error::Precondition(format!("xtnl bench: worker: {e}"))),
             };
+            run.started += out.started;
+            run.stopped += out.stopped;
             run.ok_cycles += out.ok_cycles;
             run.failures += out.failures;
             run.setup.extend(&out.setup);
@@ -312,7 +339,7 @@ fn record(env: &mut Env<'_>, r: &mut Results, mut runs: Vec<ContentionRun>) -> R
                 if run.mixed { " (mixed)" } else { "" },
                 run.workers,
                 run.ok_cycles,
-                run.workers * run.cycles,
+                run.started,
                 run.failures,
                 run.throughput()
             );
@@ -332,7 +359,7 @@ pub(super) fn run(env: &mut Env<'_>, r: &mut Results) -> Result<()> {
         WorkerKind::LegacyUnshared,
     ] {
         for &workers in &plan.workers {
-            let runs = run_groups(env, &[(kind, workers)], plan.cycles)?;
+            let runs = run_groups(env, &[(kind, workers)], plan.cycles, plan.time_box)?;
             record(env, r, runs)?;
         }
     }
@@ -341,6 +368,7 @@ pub(super) fn run(env: &mut Env<'_>, r: &mut Results) -> Result<()> {
         env,
         &[(WorkerKind::Xtnl, m), (WorkerKind::Legacy, m)],
         plan.cycles,
+        plan.time_box,
     )?;
     record(env, r, runs)?;
     Ok(())

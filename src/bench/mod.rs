@@ -156,18 +156,23 @@ pub struct Plan {
     pub cycles: usize,
     /// Workers per side in the mixed run (xtnl beside iptables-legacy -w).
     pub mixed_workers: usize,
+    /// A worker starts no new cycle after this long, and stops a sequence between two
+    /// commands after twice this long (counted as stopped, not failed): under contention
+    /// iptables-nft's cycles take tens of seconds, and the run must end.
+    pub time_box: Duration,
 }
 
 impl Plan {
-    /// The full plan: N = 10 .. 10,000, P = 1 .. 64 (about 5-7 minutes on 2 cores).
+    /// The full plan: N = 10 .. 10,000, P = 1 .. 64.
     pub fn full() -> Plan {
         Plan {
             quick: false,
             sizes: vec![(10, 30), (100, 30), (1_000, 10), (10_000, 4)],
             contention_at: 100,
             workers: vec![1, 4, 16, 64],
-            cycles: 6,
+            cycles: 4,
             mixed_workers: 32,
+            time_box: Duration::from_secs(15),
         }
     }
 
@@ -180,6 +185,7 @@ impl Plan {
             workers: vec![1, 4],
             cycles: 2,
             mixed_workers: 2,
+            time_box: Duration::from_secs(10),
         }
     }
 }
@@ -236,6 +242,8 @@ pub struct Results {
     /// Kernel round trips of the library's set-up and teardown (per operation, max seen).
     pub round_trips: BTreeMap<Op, u64>,
     pub contention: Vec<ContentionRun>,
+    /// The contention runs' time box.
+    pub time_box: Duration,
     /// Free-form facts of the run (populate times, per-N durations).
     pub notes: Vec<String>,
     pub machine: Machine,
@@ -296,6 +304,7 @@ pub fn run(cfg: &Config) -> Result<Results> {
         quick: cfg.plan.quick,
         command: cfg.command.clone(),
         sizes: cfg.plan.sizes.iter().map(|s| s.0).collect(),
+        time_box: cfg.plan.time_box,
         ..Results::default()
     };
     results.machine.load_start = loadavg();

@@ -368,15 +368,17 @@ pub fn markdown(r: &Results) -> String {
             s,
             "P workers each set up and tear down their own reservation K times, all started \
              together, on one nat table; a worker runs its tool's processes one after another. \
-             Throughput = completed set-up + teardown cycles per second of wall time. \
-             \"left\" = worker chains found in the table afterwards (removed before the next \
-             run).\n"
+             Throughput = completed set-up + teardown cycles per second of wall time. A worker \
+             starts no cycle after the time box ({:.0} s) and stops a sequence between two \
+             commands after twice that (\"stopped\", not counted as failures). \"left\" = \
+             worker chains found in the table afterwards (removed before the next run).\n",
+            r.time_box.as_secs_f64()
         );
         let _ = writeln!(
             s,
-            "| workers | P | K | cycles ok | failures | throughput | set-up p50 | set-up p99 | \
-             teardown p50 | teardown p99 | all p99 | left | errors |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+            "| workers | P | K | cycles ok / started | failures | stopped | throughput | \
+             set-up p50 | set-up p99 | teardown p50 | teardown p99 | all p99 | left | errors |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
         );
         for c in &r.contention {
             let st = |v: &[Duration]| {
@@ -396,14 +398,15 @@ pub fn markdown(r: &Results) -> String {
             };
             let _ = writeln!(
                 s,
-                "| {}{} | {} | {} | {} / {} | {} | {:.1}/s | {s50} | {s99} | {t50} | {t99} | {} | {} | {errors} |",
+                "| {}{} | {} | {} | {} / {} | {} | {} | {:.1}/s | {s50} | {s99} | {t50} | {t99} | {} | {} | {errors} |",
                 c.kind.label(),
                 if c.mixed { " (mixed)" } else { "" },
                 c.workers,
                 c.cycles,
                 c.ok_cycles,
-                c.workers * c.cycles,
+                c.started,
                 c.failures,
+                c.stopped,
                 c.throughput(),
                 fmt(c.all_latencies().p99),
                 c.leftover,

@@ -166,6 +166,9 @@ pub(super) fn agent_step(
     })
 }
 
+/// The message of a sequence stopped at the time box (not a failure of the tool).
+pub(super) const STOPPED: &str = "(stopped at the time box)";
+
 /// The agent's set-up or teardown with `legacy` or not; Err(message) on the first failing
 /// command (Ok(Err) so that contention can count it; the outer Result is the runner's own).
 pub(super) fn agent(
@@ -174,9 +177,13 @@ pub(super) fn agent(
     chain: &str,
     lock: &Path,
     save_to: &Path,
+    stop_at: Option<Instant>,
 ) -> Result<std::result::Result<(), String>> {
     let mut fatal = None;
     let mut run = |s: Step| -> std::result::Result<String, String> {
+        if stop_at.is_some_and(|t| Instant::now() > t) {
+            return Err(STOPPED.into());
+        }
         match agent_step(legacy, s, lock, save_to) {
             Ok(r) => r,
             Err(e) => {
@@ -320,7 +327,7 @@ impl Env<'_> {
                         let save = self.dir.join(format!("save-{}.rules", tool as usize));
                         let start = Instant::now();
                         let id = (op == Op::Setup).then_some(setup_id);
-                        agent(legacy, id, &setup_chain, &self.lock, &save)?.map_err(|m| {
+                        agent(legacy, id, &setup_chain, &self.lock, &save, None)?.map_err(|m| {
                             Error::Precondition(format!(
                                 "xtnl bench: {} {:?} of {setup_chain} failed: {m}",
                                 tool.label(),
