@@ -13,16 +13,20 @@
 //!   encoding).
 //! - [`nathost`]: the NAT-host agent's operations (reservations, forwards, teardown, sweep),
 //!   each one atomic transaction, written against a backend trait.
+//! - [`legacy`]: the x_tables backend (iptables-legacy's get/setsockopt interface), and
+//!   [`backend`]: the choice between it and nf_tables.
 //!
 //! [`bench`] is the benchmark suite behind `xtnl bench` and `cargo bench --bench suite`.
 //!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
 
+pub mod backend;
 pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod ipt;
 pub mod json;
+pub mod legacy;
 pub mod lock;
 pub mod model;
 pub mod nathost;

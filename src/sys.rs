@@ -1,4 +1,5 @@
-//! The crate's only `unsafe` code: handing a netlink socket to a detached process to close.
+//! The crate's only `unsafe` code: handing a netlink socket to a detached process to close,
+//! and the x_tables get/setsockopt calls with variable-length buffers (see below).
 //!
 //! Why: when a NETLINK_NETFILTER socket is released after a commit that deleted anything, the
 //! kernel's release notifier waits for nf_tables' deferred destroy work, which first waits for
@@ -50,5 +51,97 @@ pub fn close_in_detached_process(socket: impl IntoRawFd) -> io::Result<()> {
     drop(gate_w);
     // The intermediate child exits at once; reaping it keeps no zombie behind.
     let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
+    Ok(())
+}
+
+// x_tables get/setsockopt.
+//
+// Why `unsafe`: the x_tables interface (`IPT_SO_GET_ENTRIES`, `IPT_SO_SET_REPLACE`, ...)
+// passes variable-length structs whose length the kernel checks against `optlen`. nix's
+// generic socket options and socket2 only carry fixed-size values, so the two calls are made
+// here with a byte buffer, whose pointer and length always describe the same live slice.
+
+/// `getsockopt(fd, level, name, buf, &len)`: the kernel reads its request from `buf` and
+/// writes its answer over it; returns the length the kernel reported.
+pub fn getsockopt_buf(
+    fd: std::os::fd::BorrowedFd<'_>,
+    level: i32,
+    name: i32,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    let mut len = libc::socklen_t::try_from(buf.len())
+        .map_err(|_| io::Error::from_raw_os_error(libc::E2BIG))?;
+    // SAFETY: `buf` is a live, writable slice of exactly `len` bytes for the whole call, and
+    // the kernel writes at most `len` bytes into it.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(len as usize)
+}
+
+/// `setsockopt(fd, level, name, buf, len)` for a plain byte buffer (no user pointers inside).
+pub fn setsockopt_buf(
+    fd: std::os::fd::BorrowedFd<'_>,
+    level: i32,
+    name: i32,
+    buf: &[u8],
+) -> io::Result<()> {
+    let len = libc::socklen_t::try_from(buf.len())
+        .map_err(|_| io::Error::from_raw_os_error(libc::E2BIG))?;
+    // SAFETY: `buf` is a live slice of exactly `len` bytes for the whole call; the kernel
+    // only reads it.
+    let rc = unsafe { libc::setsockopt(fd.as_raw_fd(), level, name, buf.as_ptr().cast(), len) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `setsockopt(IPT_SO_SET_REPLACE)`: `replace` is an `ipt_replace` (or `ip6t_replace`) whose
+/// `counters` field, at `counters_at`, must point at room for `num_counters` `xt_counters`
+/// where the kernel writes the replaced table's counters. The pointer is written here, right
+/// before the call, to `old_counters`, so it can never outlive the buffer it points into;
+/// and `num_counters` (the u32 at `num_counters_at`) is checked against its size, so the
+/// kernel cannot write past it.
+pub fn setsockopt_replace(
+    fd: std::os::fd::BorrowedFd<'_>,
+    level: i32,
+    name: i32,
+    replace: &mut [u8],
+    (num_counters_at, counters_at): (usize, usize),
+    old_counters: &mut [u8],
+) -> io::Result<()> {
+    const XT_COUNTERS_SIZE: usize = 16;
+    let num = replace
+        .get(num_counters_at..num_counters_at + 4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_ne_bytes)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+    if (num as usize).saturating_mul(XT_COUNTERS_SIZE) > old_counters.len() {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let ptr = (old_counters.as_mut_ptr() as usize as u64).to_ne_bytes();
+    let field = replace
+        .get_mut(counters_at..counters_at + ptr.len())
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+    field.copy_from_slice(&ptr);
+    let len = libc::socklen_t::try_from(replace.len())
+        .map_err(|_| io::Error::from_raw_os_error(libc::E2BIG))?;
+    // SAFETY: `replace` is live for the call; the pointer inside it is to `old_counters`,
+    // which is live and writable for the call and holds at least `num_counters *
+    // sizeof(struct xt_counters)` bytes (checked above), the most the kernel writes there.
+    let rc = unsafe { libc::setsockopt(fd.as_raw_fd(), level, name, replace.as_ptr().cast(), len) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
     Ok(())
 }

@@ -312,6 +312,65 @@ fn fresh_setup_and_teardown_take_two_round_trips_each() {
         let t2 = sent(&mut s);
         assert_eq!(t1 - t0, 2, "set-up round trips");
         assert_eq!(t2 - t1, 2, "teardown round trips");
+        // Asked again for what is there: a read and a look at the one jump, no commit.
+        nathost::setup(&mut s, &vcl_reservation("vcld-501")).expect("setup");
+        let before = nft_ruleset();
+        let t3 = sent(&mut s);
+        let r = nathost::setup(&mut s, &vcl_reservation("vcld-501")).expect("again");
+        assert_eq!(r.outcome, Outcome::Unchanged);
+        assert_eq!(sent(&mut s) - t3, 2, "unchanged set-up round trips");
+        assert_eq!(nft_ruleset(), before);
+    });
+}
+
+/// Teardown deletes a set-up's jump by its likely handle without listing the entry chain;
+/// when the rule there is something else, the kernel refuses the whole commit (the chain
+/// stays referenced) and the teardown looks for the jump instead: the other rule survives.
+#[test]
+fn teardown_never_deletes_a_rule_it_only_guessed_was_the_jump() {
+    in_netns(|| {
+        run_ok(
+            "iptables-nft",
+            &["-t", "nat", "-A", "PREROUTING", "-p", "tcp", "-j", "RETURN"],
+        );
+        run_ok("iptables-nft", &["-t", "nat", "-N", "vcld-8"]);
+        // The rule created right after the chain is not its jump.
+        run_ok(
+            "iptables-nft",
+            &["-t", "nat", "-A", "PREROUTING", "-p", "udp", "-j", "ACCEPT"],
+        );
+        let listed = nft_ruleset();
+        let handle_of = |needle: &str| -> u64 {
+            listed
+                .lines()
+                .find(|l| l.contains(needle))
+                .and_then(|l| l.rsplit("# handle ").next())
+                .and_then(|h| h.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{needle} not in {listed}"))
+        };
+        assert_eq!(
+            handle_of("udp"),
+            handle_of("chain vcld-8") + 1,
+            "the guess must land on the ACCEPT rule for this test to mean anything"
+        );
+        run_ok(
+            "iptables-nft",
+            &["-t", "nat", "-A", "PREROUTING", "-j", "vcld-8"],
+        );
+        run_ok(
+            "iptables-nft",
+            &["-t", "nat", "-A", "vcld-8", "-j", "RETURN"],
+        );
+        let mut s = session();
+        let before = s.generation().expect("generation");
+        let r = nathost::teardown(&mut s, Family::Ipv4, "nat", "vcld-8", "PREROUTING")
+            .expect("teardown");
+        assert_eq!(r.outcome, Outcome::Changed);
+        assert_eq!(s.generation().expect("generation"), before.wrapping_add(1));
+        assert_eq!(
+            ipt_nat(),
+            "-P PREROUTING ACCEPT\n-P INPUT ACCEPT\n-P OUTPUT ACCEPT\n-P POSTROUTING ACCEPT\n-A PREROUTING -p tcp -j RETURN\n-A PREROUTING -p udp -j ACCEPT\n"
+        );
     });
 }
 

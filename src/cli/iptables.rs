@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use super::io_error;
+use crate::backend::{Backend, BackendChoice};
 use crate::error::Result;
 use crate::ipt::{exec, parse};
 use crate::lock::{LockMode, XtablesLock};
@@ -11,7 +12,12 @@ use crate::model::Family;
 use crate::nft::Session;
 
 /// Runs one iptables command line (`args` without the program name).
-pub fn run(out: &mut impl Write, args: &[String], default_family: Family) -> Result<()> {
+pub fn run(
+    out: &mut impl Write,
+    args: &[String],
+    default_family: Family,
+    backend: BackendChoice,
+) -> Result<()> {
     // `--json` (not an iptables option) turns a listing into the JSON listing.
     let as_json = args.iter().any(|a| a == "--json");
     let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
@@ -25,9 +31,15 @@ pub fn run(out: &mut impl Write, args: &[String], default_family: Family) -> Res
                 ));
             }
         };
-        let mut session = Session::builder().lock_mode(LockMode::Never).open()?;
-        let t = crate::nft::TableRef::new(inv.family, &inv.table);
-        let chains = crate::ipt::listing::chains(&mut session, &t, chain.as_deref())?;
+        let chains = if super::resolve_backend(backend, inv.family, inv.verbose) == Backend::Legacy
+        {
+            let legacy = crate::legacy::Legacy::open(inv.family, XtablesLock::from_env(inv.wait))?;
+            crate::legacy::listings(&legacy, &inv.table, chain.as_deref())?
+        } else {
+            let mut session = Session::builder().lock_mode(LockMode::Never).open()?;
+            let t = crate::nft::TableRef::new(inv.family, &inv.table);
+            crate::ipt::listing::chains(&mut session, &t, chain.as_deref())?
+        };
         let v = crate::json::listing_value(
             inv.family,
             vec![crate::json::table_value(&inv.table, &chains)],
@@ -38,6 +50,13 @@ pub fn run(out: &mut impl Write, args: &[String], default_family: Family) -> Res
     let mut lock = XtablesLock::from_env(inv.wait);
     if let Some(interval) = inv.wait_interval {
         lock = lock.with_poll_interval(interval);
+    }
+    if super::resolve_backend(backend, inv.family, inv.verbose) == Backend::Legacy {
+        // x_tables: every write takes the lock around its read-modify-replace.
+        let legacy = crate::legacy::Legacy::open(inv.family, lock)?;
+        let text = crate::legacy::execute(&legacy, &inv)?;
+        out.write_all(text.as_bytes()).map_err(io_error)?;
+        return out.flush().map_err(io_error);
     }
     // Reads never take the lock; mutations take it around their commit only.
     let mode = if inv.command.mutates() {

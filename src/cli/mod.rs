@@ -11,11 +11,17 @@ mod restore;
 
 use std::io::Write;
 
+use crate::backend::{Backend, BackendChoice};
 use crate::error::{Error, ErrorKind, Result};
+use crate::model::Family;
 
 pub const USAGE: &str = "\
 usage: xtnl COMMAND [ARGS]
        xtnl [-4|-6] [-t TABLE] [-w [SECS]] [-W USECS] IPTABLES-COMMAND ...   (as iptables)
+
+  --backend nft|legacy|auto     (anywhere; default $XTNL_BACKEND, else auto) nf_tables as
+                                iptables-nft, x_tables as iptables-legacy, or whichever the
+                                host's iptables command is; -v says which and why on stderr
 
 commands:
   demo                          set up and tear down a NAT reservation in a scratch network
@@ -46,12 +52,14 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
     } else {
         crate::model::Family::Ipv4
     };
+    let (args, backend) = take_backend(args)?;
+    let args = &args[..];
     let first = args.first().map(String::as_str);
     let result = match first {
         Some("demo") if args.len() == 1 => demo::run(&mut out),
         Some("list") if args.len() <= 4 => listing::run(&mut out, &args[1..]),
-        Some("restore") => restore::run_restore(&mut out, &args[1..], family),
-        Some("save") => restore::run_save(&mut out, &args[1..], family),
+        Some("restore") => restore::run_restore(&mut out, &args[1..], family, backend),
+        Some("save") => restore::run_save(&mut out, &args[1..], family, backend),
         Some("version" | "--version" | "-V") => {
             writeln!(out, "xtnl {}", env!("CARGO_PKG_VERSION")).map_err(io_error)
         }
@@ -68,13 +76,52 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
         Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
             nathost::run(&mut out, args)
         }
-        Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family),
+        Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, backend),
         Some(other) => Err(Error::InvalidInput(format!(
             "unknown command or arguments: {other:?}"
         ))),
         None => Err(Error::InvalidInput("no command given".into())),
     };
     result.map(|()| 0)
+}
+
+/// Removes `--backend X` / `--backend=X` (anywhere on the line) and returns the choice,
+/// defaulting to `$XTNL_BACKEND`, then `auto`.
+fn take_backend(args: &[String]) -> Result<(Vec<String>, BackendChoice)> {
+    let mut rest = Vec::with_capacity(args.len());
+    let mut choice = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--backend" {
+            let v = it
+                .next()
+                .ok_or_else(|| Error::InvalidInput("--backend needs nft, legacy or auto".into()))?;
+            choice = Some(v.parse()?);
+        } else if let Some(v) = a.strip_prefix("--backend=") {
+            choice = Some(v.parse()?);
+        } else {
+            rest.push(a.clone());
+        }
+    }
+    let choice = match choice {
+        Some(c) => c,
+        None => BackendChoice::from_env()?,
+    };
+    Ok((rest, choice))
+}
+
+/// Resolves the backend for a command and, with `-v`, says which and why on stderr (stdout
+/// stays exactly what iptables prints).
+pub(crate) fn resolve_backend(choice: BackendChoice, family: Family, verbose: bool) -> Backend {
+    let (backend, why) = choice.resolve(family);
+    if verbose {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "xtnl: backend {} ({why})",
+            backend.as_str()
+        );
+    }
+    backend
 }
 
 pub(crate) fn io_error(e: std::io::Error) -> Error {

@@ -5,6 +5,7 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use super::io_error;
+use crate::backend::{Backend, BackendChoice};
 use crate::error::{Error, Result};
 use crate::ipt::restore;
 use crate::lock::{WaitPolicy, XtablesLock};
@@ -18,12 +19,19 @@ fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidInput(msg.into())
 }
 
-pub fn run_restore(out: &mut impl Write, args: &[String], mut family: Family) -> Result<()> {
+pub fn run_restore(
+    out: &mut impl Write,
+    args: &[String],
+    mut family: Family,
+    backend: BackendChoice,
+) -> Result<()> {
     let (mut noflush, mut wait, mut interval, mut file) = (false, WaitPolicy::FailFast, None, None);
+    let mut verbose = false;
     let mut it = args.iter().peekable();
     while let Some(a) = it.next() {
         match a.as_str() {
             "-n" | "--noflush" => noflush = true,
+            "-v" | "--verbose" => verbose = true,
             "-4" | "--ipv4" => family = Family::Ipv4,
             "-6" | "--ipv6" => family = Family::Ipv6,
             "-w" | "--wait" => {
@@ -77,14 +85,25 @@ pub fn run_restore(out: &mut impl Write, args: &[String], mut family: Family) ->
     if let Some(i) = interval {
         lock = lock.with_poll_interval(i);
     }
+    if super::resolve_backend(backend, family, verbose) == Backend::Legacy {
+        let legacy = crate::legacy::Legacy::open(family, lock)?;
+        crate::legacy::restore(&legacy, &blocks, noflush)?;
+        return out.flush().map_err(io_error);
+    }
     let mut session = Session::builder().lock(lock).open()?;
     restore::apply(&mut session, &blocks, family, noflush)?;
     out.flush().map_err(io_error)?;
     session.close_detached()
 }
 
-pub fn run_save(out: &mut impl Write, args: &[String], mut family: Family) -> Result<()> {
+pub fn run_save(
+    out: &mut impl Write,
+    args: &[String],
+    mut family: Family,
+    backend: BackendChoice,
+) -> Result<()> {
     let mut table = None;
+    let mut verbose = false;
     let mut as_json = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -95,8 +114,15 @@ pub fn run_save(out: &mut impl Write, args: &[String], mut family: Family) -> Re
             }
             "-4" | "--ipv4" => family = Family::Ipv4,
             "-6" | "--ipv6" => family = Family::Ipv6,
+            "-v" | "--verbose" => verbose = true,
             other => return Err(bad(format!("unknown save option {other:?}"))),
         }
+    }
+    if super::resolve_backend(backend, family, verbose) == Backend::Legacy {
+        let legacy =
+            crate::legacy::Legacy::open(family, XtablesLock::from_env(WaitPolicy::FailFast))?;
+        let text = crate::legacy::save(&legacy, table.as_deref())?;
+        return out.write_all(text.as_bytes()).map_err(io_error);
     }
     let mut session = Session::open()?;
     if as_json {

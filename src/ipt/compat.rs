@@ -145,7 +145,7 @@ fn port_compare(p: PortRange, negated: bool) -> Expr {
 }
 
 /// NAT targets are valid only in the nat table; REJECT only in filter-type tables.
-fn check_target_fits_table(table: &str, rule: &IptRule) -> Result<()> {
+pub(crate) fn check_target_fits_table(table: &str, rule: &IptRule) -> Result<()> {
     let nat = matches!(
         rule.target,
         Some(

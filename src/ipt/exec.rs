@@ -857,13 +857,13 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
 }
 
 /// ip6tables says `ip6tables:` where iptables says `iptables:`.
-fn for_family(e: Error, family: Family) -> Error {
+pub(crate) fn for_family(e: Error, family: Family) -> Error {
     match e {
         Error::Context { message, source }
             if family == Family::Ipv6 && message.starts_with("iptables:") =>
         {
             Error::Context {
-                message: format!("ip6{message}"),
+                message: message.replacen("iptables:", "ip6tables:", 1),
                 source,
             }
         }

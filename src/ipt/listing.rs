@@ -10,15 +10,17 @@ use crate::error::{Error, Result};
 use crate::model::Counters;
 use crate::nft::{Chain, Policy, RawRule, Session, TableRef};
 
-/// One chain as iptables lists it.
+/// One chain as iptables lists it (the nf_tables and x_tables backends both fill these).
 #[derive(Debug, Clone)]
 pub struct ChainListing {
     pub name: String,
     /// `Some` for built-in (base) chains.
     pub policy: Option<Policy>,
     /// Jumps and gotos to it (user chains; counted only when the whole table was read).
+    /// A built-in chain's policy counters, where the backend keeps them (x_tables).
+    pub policy_counters: Option<Counters>,
     pub references: u32,
-    /// Each rule with its handle.
+    /// Each rule with its handle (nf_tables) or position (x_tables).
     pub rules: Vec<(u64, IptRule)>,
 }
 
@@ -103,6 +105,7 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
         out.push(ChainListing {
             name: b.name.into(),
             policy: Some(policy),
+            policy_counters: None,
             references: 0,
             rules: rules_of(b.name),
         });
@@ -116,6 +119,7 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
         out.push(ChainListing {
             name: c.chain.name.clone(),
             policy: c.base.map(|b| b.policy),
+            policy_counters: None,
             references: 0,
             rules: rules_of(&c.chain.name),
         });
@@ -129,6 +133,7 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
         out.push(ChainListing {
             name: c.chain.name.clone(),
             policy: None,
+            policy_counters: None,
             references: refs(&c.chain.name),
             rules: rules_of(&c.chain.name),
         });
@@ -155,6 +160,15 @@ pub fn list_rules(
     verbose: bool,
 ) -> Result<String> {
     let chains = read(session, table, chain)?;
+    render_rules(&chains, chain, verbose)
+}
+
+/// `-S` of chains read by either backend.
+pub(crate) fn render_rules(
+    chains: &[ChainListing],
+    chain: Option<&str>,
+    verbose: bool,
+) -> Result<String> {
     if let Some(c) = chain
         && !chains.iter().any(|x| x.name == c)
     {
@@ -170,7 +184,8 @@ pub fn list_rules(
             Some(p) => {
                 let _ = write!(out, "-P {} {}", c.name, policy_name(p));
                 if verbose {
-                    out.push_str(" -c 0 0");
+                    let n = c.policy_counters.unwrap_or_default();
+                    let _ = write!(out, " -c {} {}", n.packets, n.bytes);
                 }
                 out.push('\n');
             }
@@ -210,11 +225,24 @@ fn write_rules<'a>(
 /// `#` lines with their handle, which restore ignores).
 pub fn save_table(session: &mut Session, table: &TableRef) -> Result<String> {
     let chains = read(session, table, None)?;
+    Ok(render_save(&chains))
+}
+
+/// A table's body in iptables-save format, from chains read by either backend.
+pub(crate) fn render_save(chains: &[ChainListing]) -> String {
     let mut out = String::new();
-    for c in &chains {
+    for c in chains {
         match c.policy {
             Some(p) => {
-                let _ = writeln!(out, ":{} {} [0:0]", c.name, policy_name(p));
+                let n = c.policy_counters.unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    ":{} {} [{}:{}]",
+                    c.name,
+                    policy_name(p),
+                    n.packets,
+                    n.bytes
+                );
             }
             None => {
                 let _ = writeln!(out, ":{} - [0:0]", c.name);
@@ -222,7 +250,7 @@ pub fn save_table(session: &mut Session, table: &TableRef) -> Result<String> {
         }
     }
     write_rules(&mut out, chains.iter(), false);
-    Ok(out)
+    out
 }
 
 /// `xtables_print_num`: exact (`-x`) 8 wide, else 5 wide with K/M/G/T past 99,999.
@@ -241,6 +269,21 @@ fn count(n: u64, exact: bool) -> String {
         v = (v + 500) / 1000;
     }
     format!("{v:>4}T ")
+}
+
+/// `xtables_print_num` with `FMT_NOTABLE` (the policy line): no padding.
+fn count_notable(n: u64, exact: bool) -> String {
+    if exact || n <= 99_999 {
+        return format!("{n} ");
+    }
+    let mut v = (n + 500) / 1000;
+    for suffix in ["K", "M", "G"] {
+        if v <= 9_999 {
+            return format!("{v}{suffix} ");
+        }
+        v = (v + 500) / 1000;
+    }
+    format!("{v}T ")
 }
 
 /// syslog's `prioritynames`, first name per level (what LOG prints).
@@ -478,12 +521,22 @@ pub fn list_table(
     inv: &Invocation,
 ) -> Result<String> {
     let chains = read(session, table, None)?;
+    render_table(&chains, chain, inv, table.family)
+}
+
+/// `-L` of chains read by either backend.
+pub(crate) fn render_table(
+    chains: &[ChainListing],
+    chain: Option<&str>,
+    inv: &Invocation,
+    family: crate::model::Family,
+) -> Result<String> {
     if let Some(c) = chain
         && !chains.iter().any(|x| x.name == c)
     {
         return Err(no_chain(c));
     }
-    let v6 = table.family == crate::model::Family::Ipv6;
+    let v6 = family == crate::model::Family::Ipv6;
     let (numeric, verbose, exact) = (inv.numeric, inv.verbose, inv.exact);
     let mut out = String::new();
     for (k, c) in chains
@@ -497,7 +550,14 @@ pub fn list_table(
         let _ = write!(out, "Chain {}", c.name);
         match c.policy {
             Some(p) if verbose => {
-                let _ = writeln!(out, " (policy {} 0 packets, 0 bytes)", policy_name(p));
+                let n = c.policy_counters.unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    " (policy {} {}packets, {}bytes)",
+                    policy_name(p),
+                    count_notable(n.packets, exact),
+                    count_notable(n.bytes, exact)
+                );
             }
             Some(p) => {
                 let _ = writeln!(out, " (policy {})", policy_name(p));

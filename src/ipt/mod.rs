@@ -12,7 +12,7 @@ pub mod protocols;
 pub mod restore;
 mod rule;
 pub mod tables;
-mod xt_bridge;
+pub(crate) mod xt_bridge;
 
 pub use rule::{
     CtStates, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange, Neg,

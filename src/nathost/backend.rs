@@ -17,6 +17,12 @@ pub struct ChainInfo {
     /// Jumps and gotos to the chain from rules anywhere, when the backend knows without a
     /// scan of the table.
     pub references: Option<u32>,
+    /// The id of the rule most likely to be the one jump to this chain, when the backend
+    /// can tell without a scan: for nf_tables, the rule created right after the chain, as a
+    /// set-up creates the jump. Only a guess: a plan that deletes it must also delete the
+    /// chain, so that the commit fails unless the guess was right (see
+    /// [`Change::DeleteGuessedJump`]).
+    pub jump_hint: Option<u64>,
 }
 
 /// A rule of a chain: its identity for deletion and what it says in iptables terms.
@@ -42,6 +48,8 @@ pub trait TableAccess {
     fn family(&self) -> Family;
     /// Chains by name and the rules of one of them, in one read where the backend can.
     fn lookup(&mut self, table: &str, chains: &[&str], rules_of: Option<&str>) -> Result<Lookup>;
+    /// One rule of a chain by id; `None` when the chain holds no such rule.
+    fn rule(&mut self, table: &str, chain: &str, id: u64) -> Result<Option<RuleEntry>>;
     /// Every chain of a table (empty when the table does not exist).
     fn chains(&mut self, table: &str) -> Result<Vec<ChainInfo>>;
     /// Every rule of a table, with its chain.
@@ -93,6 +101,16 @@ pub enum Change {
         id: u64,
         rule: IptRule,
     },
+    /// Delete the rule `id` of `chain`, believed to be the only jump to `target`. Only ever
+    /// planned together with deleting `target`: if the rule is missing, or was not that
+    /// jump (the target then stays referenced), the commit fails as a whole and the plan
+    /// runs again looking for the jump.
+    DeleteGuessedJump {
+        table: String,
+        chain: String,
+        id: u64,
+        target: String,
+    },
 }
 
 impl std::fmt::Display for Change {
@@ -125,6 +143,12 @@ impl std::fmt::Display for Change {
                 let line = append_line(chain, rule, false);
                 write!(f, "-t {table} -D{}", line.trim_start_matches("-A"))
             }
+            Change::DeleteGuessedJump {
+                table,
+                chain,
+                id,
+                target,
+            } => write!(f, "-t {table} -D {chain} (rule {id}, its jump to {target})"),
         }
     }
 }
@@ -152,10 +176,19 @@ pub trait RulesetBackend {
     ) -> Result<Applied<T>>;
 }
 
+/// How hard a plan looks for references: a guess first, then where they are expected,
+/// then everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Search {
+    Guess,
+    Expected,
+    Everywhere,
+}
+
 struct NftView<'r, 's> {
     reader: &'r mut Reader<'s>,
     family: Family,
-    exhaustive: bool,
+    search: Search,
 }
 
 impl NftView<'_, '_> {
@@ -189,15 +222,30 @@ impl TableAccess for NftView<'_, '_> {
                     // The kernel counts a chain's own rules and the jumps to it together.
                     let references = (Some(c.chain.name.as_str()) == rules_of)
                         .then(|| c.use_count.saturating_sub(rules.len() as u32));
+                    // Handles of a table count up by one per chain, rule or set created, in
+                    // the order of the batch: a set-up's jump is the chain's handle + 1.
+                    let jump_hint = match self.search {
+                        Search::Guess => c.handle.map(|h| h + 1),
+                        _ => None,
+                    };
                     ChainInfo {
                         name: c.chain.name,
                         base: c.base.is_some() || c.base_unknown,
                         references,
+                        jump_hint,
                     }
                 })
             })
             .collect();
         Ok(Lookup { chains, rules })
+    }
+
+    fn rule(&mut self, table: &str, chain: &str, id: u64) -> Result<Option<RuleEntry>> {
+        let t = self.table(table);
+        Ok(self.reader.rule(&t.chain(chain), id)?.map(|r| RuleEntry {
+            id: r.handle,
+            rule: compat::decode(&t, &r),
+        }))
     }
 
     fn chains(&mut self, table: &str) -> Result<Vec<ChainInfo>> {
@@ -213,6 +261,7 @@ impl TableAccess for NftView<'_, '_> {
                 name: c.chain.name,
                 base: c.base.is_some() || c.base_unknown,
                 references: None,
+                jump_hint: None,
             })
             .collect())
     }
@@ -239,7 +288,7 @@ impl TableAccess for NftView<'_, '_> {
     }
 
     fn exhaustive(&self) -> bool {
-        self.exhaustive
+        self.search == Search::Everywhere
     }
 }
 
@@ -302,6 +351,9 @@ pub(crate) fn to_ops(family: Family, changes: &[Change]) -> Result<(Vec<Op>, Vec
             }
             Change::DeleteRule {
                 table, chain, id, ..
+            }
+            | Change::DeleteGuessedJump {
+                table, chain, id, ..
             } => {
                 ops.push(Op::DeleteRule {
                     chain: TableRef::new(family, table).chain(chain),
@@ -320,7 +372,7 @@ impl RulesetBackend for Session {
         family: Family,
         mut plan: impl FnMut(&mut dyn TableAccess) -> Result<(Vec<Change>, T)>,
     ) -> Result<Applied<T>> {
-        let mut exhaustive = false;
+        let mut search = Search::Guess;
         loop {
             let mut planned = Vec::new();
             let mut origin = Vec::new();
@@ -328,7 +380,7 @@ impl RulesetBackend for Session {
                 let mut view = NftView {
                     reader,
                     family,
-                    exhaustive,
+                    search,
                 };
                 let (changes, value) = plan(&mut view)?;
                 let mut tx = crate::nft::Transaction::new();
@@ -355,16 +407,27 @@ impl RulesetBackend for Session {
                         rule_handles,
                     });
                 }
+                // A guessed jump that was not there, or not the only reference: plan again,
+                // looking where jumps are expected.
+                Err(e)
+                    if matches!(e.kind(), ErrorKind::InUse | ErrorKind::NotFound)
+                        && search == Search::Guess
+                        && planned
+                            .iter()
+                            .any(|c| matches!(c, Change::DeleteGuessedJump { .. })) =>
+                {
+                    search = Search::Expected;
+                }
                 // A chain deletion the kernel refused because references remain that the
                 // plan did not look for: plan again, looking everywhere.
                 Err(e)
                     if e.kind() == ErrorKind::InUse
-                        && !exhaustive
+                        && search < Search::Everywhere
                         && planned
                             .iter()
                             .any(|c| matches!(c, Change::DeleteChain { .. })) =>
                 {
-                    exhaustive = true;
+                    search = Search::Everywhere;
                 }
                 Err(e) => return Err(e),
             }

@@ -259,12 +259,18 @@ fn plan_setup(v: &mut dyn TableAccess, res: &Reservation) -> Result<Planned> {
                     &mut changes,
                 );
             }
+            let guessed = match (info.references, info.jump_hint) {
+                (Some(1), Some(id)) => v.rule(table, entry, id)?,
+                _ => None,
+            };
             if info.references == Some(0) || look.chains[1].is_none() {
                 changes.push(Change::InsertRule {
                     table: table.clone(),
                     chain: entry.clone(),
                     rule: jump,
                 });
+            } else if guessed.is_some_and(|g| same(&g.rule, &jump)) {
+                // The one reference is the jump as it should be: nothing to scan.
             } else {
                 let entry_rules = v.lookup(table, &[], Some(entry))?.rules;
                 ensure_single_jump(table, entry, &entry_rules, chain, &jump, &mut changes);
@@ -338,6 +344,41 @@ fn plan_teardown(
     chain: &str,
     entry: &str,
 ) -> Result<Planned> {
+    let flush_and_delete = |mut changes: Vec<Change>| {
+        changes.push(Change::FlushChain {
+            table: table.into(),
+            chain: chain.into(),
+        });
+        changes.push(Change::DeleteChain {
+            table: table.into(),
+            chain: chain.into(),
+        });
+        Planned {
+            changes,
+            outcome: Outcome::Changed,
+            removed_chains: vec![chain.to_string()],
+        }
+    };
+    if !v.exhaustive() {
+        // The chain's own rules give its reference count; a set-up's single jump can then
+        // be deleted by its likely id, with no scan of the entry chain.
+        let look = v.lookup(table, &[chain], Some(chain))?;
+        let Some(info) = &look.chains[0] else {
+            return Ok(Planned::of(Vec::new(), Outcome::Absent));
+        };
+        match (info.references, info.jump_hint) {
+            (Some(0), _) => return Ok(flush_and_delete(Vec::new())),
+            (Some(1), Some(id)) if entry != chain => {
+                return Ok(flush_and_delete(vec![Change::DeleteGuessedJump {
+                    table: table.into(),
+                    chain: entry.into(),
+                    id,
+                    target: chain.into(),
+                }]));
+            }
+            _ => {}
+        }
+    }
     let look = if entry == chain {
         v.lookup(table, &[chain], None)?
     } else {
@@ -358,28 +399,16 @@ fn plan_teardown(
             .map(|r| (entry.to_string(), r))
             .collect()
     };
-    let mut changes: Vec<Change> = refs
-        .into_iter()
-        .map(|(c, r)| Change::DeleteRule {
-            table: table.into(),
-            chain: c,
-            id: r.id,
-            rule: r.rule,
-        })
-        .collect();
-    changes.push(Change::FlushChain {
-        table: table.into(),
-        chain: chain.into(),
-    });
-    changes.push(Change::DeleteChain {
-        table: table.into(),
-        chain: chain.into(),
-    });
-    Ok(Planned {
-        changes,
-        outcome: Outcome::Changed,
-        removed_chains: vec![chain.to_string()],
-    })
+    Ok(flush_and_delete(
+        refs.into_iter()
+            .map(|(c, r)| Change::DeleteRule {
+                table: table.into(),
+                chain: c,
+                id: r.id,
+                rule: r.rule,
+            })
+            .collect(),
+    ))
 }
 
 fn plan_sweep(

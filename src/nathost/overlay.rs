@@ -38,7 +38,8 @@ fn table_chain(c: &Change) -> (&str, &str) {
         | Change::InsertRule { table, chain, .. }
         | Change::AppendRule { table, chain, .. }
         | Change::ReplaceRule { table, chain, .. }
-        | Change::DeleteRule { table, chain, .. } => (table, chain),
+        | Change::DeleteRule { table, chain, .. }
+        | Change::DeleteGuessedJump { table, chain, .. } => (table, chain),
     }
 }
 
@@ -129,6 +130,7 @@ impl<'a> Overlay<'a> {
                     1
                 }
                 Change::DeleteRule { rule, .. } if rule.jump_target() == Some(target) => -1,
+                Change::DeleteGuessedJump { target: t, .. } if t == target => -1,
                 _ => 0,
             })
             .sum()
@@ -156,7 +158,9 @@ impl<'a> Overlay<'a> {
                         r.rule = rule.clone();
                     }
                 }
-                Change::DeleteRule { id, .. } => rules.retain(|r| r.id != *id),
+                Change::DeleteRule { id, .. } | Change::DeleteGuessedJump { id, .. } => {
+                    rules.retain(|r| r.id != *id)
+                }
             }
         }
         rules
@@ -209,10 +213,34 @@ impl TableAccess for Overlay<'_> {
                         .as_ref()
                         .map_or(tables::builtin(table, name).is_some(), |k| k.base),
                     references,
+                    // A guess about the kernel's chain says nothing once this transaction
+                    // touched its references.
+                    jump_hint: kernel
+                        .as_ref()
+                        .and_then(|k| k.jump_hint)
+                        .filter(|_| self.reference_delta(table, name) == 0),
                 })
             })
             .collect();
         Ok(Lookup { chains, rules })
+    }
+
+    fn rule(&mut self, table: &str, chain: &str, id: u64) -> Result<Option<RuleEntry>> {
+        let base = match self.inner.rule(table, chain, id)? {
+            Some(r) if self.kernel_copy_counts(table, chain) => vec![r],
+            _ => Vec::new(),
+        };
+        let pending_ids = self.pending.iter().filter_map(|p| p.id).any(|p| p == id);
+        if base.is_empty() && !pending_ids {
+            return Ok(None);
+        }
+        // Pending changes to it (or its pending addition) decide what it is now.
+        let rules = if pending_ids {
+            self.apply_rules(table, chain, Vec::new())
+        } else {
+            self.apply_rules(table, chain, base)
+        };
+        Ok(rules.into_iter().find(|r| r.id == id))
     }
 
     fn chains(&mut self, table: &str) -> Result<Vec<ChainInfo>> {
@@ -233,6 +261,7 @@ impl TableAccess for Overlay<'_> {
                         name: chain.clone(),
                         base: tables::builtin(table, chain).is_some(),
                         references: None,
+                        jump_hint: None,
                     });
                 }
                 Change::DeleteChain { chain, .. } => {

@@ -10,6 +10,10 @@ use crate::wire::nftables::{
 use super::listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};
 use super::transaction::{ChainRef, RulePosition, TableRef, Transaction};
 
+/// Attempts of a transaction that plan without holding the xtables lock; later attempts
+/// hold it from the plan's first read to the commit.
+const OPTIMISTIC_ATTEMPTS: u32 = 4;
+
 /// How many times a dump interrupted by concurrent commits is restarted.
 const MAX_DUMP_RESTARTS: u32 = 64;
 
@@ -293,6 +297,34 @@ impl Reader<'_> {
         };
         Ok((found, rules))
     }
+    /// One rule, by handle: a single-object request. `None` when the chain holds no rule
+    /// with that handle.
+    pub fn rule(&mut self, chain: &ChainRef, handle: u64) -> Result<Option<RawRule>> {
+        self.pin()?;
+        let reply = absent(self.sock.request_with(
+            msg::GETRULE,
+            chain.table.family.nfproto(),
+            |w| {
+                w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &chain.table.name);
+                w.strz(crate::wire::nftables::NFTA_RULE_CHAIN, &chain.name);
+                w.u64_be(crate::wire::nftables::NFTA_RULE_HANDLE, handle);
+            },
+            "get rule",
+        ))?;
+        let Some(payload) = reply else {
+            return Ok(None);
+        };
+        let (fam, attrs) = split_nfgenmsg(&payload)?;
+        let repr = RuleRepr::parse(fam, attrs)?;
+        let mut rules = with_set_elements(
+            self.sock,
+            &mut self.stats.dump_restarts,
+            &chain.table,
+            vec![repr],
+            RawRule::from_repr,
+        )?;
+        Ok(rules.pop())
+    }
     fn chain_must_exist(&mut self, chain: &ChainRef) -> Result<()> {
         if self.chain(chain)?.is_none() {
             return Err(Error::NotFound(crate::OpFailure {
@@ -328,13 +360,23 @@ impl Session {
     /// runs again on fresh state, up to the session's attempt limit, after which
     /// [`Error::GenerationConflict`] is returned. A plan that reads nothing is sent without a
     /// generation id: its operations do not depend on the state, and it costs one round trip.
-    /// An empty transaction sends nothing. The xtables lock is held only around the send.
+    /// An empty transaction sends nothing. The xtables lock is held only around the send,
+    /// except after four lost races, when it is held from the plan's first read to the commit
+    /// (so that a long plan is not starved by other xtnl writers).
     pub fn transact<T>(
         &mut self,
         mut plan: impl FnMut(&mut Reader<'_>) -> Result<(Transaction, T)>,
     ) -> Result<Committed<T>> {
         let mut backoff = Duration::from_micros(20);
         for attempt in 1..=self.max_attempts {
+            // After a few lost races, plan and commit under the xtables lock: every other
+            // xtnl writer (and iptables-legacy) commits under it too, so a plan that reads a
+            // lot (a sweep) is no longer starved by short writers. Callers that commit
+            // without the lock (iptables-nft, nft) can still move the generation.
+            let early_guard = match &self.lock {
+                Some(lock) if attempt > OPTIMISTIC_ATTEMPTS => Some(lock.acquire()?),
+                _ => None,
+            };
             let mut reader = Reader {
                 sock: &mut self.sock,
                 stats: &mut self.stats,
@@ -352,9 +394,10 @@ impl Session {
             }
             let mut batch = Batch::new(&mut self.sock, generation);
             tx.encode(&mut batch)?;
-            let guard = match &self.lock {
-                Some(lock) => Some(lock.acquire()?),
-                None => None,
+            let guard = match (&self.lock, early_guard) {
+                (_, Some(held)) => Some(held),
+                (Some(lock), None) => Some(lock.acquire()?),
+                (None, None) => None,
             };
             let result = batch.commit(&mut self.sock);
             drop(guard);

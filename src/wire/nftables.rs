@@ -124,6 +124,7 @@ pub const NFTA_CHAIN_NAME: u16 = chain_attr::NAME;
 pub const NFTA_TABLE_NAME: u16 = table_attr::NAME;
 pub const NFTA_RULE_TABLE: u16 = rule_attr::TABLE;
 pub const NFTA_RULE_CHAIN: u16 = rule_attr::CHAIN;
+pub const NFTA_RULE_HANDLE: u16 = rule_attr::HANDLE;
 pub const NFTA_SET_ELEM_LIST_TABLE: u16 = elem_list_attr::TABLE;
 pub const NFTA_SET_ELEM_LIST_SET: u16 = elem_list_attr::SET;
 

@@ -1,0 +1,657 @@
+//! The x_tables socket-option structs and the table blob, byte for byte: `ipt_getinfo`,
+//! `ipt_get_entries`, `ipt_replace`, `xt_counters_info`, and the entries of a table
+//! (`ipt_entry` / `ip6t_entry`, each followed by its `xt_entry_match`es and one
+//! `xt_entry_target`). Offsets are those of the kernel's UAPI headers on x86_64
+//! (vendor-notes.md, "x_tables ABI"); every decoder checks sizes and offsets and never panics.
+//!
+//! No I/O here: [`super::kernel`] moves these bytes through get/setsockopt.
+
+use crate::model::{Counters, Family};
+use crate::wire::WireError;
+use crate::xt::xt_align;
+
+/// `XT_TABLE_MAXNAMELEN`.
+pub const TABLE_MAXNAMELEN: usize = 32;
+/// `XT_EXTENSION_MAXNAMELEN`: the name field of a match or target.
+pub const EXTENSION_MAXNAMELEN: usize = 29;
+/// `XT_FUNCTION_MAXNAMELEN`: `xt_error_target.errorname`, i.e. the longest chain name + NUL.
+pub const FUNCTION_MAXNAMELEN: usize = 30;
+pub const IFNAMSIZ: usize = 16;
+/// `NF_INET_NUMHOOKS`.
+pub const NUMHOOKS: usize = 5;
+/// `sizeof(struct xt_entry_match)` = `sizeof(struct xt_entry_target)`.
+pub const EXT_HEADER: usize = 32;
+/// `sizeof(struct xt_counters)`.
+pub const COUNTERS_SIZE: usize = 16;
+/// `XT_STANDARD_TARGET`.
+pub const STANDARD_TARGET: &str = "";
+/// `XT_ERROR_TARGET`.
+pub const ERROR_TARGET: &str = "ERROR";
+
+/// Standard-target verdicts: `-NF_x - 1`, and `XT_RETURN` (`-NF_REPEAT - 1`).
+pub mod verdict {
+    pub const DROP: i32 = -1;
+    pub const ACCEPT: i32 = -2;
+    pub const QUEUE: i32 = -4;
+    pub const RETURN: i32 = -5;
+}
+
+/// `ipt_ip.flags` / `ip6t_ip6.flags` bits (IPT_F_* and IP6T_F_* differ).
+pub mod flags {
+    pub const V4_FRAG: u8 = 0x01;
+    pub const V4_GOTO: u8 = 0x02;
+    pub const V6_PROTO: u8 = 0x01;
+    pub const V6_TOS: u8 = 0x02;
+    pub const V6_GOTO: u8 = 0x04;
+}
+
+/// `invflags` bits (the same values for IPv4 and IPv6).
+pub mod inv {
+    pub const VIA_IN: u8 = 0x01;
+    pub const VIA_OUT: u8 = 0x02;
+    pub const SRCIP: u8 = 0x08;
+    pub const DSTIP: u8 = 0x10;
+    pub const PROTO: u8 = 0x40;
+}
+
+/// Socket-option numbers (`IPT_BASE_CTL` = `IP6T_BASE_CTL` = 64) and their levels.
+pub mod opt {
+    pub const SET_REPLACE: i32 = 64;
+    pub const SET_ADD_COUNTERS: i32 = 65;
+    pub const GET_INFO: i32 = 64;
+    pub const GET_ENTRIES: i32 = 65;
+    pub fn level(family: crate::model::Family) -> i32 {
+        if family == crate::model::Family::Ipv6 {
+            libc::SOL_IPV6
+        } else {
+            libc::SOL_IP
+        }
+    }
+}
+
+/// Where the fields of `ipt_entry` / `ip6t_entry` sit.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    addr: usize,
+    /// `ipt_ip.proto` / `ip6t_ip6.proto`; the interface names sit at `4 * addr`.
+    proto: usize,
+    /// `ip6t_ip6.tos` (IPv6 only).
+    tos: Option<usize>,
+    flags: usize,
+    invflags: usize,
+    nfcache: usize,
+    target_offset: usize,
+    next_offset: usize,
+    comefrom: usize,
+    counters: usize,
+    /// `sizeof(struct ipt_entry)`: where the first match starts.
+    size: usize,
+}
+
+const V4: Layout = Layout {
+    addr: 4,
+    proto: 80,
+    tos: None,
+    flags: 82,
+    invflags: 83,
+    nfcache: 84,
+    target_offset: 88,
+    next_offset: 90,
+    comefrom: 92,
+    counters: 96,
+    size: 112,
+};
+
+const V6: Layout = Layout {
+    addr: 16,
+    proto: 128,
+    tos: Some(130),
+    flags: 131,
+    invflags: 132,
+    nfcache: 136,
+    target_offset: 140,
+    next_offset: 142,
+    comefrom: 144,
+    counters: 152,
+    size: 168,
+};
+
+fn layout(family: Family) -> Result<Layout, WireError> {
+    match family {
+        Family::Ipv4 => Ok(V4),
+        Family::Ipv6 => Ok(V6),
+        Family::Inet => Err(WireError::bad_value(
+            "x_tables has ip and ip6 tables, no inet ones",
+        )),
+    }
+}
+
+/// `sizeof(struct ipt_entry)` or `sizeof(struct ip6t_entry)`.
+pub fn entry_header_size(family: Family) -> usize {
+    layout(family).map(|l| l.size).unwrap_or(0)
+}
+
+fn get<const N: usize>(b: &[u8], at: usize, what: &str) -> Result<[u8; N], WireError> {
+    b.get(at..at + N)
+        .and_then(|s| <[u8; N]>::try_from(s).ok())
+        .ok_or_else(|| WireError::truncated(at + N, b.len()).within(what))
+}
+
+fn u16_at(b: &[u8], at: usize, what: &str) -> Result<u16, WireError> {
+    get::<2>(b, at, what).map(u16::from_ne_bytes)
+}
+
+fn u32_at(b: &[u8], at: usize, what: &str) -> Result<u32, WireError> {
+    get::<4>(b, at, what).map(u32::from_ne_bytes)
+}
+
+fn u64_at(b: &[u8], at: usize, what: &str) -> Result<u64, WireError> {
+    get::<8>(b, at, what).map(u64::from_ne_bytes)
+}
+
+fn put(b: &mut [u8], at: usize, v: &[u8]) {
+    // Every offset written here is a constant of the layouts above within a buffer sized from
+    // the same layout.
+    if let Some(dst) = b.get_mut(at..at + v.len()) {
+        dst.copy_from_slice(v);
+    }
+}
+
+/// A NUL-terminated name in a fixed field; the field must hold a NUL.
+fn c_name(raw: &[u8], what: &str) -> Result<String, WireError> {
+    let nul = raw
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or_else(|| WireError::bad_value("name is not NUL-terminated").within(what))?;
+    String::from_utf8(raw[..nul].to_vec())
+        .map_err(|_| WireError::bad_value("name is not UTF-8").within(what))
+}
+
+/// Writes `name` into a zeroed `char[cap]` field, refusing what would not fit with its NUL.
+fn put_name(b: &mut [u8], at: usize, cap: usize, name: &str, what: &str) -> Result<(), WireError> {
+    if name.len() >= cap || name.as_bytes().contains(&0) {
+        return Err(WireError::bad_value(format!(
+            "{name:?} does not fit {cap} bytes with its NUL"
+        ))
+        .within(what));
+    }
+    put(b, at, name.as_bytes());
+    Ok(())
+}
+
+/// The fixed part of a rule: `ipt_ip` or `ip6t_ip6`, kept as the kernel's bytes mean them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IpHeader {
+    /// Address and mask bytes, 4 (IPv4) or 16 (IPv6) each, network order.
+    pub src: Vec<u8>,
+    pub dst: Vec<u8>,
+    pub smsk: Vec<u8>,
+    pub dmsk: Vec<u8>,
+    pub iniface: [u8; IFNAMSIZ],
+    pub outiface: [u8; IFNAMSIZ],
+    pub iniface_mask: [u8; IFNAMSIZ],
+    pub outiface_mask: [u8; IFNAMSIZ],
+    pub proto: u16,
+    /// IPv6 only (`ip6t_ip6.tos`); 0 for IPv4.
+    pub tos: u8,
+    pub flags: u8,
+    pub invflags: u8,
+}
+
+impl IpHeader {
+    /// Matches every packet of the family (what chain heads, tails and policies hold).
+    pub fn any(family: Family) -> IpHeader {
+        let n = if family == Family::Ipv6 { 16 } else { 4 };
+        IpHeader {
+            src: vec![0; n],
+            dst: vec![0; n],
+            smsk: vec![0; n],
+            dmsk: vec![0; n],
+            iniface: [0; IFNAMSIZ],
+            outiface: [0; IFNAMSIZ],
+            iniface_mask: [0; IFNAMSIZ],
+            outiface_mask: [0; IFNAMSIZ],
+            proto: 0,
+            tos: 0,
+            flags: 0,
+            invflags: 0,
+        }
+    }
+
+    pub fn is_any(&self, family: Family) -> bool {
+        *self == IpHeader::any(family)
+    }
+}
+
+/// A match or a target: `xt_entry_match` / `xt_entry_target` header and payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ext {
+    pub name: String,
+    pub revision: u8,
+    /// The payload after the 32-byte header, padded to `XT_ALIGN`.
+    pub data: Vec<u8>,
+}
+
+impl Ext {
+    /// `match_size` / `target_size`.
+    pub fn size(&self) -> usize {
+        EXT_HEADER + xt_align(self.data.len())
+    }
+
+    /// A standard target: a verdict or a jump offset.
+    pub fn standard(verdict: i32) -> Ext {
+        Ext {
+            name: STANDARD_TARGET.into(),
+            revision: 0,
+            data: xt_pad(verdict.to_ne_bytes().to_vec()),
+        }
+    }
+
+    /// An error target: a user chain's head (its name) or the table's end (`ERROR`).
+    pub fn error(name: &str) -> Result<Ext, WireError> {
+        let mut data = vec![0u8; xt_align(FUNCTION_MAXNAMELEN)];
+        put_name(&mut data, 0, FUNCTION_MAXNAMELEN, name, "chain name")?;
+        Ok(Ext {
+            name: ERROR_TARGET.into(),
+            revision: 0,
+            data,
+        })
+    }
+
+    /// The verdict of a standard target.
+    pub fn standard_verdict(&self) -> Option<i32> {
+        if self.name != STANDARD_TARGET {
+            return None;
+        }
+        u32_at(&self.data, 0, "standard target")
+            .ok()
+            .map(|v| v as i32)
+    }
+
+    /// The name an error target carries.
+    pub fn error_name(&self) -> Option<String> {
+        if self.name != ERROR_TARGET {
+            return None;
+        }
+        let end = self.data.len().min(FUNCTION_MAXNAMELEN);
+        c_name(&self.data[..end], "error target").ok()
+    }
+}
+
+fn xt_pad(mut v: Vec<u8>) -> Vec<u8> {
+    v.resize(xt_align(v.len()), 0);
+    v
+}
+
+/// One entry of a table blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub ip: IpHeader,
+    pub nfcache: u32,
+    /// Set by the kernel when it checks the table (hook bits); written back as read.
+    pub comefrom: u32,
+    pub counters: Counters,
+    pub matches: Vec<Ext>,
+    pub target: Ext,
+}
+
+impl Entry {
+    /// An unconditional entry with `target` (chain heads, policies, tails, the table's end).
+    pub fn plain(family: Family, target: Ext) -> Entry {
+        Entry {
+            ip: IpHeader::any(family),
+            nfcache: 0,
+            comefrom: 0,
+            counters: Counters::default(),
+            matches: Vec::new(),
+            target,
+        }
+    }
+
+    /// `target_offset`.
+    pub fn target_offset(&self, family: Family) -> usize {
+        entry_header_size(family) + self.matches.iter().map(Ext::size).sum::<usize>()
+    }
+
+    /// `next_offset`: the entry's whole size.
+    pub fn size(&self, family: Family) -> usize {
+        self.target_offset(family) + self.target.size()
+    }
+
+    /// Appends the entry's bytes to `out`.
+    pub fn encode(&self, family: Family, out: &mut Vec<u8>) -> Result<(), WireError> {
+        encode_parts(
+            family,
+            &EntryParts {
+                ip: &self.ip,
+                extra_flags: 0,
+                nfcache: self.nfcache,
+                comefrom: self.comefrom,
+                counters: self.counters,
+                matches: &self.matches,
+                target: &self.target,
+            },
+            out,
+        )
+    }
+
+    /// Decodes the entry at the start of `b` (which may hold more entries after it).
+    pub fn decode(family: Family, b: &[u8]) -> Result<(Entry, usize), WireError> {
+        let l = layout(family)?;
+        let a = l.addr;
+        if b.len() < l.size {
+            return Err(WireError::truncated(l.size, b.len()).within("entry"));
+        }
+        let target_offset = u16_at(b, l.target_offset, "target_offset")? as usize;
+        let next_offset = u16_at(b, l.next_offset, "next_offset")? as usize;
+        if target_offset < l.size
+            || next_offset < target_offset + EXT_HEADER
+            || next_offset > b.len()
+            || next_offset % crate::xt::XT_ALIGN != 0
+        {
+            return Err(WireError::bad_value(format!(
+                "target_offset {target_offset} / next_offset {next_offset} impossible in {} bytes",
+                b.len()
+            ))
+            .within("entry"));
+        }
+        let slice = |at: usize, n: usize| b[at..at + n].to_vec();
+        let arr = |at: usize| -> [u8; IFNAMSIZ] {
+            let mut x = [0u8; IFNAMSIZ];
+            x.copy_from_slice(&b[at..at + IFNAMSIZ]);
+            x
+        };
+        let ip = IpHeader {
+            src: slice(0, a),
+            dst: slice(a, a),
+            smsk: slice(2 * a, a),
+            dmsk: slice(3 * a, a),
+            iniface: arr(4 * a),
+            outiface: arr(4 * a + 16),
+            iniface_mask: arr(4 * a + 32),
+            outiface_mask: arr(4 * a + 48),
+            proto: u16_at(b, l.proto, "proto")?,
+            tos: l.tos.map(|t| b[t]).unwrap_or(0),
+            flags: b[l.flags],
+            invflags: b[l.invflags],
+        };
+        let mut matches = Vec::new();
+        let mut at = l.size;
+        while at < target_offset {
+            let (m, size) = decode_ext(&b[at..target_offset])
+                .map_err(|e| e.within(format!("match at +{at}")))?;
+            matches.push(m);
+            at += size;
+        }
+        let (target, size) =
+            decode_ext(&b[target_offset..next_offset]).map_err(|e| e.within("target"))?;
+        if target_offset + size != next_offset {
+            return Err(WireError::bad_value(format!(
+                "target of {size} bytes does not end at next_offset {next_offset}"
+            ))
+            .within("entry"));
+        }
+        Ok((
+            Entry {
+                ip,
+                nfcache: u32_at(b, l.nfcache, "nfcache")?,
+                comefrom: u32_at(b, l.comefrom, "comefrom")?,
+                counters: Counters {
+                    packets: u64_at(b, l.counters, "counters")?,
+                    bytes: u64_at(b, l.counters + 8, "counters")?,
+                },
+                matches,
+                target,
+            },
+            next_offset,
+        ))
+    }
+}
+
+/// The parts of an entry, borrowed (so a table can be laid out without copying its rules).
+pub struct EntryParts<'a> {
+    pub ip: &'a IpHeader,
+    /// Flags added to `ip.flags` (the goto flag of a `-g` rule).
+    pub extra_flags: u8,
+    pub nfcache: u32,
+    pub comefrom: u32,
+    pub counters: Counters,
+    pub matches: &'a [Ext],
+    pub target: &'a Ext,
+}
+
+/// The size of an entry with these matches and target.
+pub fn entry_size(family: Family, matches: &[Ext], target: &Ext) -> usize {
+    entry_header_size(family) + matches.iter().map(Ext::size).sum::<usize>() + target.size()
+}
+
+/// Appends an entry's bytes to `out`.
+pub fn encode_parts(
+    family: Family,
+    e: &EntryParts<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), WireError> {
+    let l = layout(family)?;
+    let a = l.addr;
+    for (what, v) in [
+        ("src", &e.ip.src),
+        ("dst", &e.ip.dst),
+        ("smsk", &e.ip.smsk),
+        ("dmsk", &e.ip.dmsk),
+    ] {
+        if v.len() != a {
+            return Err(WireError::bad_value(format!(
+                "{what} has {} bytes, the family needs {a}",
+                v.len()
+            ))
+            .within("entry"));
+        }
+    }
+    let target_offset = l.size + e.matches.iter().map(Ext::size).sum::<usize>();
+    let next_offset = target_offset + e.target.size();
+    let (t16, n16) = match (u16::try_from(target_offset), u16::try_from(next_offset)) {
+        (Ok(t), Ok(n)) => (t, n),
+        _ => {
+            return Err(WireError::bad_value(format!(
+                "entry of {next_offset} bytes is larger than 65535"
+            ))
+            .within("entry"));
+        }
+    };
+    let base = out.len();
+    out.resize(base + l.size, 0);
+    let h = &mut out[base..];
+    put(h, 0, &e.ip.src);
+    put(h, a, &e.ip.dst);
+    put(h, 2 * a, &e.ip.smsk);
+    put(h, 3 * a, &e.ip.dmsk);
+    put(h, 4 * a, &e.ip.iniface);
+    put(h, 4 * a + 16, &e.ip.outiface);
+    put(h, 4 * a + 32, &e.ip.iniface_mask);
+    put(h, 4 * a + 48, &e.ip.outiface_mask);
+    put(h, l.proto, &e.ip.proto.to_ne_bytes());
+    if let Some(t) = l.tos {
+        put(h, t, &[e.ip.tos]);
+    }
+    put(h, l.flags, &[e.ip.flags | e.extra_flags]);
+    put(h, l.invflags, &[e.ip.invflags]);
+    put(h, l.nfcache, &e.nfcache.to_ne_bytes());
+    put(h, l.target_offset, &t16.to_ne_bytes());
+    put(h, l.next_offset, &n16.to_ne_bytes());
+    put(h, l.comefrom, &e.comefrom.to_ne_bytes());
+    put(h, l.counters, &e.counters.packets.to_ne_bytes());
+    put(h, l.counters + 8, &e.counters.bytes.to_ne_bytes());
+    for m in e.matches {
+        encode_ext(m, out).map_err(|e| e.within("match"))?;
+    }
+    encode_ext(e.target, out).map_err(|e| e.within("target"))
+}
+
+fn encode_ext(e: &Ext, out: &mut Vec<u8>) -> Result<(), WireError> {
+    let size = u16::try_from(e.size())
+        .map_err(|_| WireError::bad_value(format!("{} bytes is too large", e.size())))?;
+    let mut h = [0u8; EXT_HEADER];
+    put(&mut h, 0, &size.to_ne_bytes());
+    put_name(&mut h, 2, EXTENSION_MAXNAMELEN, &e.name, "extension name")?;
+    h[31] = e.revision;
+    out.extend_from_slice(&h);
+    out.extend_from_slice(&e.data);
+    out.resize(out.len() + xt_align(e.data.len()) - e.data.len(), 0);
+    Ok(())
+}
+
+fn decode_ext(b: &[u8]) -> Result<(Ext, usize), WireError> {
+    let size = u16_at(b, 0, "size")? as usize;
+    if size < EXT_HEADER || size > b.len() || size % crate::xt::XT_ALIGN != 0 {
+        return Err(WireError::bad_value(format!(
+            "size {size} impossible in {} bytes",
+            b.len()
+        )));
+    }
+    Ok((
+        Ext {
+            name: c_name(&b[2..2 + EXTENSION_MAXNAMELEN], "name")?,
+            revision: b[31],
+            data: b[EXT_HEADER..size].to_vec(),
+        },
+        size,
+    ))
+}
+
+/// Splits a whole table blob into its entries, each with its offset.
+pub fn decode_entries(family: Family, blob: &[u8]) -> Result<Vec<(usize, Entry)>, WireError> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < blob.len() {
+        let (e, size) = Entry::decode(family, &blob[at..])
+            .map_err(|e| e.within(format!("entry #{} at offset {at}", out.len())))?;
+        out.push((at, e));
+        at += size;
+    }
+    Ok(out)
+}
+
+/// `struct ipt_getinfo` (`ip6t_getinfo` is the same).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GetInfo {
+    pub name: String,
+    pub valid_hooks: u32,
+    pub hook_entry: [u32; NUMHOOKS],
+    pub underflow: [u32; NUMHOOKS],
+    pub num_entries: u32,
+    pub size: u32,
+}
+
+impl GetInfo {
+    pub const SIZE: usize = 84;
+
+    /// The request: the table name, the rest zero.
+    pub fn request(table: &str) -> Result<Vec<u8>, WireError> {
+        let mut b = vec![0u8; Self::SIZE];
+        put_name(&mut b, 0, TABLE_MAXNAMELEN, table, "table name")?;
+        Ok(b)
+    }
+
+    pub fn decode(b: &[u8]) -> Result<GetInfo, WireError> {
+        if b.len() != Self::SIZE {
+            return Err(
+                WireError::bad_value(format!("{} bytes, not 84", b.len())).within("getinfo")
+            );
+        }
+        let arr = |at: usize| -> Result<[u32; NUMHOOKS], WireError> {
+            let mut x = [0u32; NUMHOOKS];
+            for (i, v) in x.iter_mut().enumerate() {
+                *v = u32_at(b, at + 4 * i, "getinfo")?;
+            }
+            Ok(x)
+        };
+        Ok(GetInfo {
+            name: c_name(&b[..TABLE_MAXNAMELEN], "getinfo name")?,
+            valid_hooks: u32_at(b, 32, "getinfo")?,
+            hook_entry: arr(36)?,
+            underflow: arr(56)?,
+            num_entries: u32_at(b, 76, "getinfo")?,
+            size: u32_at(b, 80, "getinfo")?,
+        })
+    }
+}
+
+/// `offsetof(struct ipt_get_entries, entrytable)`: 32 + 4, aligned for the u64 counters.
+pub const GET_ENTRIES_HEADER: usize = 40;
+
+/// The `ipt_get_entries` request for a blob of `size` bytes (the kernel insists the buffer
+/// is exactly header + size).
+pub fn get_entries_request(table: &str, size: u32) -> Result<Vec<u8>, WireError> {
+    let mut b = vec![0u8; GET_ENTRIES_HEADER + size as usize];
+    put_name(&mut b, 0, TABLE_MAXNAMELEN, table, "table name")?;
+    put(&mut b, 32, &size.to_ne_bytes());
+    Ok(b)
+}
+
+/// `struct ipt_replace` up to `entries`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Replace {
+    pub name: String,
+    pub valid_hooks: u32,
+    pub num_entries: u32,
+    pub size: u32,
+    pub hook_entry: [u32; NUMHOOKS],
+    pub underflow: [u32; NUMHOOKS],
+    /// Entries of the table being replaced: the kernel refuses (EAGAIN) unless this is still
+    /// the table's entry count, and writes that many old counters back.
+    pub num_counters: u32,
+}
+
+impl Replace {
+    /// `offsetof(struct ipt_replace, entries)`.
+    pub const HEADER: usize = 96;
+    pub const NUM_COUNTERS_AT: usize = 84;
+    /// `offsetof(struct ipt_replace, counters)` (a user pointer, aligned to 8).
+    pub const COUNTERS_AT: usize = 88;
+
+    /// The header followed by the blob; the counters pointer is left zero for
+    /// [`crate::sys::setsockopt_replace`] to fill.
+    pub fn encode(&self, blob: &[u8]) -> Result<Vec<u8>, WireError> {
+        let mut b = vec![0u8; Self::HEADER];
+        put_name(&mut b, 0, TABLE_MAXNAMELEN, &self.name, "table name")?;
+        put(&mut b, 32, &self.valid_hooks.to_ne_bytes());
+        put(&mut b, 36, &self.num_entries.to_ne_bytes());
+        put(&mut b, 40, &self.size.to_ne_bytes());
+        for i in 0..NUMHOOKS {
+            put(&mut b, 44 + 4 * i, &self.hook_entry[i].to_ne_bytes());
+            put(&mut b, 64 + 4 * i, &self.underflow[i].to_ne_bytes());
+        }
+        put(
+            &mut b,
+            Self::NUM_COUNTERS_AT,
+            &self.num_counters.to_ne_bytes(),
+        );
+        b.extend_from_slice(blob);
+        Ok(b)
+    }
+}
+
+/// `struct xt_counters_info` with its counters (`IPT_SO_SET_ADD_COUNTERS`).
+pub fn counters_info(table: &str, counters: &[Counters]) -> Result<Vec<u8>, WireError> {
+    const HEADER: usize = 40;
+    let num =
+        u32::try_from(counters.len()).map_err(|_| WireError::bad_value("too many counters"))?;
+    let mut b = vec![0u8; HEADER];
+    put_name(&mut b, 0, TABLE_MAXNAMELEN, table, "table name")?;
+    put(&mut b, 32, &num.to_ne_bytes());
+    for c in counters {
+        b.extend_from_slice(&c.packets.to_ne_bytes());
+        b.extend_from_slice(&c.bytes.to_ne_bytes());
+    }
+    Ok(b)
+}
+
+/// The old counters the kernel wrote back after a replace.
+pub fn decode_counters(b: &[u8]) -> Vec<Counters> {
+    b.chunks_exact(COUNTERS_SIZE)
+        .map(|c| Counters {
+            packets: u64_at(c, 0, "counters").unwrap_or(0),
+            bytes: u64_at(c, 8, "counters").unwrap_or(0),
+        })
+        .collect()
+}

@@ -1,0 +1,261 @@
+//! The x_tables ("legacy") backend: iptables-legacy's kernel interface without libiptc.
+//!
+//! A table is read whole (`IPT_SO_GET_INFO` + `IPT_SO_GET_ENTRIES`, or the `IP6T_`
+//! equivalents), decoded into chains of rules ([`table`]), changed in memory by any number of
+//! operations ([`exec`]), laid out again and committed with one `IPT_SO_SET_REPLACE`; the
+//! counters the kernel hands back from the replaced table are then added to the rules that
+//! were kept (`IPT_SO_SET_ADD_COUNTERS`), so nothing counted is lost.
+//!
+//! Every replace happens under the xtables lock, the one iptables-legacy takes. Writers that
+//! bypass it (other lock files, private /run, old iptables, libiptc users) can still change
+//! the table between our read and our replace; the kernel then refuses the replace with
+//! EAGAIN (it compares the entry count we read with the table's), and [`Legacy::transact`]
+//! reads again, applies the operations again and retries, a bounded number of times.
+
+pub mod blob;
+mod convert;
+pub mod exec;
+pub mod kernel;
+mod nathost;
+pub mod table;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::ipt::parse::{Command, Invocation};
+use crate::ipt::restore::Block;
+use crate::lock::XtablesLock;
+use crate::model::Family;
+use exec::Applier;
+use kernel::{Committed, MAX_ATTEMPTS, XtError, XtSocket};
+pub use table::Table;
+
+/// A handle on one family's x_tables (a raw socket) and the xtables lock to write under.
+pub struct Legacy {
+    sock: XtSocket,
+    lock: XtablesLock,
+}
+
+/// The result of a transaction: the closure's value, the attempts it took, and the commit
+/// (`None` when nothing changed and no replace was made).
+#[derive(Debug)]
+pub struct Outcome<T> {
+    pub value: T,
+    pub attempts: u32,
+    pub committed: Option<Committed>,
+}
+
+impl Legacy {
+    pub fn open(family: Family, lock: XtablesLock) -> Result<Legacy> {
+        Ok(Legacy {
+            sock: XtSocket::open(family)?,
+            lock,
+        })
+    }
+
+    pub fn family(&self) -> Family {
+        self.sock.family()
+    }
+
+    /// A consistent snapshot of a table (no lock needed: the kernel copies it whole).
+    pub fn read(&self, table: &str) -> Result<Table> {
+        self.sock.read_consistent(table)
+    }
+
+    /// Runs `plan` on a fresh read of `table` under the xtables lock and commits what it did
+    /// as one replace. `plan` returns its value and whether it changed the table. When a
+    /// writer that bypassed the lock changed the table in between (EAGAIN), the table is read
+    /// again and `plan` runs again on it, up to [`MAX_ATTEMPTS`] times.
+    pub fn transact<T>(
+        &self,
+        table: &str,
+        mut plan: impl FnMut(&mut Table) -> Result<(T, bool)>,
+    ) -> Result<Outcome<T>> {
+        let _guard = self.lock.acquire()?;
+        for attempt in 1..=MAX_ATTEMPTS {
+            let mut t = self.sock.read_consistent(table)?;
+            let (value, changed) = plan(&mut t)?;
+            if !changed {
+                return Ok(Outcome {
+                    value,
+                    attempts: attempt,
+                    committed: None,
+                });
+            }
+            match self.sock.replace(&t) {
+                Ok(c) => {
+                    return Ok(Outcome {
+                        value,
+                        attempts: attempt,
+                        committed: Some(c),
+                    });
+                }
+                Err(XtError::Changed) => {
+                    // Past a few immediate retries, step aside briefly so a storm of
+                    // bypassing writers gets through and the table settles.
+                    if attempt > 3 {
+                        std::thread::sleep(Duration::from_micros(200 * u64::from(attempt.min(50))));
+                    }
+                }
+                Err(XtError::Other(e)) => return Err(e),
+            }
+        }
+        Err(Error::GenerationConflict {
+            attempts: MAX_ATTEMPTS,
+        })
+    }
+}
+
+/// Runs one iptables invocation on the x_tables backend; returns what to print.
+pub fn execute(legacy: &Legacy, inv: &Invocation) -> Result<String> {
+    run(legacy, inv).map_err(|e| crate::ipt::exec::for_family(e, inv.family))
+}
+
+fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
+    match &inv.command {
+        Command::ListRules(chain) => {
+            let t = legacy.read(&inv.table)?;
+            return crate::ipt::listing::render_rules(
+                &exec::chain_listings(&t),
+                chain.as_deref(),
+                inv.verbose,
+            );
+        }
+        Command::List(chain) if !inv.zero_after_list => {
+            let t = legacy.read(&inv.table)?;
+            return crate::ipt::listing::render_table(
+                &exec::chain_listings(&t),
+                chain.as_deref(),
+                inv,
+                inv.family,
+            );
+        }
+        Command::List(chain) => {
+            // `-L -Z`: list what is counted, then zero it, in one replace.
+            let out = legacy.transact(&inv.table, |t| {
+                let text = crate::ipt::listing::render_table(
+                    &exec::chain_listings(t),
+                    chain.as_deref(),
+                    inv,
+                    inv.family,
+                )?;
+                let mut a = Applier::new(t);
+                a.apply(&Command::Zero(chain.clone()))?;
+                Ok((text, true))
+            })?;
+            return Ok(out.value);
+        }
+        _ => {}
+    }
+    let check = matches!(inv.command, Command::Check { .. });
+    let out = legacy
+        .transact(&inv.table, |t| {
+            let mut a = Applier::new(t);
+            a.apply(&inv.command)?;
+            Ok((std::mem::take(&mut a.verbose_lines), a.changed && !check))
+        })
+        .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command))?;
+    if inv.verbose && out.attempts > 1 {
+        use std::io::Write;
+        // stderr: stdout stays exactly what iptables prints.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "xtnl: the table changed between read and replace (a writer bypassing the xtables lock); committed on attempt {}",
+            out.attempts
+        );
+    }
+    let mut text = String::new();
+    if inv.verbose {
+        for l in out.value {
+            text.push_str(&l);
+            text.push('\n');
+        }
+    }
+    Ok(text)
+}
+
+/// Applies parsed restore blocks: one replace per table (x_tables has no transaction across
+/// tables; iptables-legacy-restore commits table by table too). Returns the replaces made.
+pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize> {
+    let mut order: Vec<&str> = Vec::new();
+    for b in blocks {
+        if !order.contains(&b.table.as_str()) {
+            order.push(&b.table);
+        }
+    }
+    let mut replaces = 0;
+    for name in order {
+        let out = legacy
+            .transact(name, |t| {
+                let mut a = Applier::new(t);
+                for b in blocks.iter().filter(|b| b.table == name) {
+                    a.restore_block(b, noflush)?;
+                }
+                Ok(((), a.changed))
+            })
+            .map_err(|e| match e {
+                Error::NoSuchTable(_) => e.context(format!("table {name}")),
+                e => e,
+            })?;
+        replaces += usize::from(out.committed.is_some());
+    }
+    Ok(replaces)
+}
+
+/// The tables of a family the kernel has instantiated in this network namespace, in the
+/// order iptables-legacy-save prints them (the order of `/proc/net/ip_tables_names`).
+pub fn loaded_tables(family: Family) -> Vec<String> {
+    let file = if family == Family::Ipv6 {
+        "ip6_tables_names"
+    } else {
+        "ip_tables_names"
+    };
+    // thread-self: a thread may sit in another network namespace than the process.
+    std::fs::read_to_string(format!("/proc/thread-self/net/{file}"))
+        .map(|s| s.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// `iptables-legacy-save [-t table]`.
+pub fn save(legacy: &Legacy, table: Option<&str>) -> Result<String> {
+    use std::fmt::Write;
+    let names = match table {
+        Some(t) => vec![t.to_string()],
+        None => loaded_tables(legacy.family()),
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "# Generated by xtnl {}", env!("CARGO_PKG_VERSION"));
+    for name in names {
+        let t = legacy.read(&name)?;
+        let _ = writeln!(out, "*{name}");
+        out.push_str(&crate::ipt::listing::render_save(&exec::chain_listings(&t)));
+        let _ = writeln!(out, "COMMIT");
+    }
+    let _ = writeln!(out, "# Completed by xtnl");
+    Ok(out)
+}
+
+/// The chains of a table as iptables-legacy lists them (or only `chain`), for the JSON
+/// listing.
+pub fn listings(
+    legacy: &Legacy,
+    table: &str,
+    chain: Option<&str>,
+) -> Result<Vec<crate::ipt::listing::ChainListing>> {
+    let mut all = exec::chain_listings(&legacy.read(table)?);
+    if let Some(c) = chain {
+        all.retain(|x| x.name == c);
+        if all.is_empty() {
+            return Err(Error::NotFound(crate::OpFailure {
+                index: 0,
+                op: format!("list chain {c}"),
+                errno: libc::ENOENT,
+                ext_ack: None,
+            })
+            .context("iptables: No chain/target/match by that name."));
+        }
+    }
+    Ok(all)
+}
