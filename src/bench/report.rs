@@ -370,7 +370,7 @@ pub fn markdown(r: &Results) -> String {
              together, on one nat table; a worker runs its tool's processes one after another. \
              Throughput = completed set-up + teardown cycles per second of wall time. A worker \
              starts no cycle after the time box ({:.0} s) and stops a sequence between two \
-             commands after twice that (\"stopped\", not counted as failures). \"left\" = \
+             commands after twice that (\"stopped\": neither failures nor in the latencies). \"left\" = \
              worker chains found in the table afterwards (removed before the next run).\n",
             r.time_box.as_secs_f64()
         );
@@ -510,6 +510,14 @@ fn tick_label(log_us: i32) -> String {
     }
 }
 
+/// One line of a panel: points are (log10 N, log10 µs).
+struct Series {
+    label: &'static str,
+    colour: &'static str,
+    dashed: bool,
+    points: Vec<(f64, f64)>,
+}
+
 /// Latency (p50) against N, log scales, one panel per operation and one line per tool (the
 /// bare batch dashed in the flush panel).
 pub fn svg(r: &Results) -> String {
@@ -542,8 +550,7 @@ pub fn svg(r: &Results) -> String {
         let ox = (i % cols) as f64 * PW;
         let oy = (i / cols) as f64 * PH;
         let (x0, x1, y0, y1) = (ox + ML, ox + PW - MR, oy + MT, oy + PH - MB);
-        // Series: (label, colour, dashed, points (log10 N, log10 µs)).
-        let mut series: Vec<(String, &str, bool, Vec<(f64, f64)>)> = Vec::new();
+        let mut series: Vec<Series> = Vec::new();
         for tool in Tool::ALL {
             let pts: Vec<(f64, f64)> = r
                 .sizes
@@ -555,7 +562,12 @@ pub fn svg(r: &Results) -> String {
                 })
                 .collect();
             if !pts.is_empty() {
-                series.push((tool.label().into(), colour(tool), false, pts));
+                series.push(Series {
+                    label: tool.label(),
+                    colour: colour(tool),
+                    dashed: false,
+                    points: pts,
+                });
             }
         }
         if *op == Op::Flush {
@@ -572,10 +584,15 @@ pub fn svg(r: &Results) -> String {
                 })
                 .collect();
             if !pts.is_empty() {
-                series.push(("bare batch".into(), "#444444", true, pts));
+                series.push(Series {
+                    label: "bare batch",
+                    colour: "#444444",
+                    dashed: true,
+                    points: pts,
+                });
             }
         }
-        let ys = series.iter().flat_map(|s| s.3.iter().map(|p| p.1));
+        let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
         let (lo, hi) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
         let (ylo, yhi) = if lo > hi {
             (0.0, 3.0)
@@ -633,7 +650,13 @@ pub fn svg(r: &Results) -> String {
             (x0 + x1) / 2.0,
             y1 + 30.0
         );
-        for (label, c, dashed, pts) in &series {
+        for Series {
+            label,
+            colour: c,
+            dashed,
+            points: pts,
+        } in &series
+        {
             let points: Vec<String> = pts
                 .iter()
                 .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
