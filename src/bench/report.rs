@@ -524,7 +524,7 @@ pub fn svg(r: &Results) -> String {
     const PW: f64 = 400.0;
     const PH: f64 = 290.0;
     const ML: f64 = 62.0;
-    const MR: f64 = 14.0;
+    const MR: f64 = 26.0;
     const MT: f64 = 30.0;
     const MB: f64 = 42.0;
     let cols = 3;
