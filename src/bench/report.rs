@@ -267,6 +267,12 @@ pub fn markdown(r: &Results) -> String {
             cell(f(Floor::XtnlVersion)),
         );
     }
+    let _ = writeln!(
+        s,
+        "\nThe library's flush and the bare batch are also timed in 5 interleaved pairs per \
+         iteration (order alternating), so both rest on more samples than the process-level \
+         figures."
+    );
     if !r.round_trips.is_empty() {
         let _ = writeln!(
             s,

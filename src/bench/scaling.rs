@@ -18,6 +18,9 @@ use crate::transport::NlSocket;
 
 /// The populated reservation whose chain flush, insert and list work on.
 pub const TARGET: usize = 7;
+/// Interleaved library-flush / bare-batch pairs per iteration (on top of the library's
+/// flush in the tools' loop).
+const FLOOR_PAIRS: usize = 5;
 /// Reservations set up and torn down by the timed set-up/teardown (one per tool).
 const SETUP_BASE: usize = 900_000;
 
@@ -492,12 +495,37 @@ impl Env<'_> {
 
     fn floors(&mut self, r: &mut Results, n: usize, record: bool) -> Result<()> {
         let target = spec::chain(TARGET);
-        settle()?;
-        let start = Instant::now();
-        let bytes = floor::flush_bytes(&mut self.bare, &target)?;
-        floor::send_batch(&mut self.bare, &bytes)?;
-        let bare = start.elapsed();
-        self.refill(Tool::Library)?;
+        // The library's flush against the bare batch, interleaved (order alternating) and
+        // repeated: both cost microseconds, so more samples than the process-level tools
+        // get keep the ratio from resting on a handful of runs at large N.
+        let mut bare = Vec::new();
+        for i in 0..FLOOR_PAIRS {
+            for library in [i % 2 == 0, i % 2 != 0] {
+                settle()?;
+                let start = Instant::now();
+                if library {
+                    let mut tx = Transaction::new();
+                    tx.flush_chain(&nat().chain(&target));
+                    self.session.commit(&tx)?;
+                } else {
+                    let bytes = floor::flush_bytes(&mut self.bare, &target)?;
+                    floor::send_batch(&mut self.bare, &bytes)?;
+                }
+                let took = start.elapsed();
+                self.refill(Tool::Library)?;
+                if !record {
+                    continue;
+                }
+                if library {
+                    r.samples
+                        .entry((Op::Flush, Tool::Library, n))
+                        .or_default()
+                        .push(took);
+                } else {
+                    bare.push(took);
+                }
+            }
+        }
         settle()?;
         let start = Instant::now();
         let (bytes, seq) = floor::getgen_bytes(&mut self.bare);
@@ -509,8 +537,11 @@ impl Env<'_> {
         let t = must(p("/bin/true"), &[], None, &self.lock)?.took;
         let v = self.xtnl(&spec::words(&["version"]), None)?;
         if record {
+            r.floors
+                .entry((Floor::BareBatch, n))
+                .or_default()
+                .extend(bare);
             for (f, d) in [
-                (Floor::BareBatch, bare),
                 (Floor::BareGetgen, getgen),
                 (Floor::LibraryGetgen, lib_getgen),
                 (Floor::ProcessTrue, t),
