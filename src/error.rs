@@ -14,6 +14,10 @@ pub mod exit_status {
     /// iptables' VERSION_PROBLEM, which it uses for a table it does not know.
     pub const VERSION_PROBLEM: i32 = 3;
     pub const RESOURCE_PROBLEM: i32 = 4;
+    /// xtnl's own: the policy file denied the change (iptables never exits with 5).
+    pub const POLICY_DENIED: i32 = 5;
+    /// xtnl's own: the policy file is missing where one is required, unsafe, or invalid.
+    pub const POLICY_INVALID: i32 = 6;
 }
 
 /// One operation of a batch that the kernel refused: which one, what it was, and why.
@@ -123,6 +127,16 @@ pub enum Error {
     #[error("table '{0}' does not exist")]
     NoSuchTable(String),
 
+    /// The policy denied a change; nothing was sent to the kernel. The message names the
+    /// policy line closest to allowing it and the operation denied.
+    #[error("{0}")]
+    PolicyDenied(String),
+
+    /// The policy file cannot be used (missing in a delegated run, unsafe ownership or mode,
+    /// invalid TOML or keys); nothing is changed.
+    #[error("{0}")]
+    PolicyInvalid(String),
+
     /// A failure in a front end's own words (iptables' messages, which callers match on),
     /// with the library's error underneath; its kind and exit status are the inner one's.
     #[error("{message}")]
@@ -147,6 +161,8 @@ pub enum ErrorKind {
     GenerationConflict,
     Io,
     InvalidInput,
+    PolicyDenied,
+    PolicyInvalid,
 }
 
 impl Error {
@@ -164,6 +180,8 @@ impl Error {
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
             Error::Precondition(_) => ErrorKind::InvalidArgument,
             Error::NoSuchTable(_) => ErrorKind::NotFound,
+            Error::PolicyDenied(_) => ErrorKind::PolicyDenied,
+            Error::PolicyInvalid(_) => ErrorKind::PolicyInvalid,
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -185,6 +203,8 @@ impl Error {
             | ErrorKind::Unsupported
             | ErrorKind::GenerationConflict
             | ErrorKind::Io => RESOURCE_PROBLEM,
+            ErrorKind::PolicyDenied => POLICY_DENIED,
+            ErrorKind::PolicyInvalid => POLICY_INVALID,
         }
     }
 

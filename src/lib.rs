@@ -15,6 +15,9 @@
 //!   each one atomic transaction, written against a backend trait.
 //! - [`legacy`]: the x_tables backend (iptables-legacy's get/setsockopt interface), and
 //!   [`backend`]: the choice between it and nf_tables.
+//! - [`policy`], [`privilege`], [`limits`]: what a caller may change (checked in
+//!   [`nft::Session::transact`] before anything is sent), secure mode, audit lines, and the
+//!   bounds on every input.
 //!
 //! [`bench`] is the benchmark suite behind `xtnl bench` and `cargo bench --bench suite`.
 //!
@@ -27,11 +30,14 @@ pub mod error;
 pub mod ipt;
 pub mod json;
 pub mod legacy;
+pub mod limits;
 pub mod lock;
 pub mod model;
 pub mod nathost;
 pub mod netns;
 pub mod nft;
+pub mod policy;
+pub mod privilege;
 mod sys;
 pub mod transport;
 pub mod wire;

@@ -42,7 +42,15 @@ pub fn lock_path_from(env_value: Option<&OsStr>) -> PathBuf {
 }
 
 /// The lock path iptables would use in this process's environment.
+///
+/// In a delegated run (setuid, file capabilities, sudo for another user; see
+/// [`crate::privilege`]) the variable is ignored, as glibc's `secure_getenv` would: the
+/// caller must not be able to point a root-privileged `open(O_CREAT)` at a file of its
+/// choosing, nor dodge the lock that iptables callers take.
 pub fn lock_path_from_env() -> PathBuf {
+    if crate::privilege::delegated() {
+        return PathBuf::from(DEFAULT_LOCK_PATH);
+    }
     lock_path_from(std::env::var_os(LOCK_PATH_ENV).as_deref())
 }
 
@@ -76,15 +84,25 @@ pub struct XtablesLock {
     path: PathBuf,
     wait: WaitPolicy,
     poll_interval: Duration,
+    no_follow: bool,
 }
 
 impl XtablesLock {
+    /// In a delegated run the lock is opened with `O_NOFOLLOW` (see [`Self::with_no_follow`]).
     pub fn new(path: impl Into<PathBuf>, wait: WaitPolicy) -> Self {
         XtablesLock {
             path: path.into(),
             wait,
             poll_interval: DEFAULT_POLL_INTERVAL,
+            no_follow: crate::privilege::delegated(),
         }
+    }
+
+    /// Refuse a lock path that is a symbolic link (`O_NOFOLLOW`) instead of following it, so
+    /// that a privileged run never creates or locks a file a link points it at.
+    pub fn with_no_follow(mut self, yes: bool) -> Self {
+        self.no_follow = yes;
+        self
     }
 
     /// Uses the same path an iptables started from this process's environment would lock.
@@ -159,14 +177,26 @@ impl XtablesLock {
     /// child that inherited it would share our lock, keeping iptables out after we died, or
     /// releasing it under us.
     fn open(&self) -> Result<File> {
+        let flags = libc::O_CREAT | if self.no_follow { libc::O_NOFOLLOW } else { 0 };
         OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_CREAT)
+            .custom_flags(flags)
             .mode(0o600)
             .open(&self.path)
-            .map_err(|source| Error::LockFile {
-                path: self.path.clone(),
-                source,
+            .map_err(|source| {
+                if self.no_follow && source.raw_os_error() == Some(libc::ELOOP) {
+                    return Error::LockFile {
+                        path: self.path.clone(),
+                        source: io::Error::new(
+                            source.kind(),
+                            "it is a symbolic link, which a privileged run refuses to follow",
+                        ),
+                    };
+                }
+                Error::LockFile {
+                    path: self.path.clone(),
+                    source,
+                }
             })
     }
 

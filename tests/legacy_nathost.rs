@@ -120,3 +120,71 @@ fn reservation_setup_and_teardown_as_the_agent_does_them_with_iptables_legacy() 
     });
     assert_eq!(ours, agent);
 }
+
+/// The NAT-host commands and `xtnl apply` run on x_tables with `--backend legacy`: what
+/// they write is what iptables-legacy lists, and a second run changes nothing.
+#[test]
+fn nathost_commands_and_apply_run_on_the_legacy_backend() {
+    in_netns(|| {
+        let lock = common::private_lock_path();
+        let xtnl = |args: &[&str]| -> String {
+            let out = std::process::Command::new(common::xtnl_bin())
+                .args(args)
+                .env("XTABLES_LOCKFILE", &lock)
+                .output()
+                .expect("run xtnl");
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let setup = [
+            "--backend",
+            "legacy",
+            "reservation",
+            "setup",
+            "vcld-9",
+            "--forward",
+            "eth1:tcp/50443=192.0.2.10:3389",
+            "--comment-prefix",
+            "VCL: ",
+        ];
+        assert!(xtnl(&setup).starts_with("changed"));
+        assert_eq!(xtnl(&setup), "unchanged\n");
+        let listed = nat();
+        assert!(listed.contains("-A PREROUTING -m comment --comment \"VCL: jump from nat table PREROUTING chain to reservation NAT chain vcld-9\" -j vcld-9"), "{listed}");
+        assert!(
+            listed.contains("--dport 50443 -j DNAT --to-destination 192.0.2.10:3389"),
+            "{listed}"
+        );
+        // Nothing went to nf_tables.
+        assert!(!run_ok("nft", &["list", "ruleset"]).contains("vcld-9"));
+        let doc =
+            std::env::temp_dir().join(format!("xtnl-legacy-apply-{}.json", std::process::id()));
+        std::fs::write(&doc, r#"{"transactions": [{"operations": [
+            {"op": "forward_add", "chain": "vcld-9", "forward": {"protocol": "udp", "public_port": 53, "to": "192.0.2.10:53"}},
+            {"op": "ensure_rule", "chain": "INPUT", "rule": "-p tcp --dport 22 -j ACCEPT"}]}]}"#)
+            .expect("write document");
+        let doc_path = doc.to_str().unwrap_or_default();
+        let v: serde_json::Value =
+            serde_json::from_str(&xtnl(&["--backend", "legacy", "apply", doc_path])).expect("json");
+        assert_eq!(v["ok"], true, "{v}");
+        assert!(nat().contains("-p udp -m udp --dport 53 -j DNAT"));
+        assert!(
+            run_ok("iptables-legacy", &["-S", "INPUT"])
+                .contains("-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT")
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&xtnl(&["--backend", "legacy", "apply", doc_path])).expect("json");
+        assert_eq!(
+            v["transactions"][0]["operations"][1]["outcome"], "unchanged",
+            "{v}"
+        );
+        let _ = std::fs::remove_file(&doc);
+        assert_eq!(
+            xtnl(&["--backend", "legacy", "teardown", "vcld-9"])
+                .lines()
+                .next(),
+            Some("changed")
+        );
+        assert!(!nat().contains("vcld-9"));
+    });
+}

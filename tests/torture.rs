@@ -149,8 +149,8 @@ fn forward_spec(w: usize, r: usize, slot: usize, o: u8) -> String {
     format!("eth1:tcp/{}={}", port(w, r, slot), dest(o))
 }
 
-fn run_op(w: usize, op: &Op, lock: &Path, scratch: &Path) -> (i32, String) {
-    let mut args: Vec<String> = Vec::new();
+fn run_op(backend: &str, w: usize, op: &Op, lock: &Path, scratch: &Path) -> (i32, String) {
+    let mut args: Vec<String> = vec!["--backend".into(), backend.into()];
     let mut stdin_file = None;
     match op {
         Op::Setup(r, fwds) => {
@@ -198,7 +198,7 @@ fn run_op(w: usize, op: &Op, lock: &Path, scratch: &Path) -> (i32, String) {
                 ));
             }
             text.push_str("COMMIT\n");
-            let f = scratch.join(format!("restore-{w}.rules"));
+            let f = scratch.join(format!("restore-{backend}-{w}.rules"));
             std::fs::write(&f, text).expect("write restore file");
             args.extend(["restore", "--noflush", "-w"].map(String::from));
             stdin_file = Some(f);
@@ -295,7 +295,16 @@ fn bystander(
 }
 
 #[test]
-fn thirty_two_xtnl_processes_beside_iptables_callers_lose_nothing() {
+fn thirty_two_xtnl_processes_beside_iptables_callers_lose_nothing_on_nf_tables() {
+    torture("nft");
+}
+
+#[test]
+fn thirty_two_xtnl_processes_beside_iptables_callers_lose_nothing_on_x_tables() {
+    torture("legacy");
+}
+
+fn torture(backend: &'static str) {
     let ops: usize = std::env::var("XTNL_TORTURE_OPS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -309,7 +318,9 @@ fn thirty_two_xtnl_processes_beside_iptables_callers_lose_nothing() {
                 .map(|d| d.as_secs())
                 .unwrap_or(1)
         });
-    eprintln!("torture: {WORKERS} workers x {ops} operations, seed {seed} (XTNL_TORTURE_SEED)");
+    eprintln!(
+        "torture on {backend}: {WORKERS} workers x {ops} operations, seed {seed} (XTNL_TORTURE_SEED)"
+    );
     in_netns(move || {
         let lock = Arc::new(private_lock_path());
         let scratch = lock.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -349,7 +360,7 @@ fn thirty_two_xtnl_processes_beside_iptables_callers_lose_nothing() {
                     for _ in 0..ops {
                         let op = random_op(&mut rng);
                         let want = model(&mut state, w, &op);
-                        let (got, text) = run_op(w, &op, &lock, &scratch);
+                        let (got, text) = run_op(backend, w, &op, &lock, &scratch);
                         if got != want {
                             unexpected.push(format!("wanted {want}, got {got}: {text}"));
                         }
@@ -366,7 +377,10 @@ fn thirty_two_xtnl_processes_beside_iptables_callers_lose_nothing() {
         for b in bystanders {
             b.join().expect("bystander thread");
         }
-        let listing = run_ok("iptables-nft", &["-t", "nat", "-S"]);
+        let listing = match backend {
+            "nft" => run_ok("iptables-nft", &["-t", "nat", "-S"]),
+            _ => run_ok("iptables-legacy", &["-w", "-t", "nat", "-S"]),
+        };
         let mut failures = Vec::new();
         for (w, (state, unexpected)) in results.iter().enumerate() {
             failures.extend(unexpected.iter().cloned());
@@ -390,7 +404,7 @@ fn thirty_two_xtnl_processes_beside_iptables_callers_lose_nothing() {
             }
         }
         eprintln!(
-            "torture: {} xtnl operations, {} unexpected outcomes or state differences",
+            "torture on {backend}: {} xtnl operations, {} unexpected outcomes or state differences",
             WORKERS * ops,
             failures.len()
         );

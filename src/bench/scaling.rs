@@ -64,8 +64,11 @@ pub(super) fn spawn(
     lock: &Path,
 ) -> Result<Exit> {
     let mut c = Command::new(program);
+    // The xtnl binary is compared as the nf_tables tool it is by default on an iptables-nft
+    // system; pinned, so that a host whose `iptables` is legacy does not switch it.
     c.args(args)
         .env("XTABLES_LOCKFILE", lock)
+        .env(crate::backend::BACKEND_ENV, "nft")
         .stdin(if input.is_some() {
             Stdio::piped()
         } else {

@@ -4,8 +4,10 @@
 use std::io::{Read, Write};
 
 use super::io_error;
+use crate::backend::{Backend, BackendChoice};
 use crate::error::{Error, Result};
 use crate::json;
+use crate::legacy::Legacy;
 use crate::lock::{LockMode, WaitPolicy, XtablesLock};
 use crate::nft::Session;
 
@@ -26,7 +28,12 @@ fn read_bounded(mut input: impl Read, what: &str) -> Result<Vec<u8>> {
 }
 
 /// Runs `xtnl apply`; returns the exit status (the first failed transaction's).
-pub fn run(out: &mut impl Write, args: &[String]) -> Result<i32> {
+pub fn run(
+    out: &mut impl Write,
+    args: &[String],
+    family: crate::model::Family,
+    backend: BackendChoice,
+) -> Result<i32> {
     let mut source: Option<&str> = None;
     let mut wait = WaitPolicy::Forever;
     let mut it = args.iter().peekable();
@@ -48,6 +55,7 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<i32> {
     let bytes = match source {
         None | Some("-") => read_bounded(std::io::stdin().lock(), "standard input")?,
         Some(path) => {
+            super::privileged::caller_file(path)?;
             let f = std::fs::File::open(path)
                 .map_err(|e| Error::InvalidInput(format!("cannot open {path}: {e}")))?;
             read_bounded(f, path)?
@@ -63,13 +71,35 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<i32> {
             return Err(e);
         }
     };
-    let mut session = Session::builder()
-        .lock(XtablesLock::from_env(wait))
-        .lock_mode(LockMode::Always)
-        .open()?;
-    let (result, status) = json::apply(&mut session, &doc);
+    // One backend for the whole document: the one the host's iptables uses (or --backend).
+    let (result, status) = match super::resolve_backend(backend, family, false) {
+        Backend::Nft => {
+            let mut session = Session::builder()
+                .lock(XtablesLock::from_env(wait))
+                .lock_mode(LockMode::Always)
+                .open()?;
+            let (result, status) = json::apply(&mut session, &doc);
+            writeln!(out, "{result}").map_err(io_error)?;
+            out.flush().map_err(io_error)?;
+            session.close_detached()?;
+            return Ok(status);
+        }
+        Backend::Legacy => {
+            let mut by_family = std::collections::BTreeMap::new();
+            for t in &doc.transactions {
+                if let std::collections::btree_map::Entry::Vacant(e) = by_family.entry(t.family) {
+                    e.insert(Legacy::open(t.family, XtablesLock::from_env(wait))?);
+                }
+            }
+            json::apply_each(&doc, |t| match by_family.get_mut(&t.family) {
+                Some(legacy) => crate::nathost::transact(legacy, t.family, &t.operations),
+                None => Err(Error::InvalidInput(
+                    "no x_tables handle for this family".into(),
+                )),
+            })
+        }
+    };
     writeln!(out, "{result}").map_err(io_error)?;
     out.flush().map_err(io_error)?;
-    session.close_detached()?;
     Ok(status)
 }

@@ -7,6 +7,7 @@ mod demo;
 mod iptables;
 mod listing;
 mod nathost;
+mod privileged;
 mod restore;
 
 use std::io::Write;
@@ -16,8 +17,16 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::model::Family;
 
 pub const USAGE: &str = "\
-usage: xtnl COMMAND [ARGS]
-       xtnl [-4|-6] [-t TABLE] [-w [SECS]] [-W USECS] IPTABLES-COMMAND ...   (as iptables)
+usage: xtnl [GLOBAL-OPTIONS] COMMAND [ARGS]
+       xtnl [GLOBAL-OPTIONS] [-4|-6] [-t TABLE] [-w [SECS]] [-W USECS] IPTABLES-COMMAND ...
+                                (as iptables)
+
+global options (before the command; ignored when run setuid, with file capabilities or
+through sudo by another user, where the policy is always /etc/xtnl/policy.toml):
+  --policy-file FILE            check every change against this policy (default:
+                                $XTNL_POLICY, else /etc/xtnl/policy.toml if it exists)
+  --audit syslog|stderr|off     where the audit line of each change goes (default:
+                                $XTNL_AUDIT, else syslog)
 
   --backend nft|legacy|auto     (anywhere; default $XTNL_BACKEND, else auto) nf_tables as
                                 iptables-nft, x_tables as iptables-legacy, or whichever the
@@ -40,7 +49,8 @@ commands:
   help                          print this help
 
 Exit status: 0 ok, 1 kernel refused (not found, exists, in use), 2 bad arguments,
-4 resource problem (lock busy, permission, netlink), as iptables uses them.";
+3 unknown table, 4 resource problem (lock busy, permission, netlink), as iptables uses
+them; 5 denied by the policy, 6 policy file missing (privileged run), unsafe or invalid.";
 
 /// Runs the command line; returns the exit status for a successful run. `program` is the
 /// name the binary was invoked as (`xtnl6` or `ip6tables` default to IPv6).
@@ -53,8 +63,15 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
         crate::model::Family::Ipv4
     };
     let (args, backend) = take_backend(args)?;
-    let args = &args[..];
+    let (globals, args) = privileged::split_globals(&args)?;
     let first = args.first().map(String::as_str);
+    if !matches!(
+        first,
+        Some("version" | "--version" | "-V" | "help" | "--help" | "-h")
+    ) {
+        privileged::install(&globals)?;
+    }
+    let backend = privileged::restrict_backend(backend, family)?;
     let result = match first {
         Some("demo") if args.len() == 1 => demo::run(&mut out),
         Some("list") if args.len() <= 4 => listing::run(&mut out, &args[1..]),
@@ -71,10 +88,10 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
                 .replace("{BENCH}", bench::USAGE)
         )
         .map_err(io_error),
-        Some("apply") => return apply::run(&mut out, &args[1..]),
+        Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
         Some("bench") => bench::run(&mut out, &args[1..]),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
-            nathost::run(&mut out, args)
+            nathost::run(&mut out, args, backend)
         }
         Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, backend),
         Some(other) => Err(Error::InvalidInput(format!(
@@ -168,6 +185,12 @@ fn hint(err: &Error) -> Option<&'static str> {
             "hint: the ruleset changed during every attempt; retry, or find the process that rewrites it constantly"
         }
         ErrorKind::InvalidInput => "Try `xtnl help' for more information.",
+        ErrorKind::PolicyDenied => {
+            "hint: the policy does not allow this change; nothing was changed (ask the operator to extend the policy)"
+        }
+        ErrorKind::PolicyInvalid => {
+            "hint: the policy must be valid TOML with known keys, and in a privileged run /etc/xtnl/policy.toml owned by root and writable only by root"
+        }
         _ => return None,
     })
 }

@@ -6,10 +6,12 @@ use std::io::Write;
 use std::time::Duration;
 
 use super::io_error;
+use crate::backend::{Backend, BackendChoice};
 use crate::error::{Error, Result};
+use crate::legacy::Legacy;
 use crate::lock::{LockGuard, LockMode, WaitPolicy, XtablesLock};
 use crate::model::{Family, IpNet, PortRange};
-use crate::nathost::{self, Forward, ForwardKey, HostSetup, Report, Reservation};
+use crate::nathost::{self, Forward, ForwardKey, HostSetup, Operation, Report, Reservation};
 use crate::nft::Session;
 
 pub const USAGE: &str = "\
@@ -204,7 +206,7 @@ fn open(c: &Common) -> Result<(Session, LockGuard)> {
 }
 
 /// Runs `xtnl reservation|forward|teardown|sweep|host ...` (`args` starts with the command).
-pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
+pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Result<()> {
     let (cmd, sub, rest_args) = match args.first().map(String::as_str) {
         Some(c @ ("reservation" | "forward" | "host")) => {
             let sub = args.get(1).map(String::as_str).unwrap_or("");
@@ -215,10 +217,9 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
     };
     let (c, rest) = common(rest_args)?;
     let table = c.table.clone().unwrap_or_else(|| "nat".into());
-    // Everything is checked before the session opens: bad input never reaches the kernel.
-    type Job = Box<dyn FnOnce(&mut Session) -> Result<Report>>;
+    // Everything is checked before the kernel is asked anything: bad input never reaches it.
     let family = c.family;
-    let job: Job = match (cmd, sub) {
+    let op: Operation = match (cmd, sub) {
         ("reservation", "setup") => {
             only_allowed(
                 &rest,
@@ -246,8 +247,7 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
                 .into_iter()
                 .map(|s| forward_with(s, &rest))
                 .collect::<Result<_>>()?;
-            res.validate()?;
-            Box::new(move |s| nathost::setup(s, &res))
+            Operation::ReservationSetup(res)
         }
         ("forward", "add") => {
             only_allowed(
@@ -257,10 +257,11 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
             )?;
             let p = exactly(&rest, 2, "forward add CHAIN [IFACE:]PROTO/PORT=ADDR:PORT")?;
             let f = forward_with(p[1], &rest)?;
-            let chain = p[0].to_string();
-            nathost::check_chain_name(&table, &chain)?;
-            f.rule(family)?;
-            Box::new(move |s| nathost::forward_add(s, family, &table, &chain, &f))
+            Operation::ForwardAdd {
+                table,
+                chain: p[0].to_string(),
+                forward: f,
+            }
         }
         ("forward", "remove") => {
             only_allowed(&rest, &[], "forward remove")?;
@@ -278,9 +279,12 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
                 ),
                 None => (ForwardKey::parse_spec(p[1])?, None),
             };
-            let chain = p[0].to_string();
-            nathost::check_chain_name(&table, &chain)?;
-            Box::new(move |s| nathost::forward_remove(s, family, &table, &chain, &key, to))
+            Operation::ForwardRemove {
+                table,
+                chain: p[0].to_string(),
+                key,
+                to,
+            }
         }
         ("teardown", _) => {
             only_allowed(&rest, &["--entry"], "teardown")?;
@@ -288,17 +292,22 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
             let entry = option(&rest, &["--entry"])
                 .unwrap_or("PREROUTING")
                 .to_string();
-            let chain = p[0].to_string();
-            nathost::check_chain_name(&table, &chain)?;
-            nathost::check_chain_name(&table, &entry)?;
-            Box::new(move |s| nathost::teardown(s, family, &table, &chain, &entry))
+            Operation::Teardown {
+                table,
+                chain: p[0].to_string(),
+                entry,
+            }
         }
         ("sweep", _) => {
             only_allowed(&rest, &["--prefix", "--keep"], "sweep")?;
             exactly(&rest, 0, "sweep --prefix PREFIX --keep NAME,...|@FILE")?;
             let prefix = required(&rest, "--prefix")?.to_string();
             let keep = keep_list(required(&rest, "--keep")?)?;
-            Box::new(move |s| nathost::sweep(s, family, &table, &prefix, &keep))
+            Operation::Sweep {
+                table,
+                prefix,
+                keep,
+            }
         }
         ("host", "setup") => {
             only_allowed(
@@ -340,8 +349,7 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
                     .unwrap_or("xtnl: ")
                     .to_string(),
             };
-            host.validate()?;
-            Box::new(move |s| nathost::host_setup(s, &host))
+            Operation::HostSetup(host)
         }
         (cmd, sub) => {
             return Err(Error::InvalidInput(format!(
@@ -350,13 +358,24 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
             )));
         }
     };
-    let (mut session, guard) = open(&c)?;
-    let report = job(&mut session)?;
-    // Released before the detached close forks: a child must not inherit the held lock.
-    drop(guard);
-    print_report(out, &report, c.json)?;
-    // A short-lived process: do not make the caller wait for the kernel's reclaim.
-    session.close_detached()
+    op.validate(family)?;
+    match super::resolve_backend(backend, family, false) {
+        Backend::Nft => {
+            let (mut session, guard) = open(&c)?;
+            let report = nathost::run_one(&mut session, family, op)?;
+            // Released before the detached close forks: a child must not inherit the held
+            // lock.
+            drop(guard);
+            print_report(out, &report, c.json)?;
+            // A short-lived process: do not make the caller wait for the kernel's reclaim.
+            session.close_detached()
+        }
+        Backend::Legacy => {
+            let mut legacy = Legacy::open(family, XtablesLock::from_env(c.wait))?;
+            let report = nathost::run_one(&mut legacy, family, op)?;
+            print_report(out, &report, c.json)
+        }
+    }
 }
 
 fn parse_net(s: &str) -> Result<IpNet> {
@@ -391,8 +410,11 @@ fn keep_list(spec: &str) -> Result<BTreeSet<String>> {
             })?;
             s
         }
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| Error::InvalidInput(format!("--keep @{path}: {e}")))?,
+        Some(path) => {
+            super::privileged::caller_file(path)?;
+            std::fs::read_to_string(path)
+                .map_err(|e| Error::InvalidInput(format!("--keep @{path}: {e}")))?
+        }
         None => spec.replace(',', " "),
     };
     Ok(text.split_whitespace().map(str::to_string).collect())

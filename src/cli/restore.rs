@@ -13,7 +13,7 @@ use crate::model::Family;
 use crate::nft::Session;
 
 /// Restore files are read whole before anything is sent; this bounds the memory that takes.
-const MAX_INPUT: u64 = 256 * 1024 * 1024;
+const MAX_INPUT: u64 = crate::limits::MAX_RESTORE_BYTES;
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidInput(msg.into())
@@ -57,6 +57,9 @@ pub fn run_restore(
             f if !f.starts_with('-') && file.is_none() => file = Some(f.to_string()),
             other => return Err(bad(format!("unknown restore option {other:?}"))),
         }
+    }
+    if let Some(path) = &file {
+        super::privileged::caller_file(path)?;
     }
     let mut text = Vec::new();
     let read = match &file {

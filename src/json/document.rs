@@ -15,9 +15,9 @@ use crate::nathost::{
 };
 
 /// The largest document `xtnl apply` reads.
-pub const MAX_DOCUMENT_BYTES: usize = 8 * 1024 * 1024;
+pub const MAX_DOCUMENT_BYTES: usize = crate::limits::MAX_JSON_DOCUMENT_BYTES;
 /// The most operations one transaction may hold.
-pub const MAX_OPERATIONS: usize = 10_000;
+pub const MAX_OPERATIONS: usize = crate::limits::MAX_JSON_OPERATIONS;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -25,6 +25,8 @@ pub fn kind_name(kind: ErrorKind) -> &'static str {
         ErrorKind::GenerationConflict => "generation_conflict",
         ErrorKind::Io => "io",
         ErrorKind::InvalidInput => "invalid_input",
+        ErrorKind::PolicyDenied => "policy_denied",
+        ErrorKind::PolicyInvalid => "policy_invalid",
     }
 }
 
@@ -74,6 +76,14 @@ fn operation_value(index: usize, kind: &str, r: &OperationResult) -> Value {
 /// first transaction that fails (later ones may depend on it) and marks the rest skipped.
 /// Returns the result document and the exit status (0, or the failure's).
 pub fn apply(backend: &mut impl RulesetBackend, doc: &Document) -> (Value, i32) {
+    apply_each(doc, |t| nathost::transact(backend, t.family, &t.operations))
+}
+
+/// [`apply`] with the commit of each transaction left to `commit` (a backend per family).
+pub fn apply_each(
+    doc: &Document,
+    mut commit: impl FnMut(&TransactionDoc) -> crate::Result<(Vec<OperationResult>, u32)>,
+) -> (Value, i32) {
     let mut out = Vec::with_capacity(doc.transactions.len());
     let mut status = 0;
     for (i, t) in doc.transactions.iter().enumerate() {
@@ -81,7 +91,7 @@ pub fn apply(backend: &mut impl RulesetBackend, doc: &Document) -> (Value, i32) 
             out.push(json!({"index": i, "status": "skipped"}));
             continue;
         }
-        match nathost::transact(backend, t.family, &t.operations) {
+        match commit(t) {
             Ok((results, attempts)) => out.push(json!({
                 "index": i,
                 "status": "committed",

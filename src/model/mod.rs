@@ -12,7 +12,7 @@ mod validate;
 use std::fmt;
 
 pub use addr::{IpNet, PortRange};
-pub use validate::{MAX_COMMENT_LEN, MAX_NAME_LEN, validate_name};
+pub use validate::{MAX_COMMENT_LEN, MAX_NAME_LEN, MAX_SET_ELEMENTS, validate_name};
 
 use crate::wire::expr::Expr;
 

@@ -106,6 +106,15 @@ fn ensure_entry(
     Err(missing_chain(table, entry, " (the entry chain)"))
 }
 
+fn delete(table: &str, chain: &str, r: &RuleEntry) -> Change {
+    Change::DeleteRule {
+        table: table.into(),
+        chain: chain.into(),
+        id: r.id,
+        rule: r.rule.clone(),
+    }
+}
+
 fn same(a: &IptRule, b: &IptRule) -> bool {
     a.without_counters() == b.without_counters()
 }
@@ -146,12 +155,7 @@ fn ensure_single_jump(
             }
             for (i, r) in jumps.iter().enumerate() {
                 if i != k {
-                    changes.push(Change::DeleteRule {
-                        table: table.into(),
-                        chain: entry.into(),
-                        id: r.id,
-                        rule: r.rule.clone(),
-                    });
+                    changes.push(delete(table, entry, r));
                 }
             }
         }
@@ -195,12 +199,7 @@ fn ensure_forward(
     }
     for (i, r) in holders.iter().enumerate() {
         if i != keep {
-            changes.push(Change::DeleteRule {
-                table: table.into(),
-                chain: chain.into(),
-                id: r.id,
-                rule: r.rule.clone(),
-            });
+            changes.push(delete(table, chain, r));
         }
     }
 }
@@ -326,12 +325,7 @@ fn plan_forward_remove(
             if ForwardKey::of_rule(&r.rule).as_ref() == Some(key)
                 && to.is_none_or(|to| dnat_goes_to(&r.rule, to))
             {
-                changes.push(Change::DeleteRule {
-                    table: table.into(),
-                    chain: chain.into(),
-                    id: r.id,
-                    rule: r.rule.clone(),
-                });
+                changes.push(delete(table, chain, r));
             }
         }
     }
@@ -585,12 +579,7 @@ fn plan_rule(v: &mut dyn TableAccess, op: &Operation) -> Result<Planned> {
         }
         _ => {
             if let Some(r) = existing {
-                changes.push(Change::DeleteRule {
-                    table: table.into(),
-                    chain: chain.into(),
-                    id: r.id,
-                    rule: r.rule.clone(),
-                });
+                changes.push(delete(table, chain, r));
             }
             Ok(Planned::of(changes, Outcome::Absent))
         }
@@ -839,7 +828,8 @@ pub fn transact(
     Ok((results, applied.attempts))
 }
 
-fn single(backend: &mut impl RulesetBackend, family: Family, op: Operation) -> Result<Report> {
+/// Runs one operation as its own transaction.
+pub fn run_one(backend: &mut impl RulesetBackend, family: Family, op: Operation) -> Result<Report> {
     let (mut results, attempts) = transact(backend, family, std::slice::from_ref(&op))?;
     let r = results
         .pop()
@@ -855,7 +845,7 @@ fn single(backend: &mut impl RulesetBackend, family: Family, op: Operation) -> R
 /// Sets up a reservation: its chain, exactly one jump to it from the entry chain with its
 /// comment, and each of its forwards. Forwards already in the chain under other keys stay.
 pub fn setup(backend: &mut impl RulesetBackend, res: &Reservation) -> Result<Report> {
-    single(
+    run_one(
         backend,
         res.family,
         Operation::ReservationSetup(res.clone()),
@@ -870,7 +860,7 @@ pub fn forward_add(
     chain: &str,
     forward: &Forward,
 ) -> Result<Report> {
-    single(
+    run_one(
         backend,
         family,
         Operation::ForwardAdd {
@@ -891,7 +881,7 @@ pub fn forward_remove(
     key: &ForwardKey,
     to: Option<SocketAddr>,
 ) -> Result<Report> {
-    single(
+    run_one(
         backend,
         family,
         Operation::ForwardRemove {
@@ -914,7 +904,7 @@ pub fn teardown(
     chain: &str,
     entry: &str,
 ) -> Result<Report> {
-    single(
+    run_one(
         backend,
         family,
         Operation::Teardown {
@@ -934,7 +924,7 @@ pub fn sweep(
     prefix: &str,
     keep: &BTreeSet<String>,
 ) -> Result<Report> {
-    single(
+    run_one(
         backend,
         family,
         Operation::Sweep {
@@ -949,5 +939,5 @@ pub fn sweep(
 /// masquerade and accept rules, and one jump to it from nat POSTROUTING and filter INPUT and
 /// FORWARD. Rules already there (in any order) stay; missing ones are appended.
 pub fn host_setup(backend: &mut impl RulesetBackend, host: &HostSetup) -> Result<Report> {
-    single(backend, host.family, Operation::HostSetup(host.clone()))
+    run_one(backend, host.family, Operation::HostSetup(host.clone()))
 }

@@ -8,7 +8,10 @@ mod session;
 mod transaction;
 
 pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};
-pub use session::{Committed, Reader, Session, SessionBuilder, SessionStats, SetElements};
+pub use session::{
+    AuditOutcome, Auditor, Committed, Guard, Reader, Session, SessionBuilder, SessionStats,
+    SetElements, process_auditor, set_process_enforcement,
+};
 pub use transaction::{
     BaseChain, ChainRef, ChainSpec, ChainType, EncodedRule, Hook, Op, Policy, RulePosition,
     TableRef, Transaction,

@@ -1,3 +1,4 @@
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -17,12 +18,77 @@ const OPTIMISTIC_ATTEMPTS: u32 = 4;
 /// How many times a dump interrupted by concurrent commits is restarted.
 const MAX_DUMP_RESTARTS: u32 = 64;
 
+/// Checks every transaction of a session before anything is sent: a policy
+/// ([`crate::policy::Policy`]). An error from it is returned as the transaction's error.
+pub trait Guard: std::fmt::Debug + Send + Sync {
+    /// Checks the final transaction of an attempt. Reads through `reader` belong to the
+    /// attempt's generation: if the ruleset changes after them, the commit is refused and the
+    /// plan and this check run again.
+    fn check_transaction(&self, tx: &Transaction, reader: &mut Reader<'_>) -> Result<()>;
+    /// Checks zeroing the counters of a table (`chain: None`) or of one chain.
+    fn check_zero(&self, table: &TableRef, chain: Option<&str>) -> Result<()>;
+}
+
+/// How a transaction ended, for an [`Auditor`].
+#[derive(Debug, Clone, Copy)]
+pub enum AuditOutcome<'a> {
+    Committed,
+    /// The guard refused it; nothing was sent.
+    Denied(&'a Error),
+    /// Sent, and refused by the kernel (or the generation kept changing).
+    Failed(&'a Error),
+}
+
+/// Records every transaction a session sent or was denied (one audit line each).
+pub trait Auditor: std::fmt::Debug + Send + Sync {
+    /// `count` operations, described one by one by `ops` (pull only as many as needed).
+    fn record(
+        &self,
+        count: usize,
+        ops: &mut dyn Iterator<Item = String>,
+        outcome: AuditOutcome<'_>,
+    );
+}
+
+#[derive(Debug, Clone, Default)]
+struct Enforcement {
+    guard: Option<Arc<dyn Guard>>,
+    auditor: Option<Arc<dyn Auditor>>,
+}
+
+static PROCESS_ENFORCEMENT: RwLock<Option<Enforcement>> = RwLock::new(None);
+
+/// Sets the guard and auditor that every [`SessionBuilder`] of this process starts with (the
+/// `xtnl` binary sets its policy and audit here once, so that every command's sessions are
+/// covered, whichever front opens them). Builders may still replace them.
+pub fn set_process_enforcement(guard: Option<Arc<dyn Guard>>, auditor: Option<Arc<dyn Auditor>>) {
+    let mut slot = PROCESS_ENFORCEMENT
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    *slot = Some(Enforcement { guard, auditor });
+}
+
+/// The auditor every session of this process starts with, for backends that commit
+/// without a [`Session`] (the legacy backend) and must write the same audit lines.
+pub fn process_auditor() -> Option<Arc<dyn Auditor>> {
+    process_enforcement().auditor
+}
+
+fn process_enforcement() -> Enforcement {
+    PROCESS_ENFORCEMENT
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone()
+        .unwrap_or_default()
+}
+
 /// Builds a [`Session`] with non-default lock and retry settings.
 #[derive(Debug, Clone)]
 pub struct SessionBuilder {
     lock_mode: LockMode,
     lock: XtablesLock,
     max_attempts: u32,
+    enforcement: Enforcement,
 }
 
 impl Default for SessionBuilder {
@@ -31,6 +97,7 @@ impl Default for SessionBuilder {
             lock_mode: LockMode::Always,
             lock: XtablesLock::from_env(WaitPolicy::Forever),
             max_attempts: 32,
+            enforcement: process_enforcement(),
         }
     }
 }
@@ -53,11 +120,22 @@ impl SessionBuilder {
         self.max_attempts = n.max(1);
         self
     }
+    /// Checks every transaction with `guard` before sending it (replaces the process's).
+    pub fn guard(mut self, guard: Option<Arc<dyn Guard>>) -> Self {
+        self.enforcement.guard = guard;
+        self
+    }
+    /// Records every transaction with `auditor` (replaces the process's).
+    pub fn auditor(mut self, auditor: Option<Arc<dyn Auditor>>) -> Self {
+        self.enforcement.auditor = auditor;
+        self
+    }
     pub fn open(self) -> Result<Session> {
         Ok(Session {
             sock: NlSocket::open()?,
             lock: (self.lock_mode == LockMode::Always).then_some(self.lock),
             max_attempts: self.max_attempts,
+            enforcement: self.enforcement,
             freed_objects: false,
             stats: SessionStats::default(),
         })
@@ -70,6 +148,7 @@ pub struct Session {
     sock: NlSocket,
     lock: Option<XtablesLock>,
     max_attempts: u32,
+    enforcement: Enforcement,
     freed_objects: bool,
     stats: SessionStats,
 }
@@ -383,7 +462,6 @@ impl Session {
                 generation: None,
             };
             let (tx, value) = plan(&mut reader)?;
-            let generation = reader.generation;
             if tx.is_empty() {
                 return Ok(Committed {
                     value,
@@ -392,6 +470,24 @@ impl Session {
                     rule_handles: Vec::new(),
                 });
             }
+            if tx.len() > crate::limits::MAX_TRANSACTION_OPS {
+                return Err(Error::InvalidInput(format!(
+                    "a transaction of {} operations; at most {} fit in one",
+                    tx.len(),
+                    crate::limits::MAX_TRANSACTION_OPS
+                )));
+            }
+            // The policy sees the very operations about to be encoded; its reads (if any)
+            // join the attempt's generation, so a change after them forces a new check.
+            if let Some(g) = &self.enforcement.guard
+                && let Err(e) = g.check_transaction(&tx, &mut reader)
+            {
+                if matches!(e.kind(), crate::ErrorKind::PolicyDenied) {
+                    self.audit(&tx, AuditOutcome::Denied(&e));
+                }
+                return Err(e);
+            }
+            let generation = reader.generation;
             let mut batch = Batch::new(&mut self.sock, generation);
             tx.encode(&mut batch)?;
             let guard = match (&self.lock, early_guard) {
@@ -401,6 +497,17 @@ impl Session {
             };
             let result = batch.commit(&mut self.sock);
             drop(guard);
+            match &result {
+                Ok(_) => self.audit(&tx, AuditOutcome::Committed),
+                Err(CommitFailure::Error(e)) => self.audit(&tx, AuditOutcome::Failed(e)),
+                Err(CommitFailure::GenerationChanged) if attempt == self.max_attempts => {
+                    let e = Error::GenerationConflict {
+                        attempts: self.max_attempts,
+                    };
+                    self.audit(&tx, AuditOutcome::Failed(&e));
+                }
+                Err(CommitFailure::GenerationChanged) => {}
+            }
             match result {
                 Ok(reply) => {
                     if tx.ops().iter().any(|op| op.deletes()) {
@@ -439,6 +546,16 @@ impl Session {
         Err(Error::GenerationConflict {
             attempts: self.max_attempts,
         })
+    }
+
+    fn audit(&self, tx: &Transaction, outcome: AuditOutcome<'_>) {
+        if let Some(a) = &self.enforcement.auditor {
+            a.record(
+                tx.len(),
+                &mut tx.ops().iter().map(|o| o.to_string()),
+                outcome,
+            );
+        }
     }
 
     /// Commits a fixed transaction (no reads, no generation id).
@@ -482,6 +599,32 @@ impl Session {
     /// Zeroes the counters of every rule of a table, or of one chain (`iptables -Z`): a dump
     /// that resets what it reads, in the kernel, rule by rule.
     pub fn reset_counters(&mut self, table: &TableRef, chain: Option<&str>) -> Result<()> {
+        let what = match chain {
+            Some(c) => format!("zero counters {table} {c}"),
+            None => format!("zero counters {table}"),
+        };
+        if let Some(g) = &self.enforcement.guard
+            && let Err(e) = g.check_zero(table, chain)
+        {
+            if let Some(a) = &self.enforcement.auditor
+                && e.kind() == crate::ErrorKind::PolicyDenied
+            {
+                a.record(1, &mut std::iter::once(what), AuditOutcome::Denied(&e));
+            }
+            return Err(e);
+        }
+        let result = self.reset_counters_unchecked(table, chain);
+        if let Some(a) = &self.enforcement.auditor {
+            let outcome = match &result {
+                Ok(()) => AuditOutcome::Committed,
+                Err(e) => AuditOutcome::Failed(e),
+            };
+            a.record(1, &mut std::iter::once(what), outcome);
+        }
+        result
+    }
+
+    fn reset_counters_unchecked(&mut self, table: &TableRef, chain: Option<&str>) -> Result<()> {
         let name = table.name.clone();
         let chain_name = chain.map(str::to_owned);
         dump_all(

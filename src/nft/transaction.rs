@@ -458,7 +458,8 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             b.push(m, t.family.nfproto(), flags, desc, |w| repr.emit(w));
         }
         Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
-            check_chain(&table.chain(&chain.name))?;
+            check_table(table)?;
+            crate::limits::check_chain_name(table.family, &table.name, &chain.name)?;
             let repr = chain_repr(table, chain);
             let flags = match op {
                 Op::CreateChain { .. } => NLM_F_CREATE | NLM_F_EXCL,
@@ -495,7 +496,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             new_name,
         } => {
             check_chain(chain)?;
-            validate_name("chain", new_name)?;
+            crate::limits::check_chain_name(chain.table.family, &chain.table.name, new_name)?;
             let mut repr = chain_repr(&chain.table, &ChainSpec::regular(new_name));
             repr.handle = Some(*handle);
             b.push(msg::NEWCHAIN, chain.table.family.nfproto(), 0, desc, |w| {

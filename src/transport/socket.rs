@@ -344,69 +344,29 @@ impl NlSocket {
         })
     }
 
-    /// A dump request: every reply message's payload, in order, handed to `each`.
-    /// Returns `Err(Ok(DumpInterrupted))` semantics via the outer `Result<Result<..>>`.
+    /// A dump request: every reply message's payload, in order, handed to `each`. An
+    /// interrupted dump (NLM_F_DUMP_INTR, or EINTR) is `Ok(Err(DumpInterrupted))`.
     pub fn dump(
         &mut self,
         msg: u8,
         family: u8,
         filter: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
-        mut each: impl FnMut(u16, &[u8]) -> Result<()>,
+        each: impl FnMut(u16, &[u8]) -> Result<()>,
     ) -> Result<std::result::Result<(), DumpInterrupted>> {
-        let seq = self.next_seq();
-        let mut w = MsgWriter::new();
-        w.message(
-            nft_type(msg),
-            NLM_F_REQUEST | NLM_F_DUMP,
-            seq,
-            &nfgenmsg(family, 0),
-            filter,
-        );
-        self.send(w.as_bytes())?;
-        let mut interrupted = false;
-        loop {
-            let Some(dgram) = self.recv(false)? else {
-                continue;
-            };
-            for m in NlMsgs::new(dgram) {
-                let m = m?;
-                if m.seq() != seq {
-                    continue;
-                }
-                if m.flags() & NLM_F_DUMP_INTR != 0 {
-                    interrupted = true;
-                }
-                match m.ty() {
-                    NLMSG_DONE => {
-                        return Ok(if interrupted {
-                            Err(DumpInterrupted)
-                        } else {
-                            Ok(())
-                        });
-                    }
-                    NLMSG_ERROR => {
-                        let ack = AckRepr::parse(&m)?;
-                        if ack.errno == libc::EINTR {
-                            return Ok(Err(DumpInterrupted));
-                        }
-                        if ack.errno != 0 {
-                            return Err(Error::from_op_failure(crate::OpFailure {
-                                index: 0,
-                                op: "list".into(),
-                                errno: ack.errno,
-                                ext_ack: ack.ext_msg,
-                            }));
-                        }
-                        return Ok(Ok(()));
-                    }
-                    ty => {
-                        if !interrupted {
-                            each(ty, m.payload())?;
-                        }
-                    }
-                }
+        let filter = std::cell::Cell::new(Some(filter));
+        let attrs = |w: &mut crate::wire::attr::AttrWriter<'_>| {
+            if let Some(f) = filter.take() {
+                f(w);
             }
-        }
+        };
+        let request = Request {
+            msg,
+            family,
+            attrs: &attrs,
+            what: "list",
+        };
+        let answers = self.pipelined(&[], Some(request), each)?;
+        Ok(answers.dump.unwrap_or(Ok(())))
     }
 
     /// Gives up the socket, for [`crate::sys::close_in_detached_process`].

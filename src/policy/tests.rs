@@ -1,0 +1,306 @@
+use super::*;
+use crate::nft::{ChainSpec, EncodedRule, RulePosition, TableRef};
+use crate::wire::expr::Immediate;
+
+const NAT_HOST: &str = r#"# NAT host
+max_ops = 8
+
+[[allow]]
+family = "ip"
+table = "nat"
+chains = ["vcld-*"]
+verbs = ["create", "flush", "delete", "add-rule", "delete-rule"]
+
+[[allow]]
+family = "ip"
+table = "nat"
+chains = ["PREROUTING"]
+verbs = ["add-rule", "delete-rule"]
+jump_to = ["vcld-*"]
+"#;
+
+fn policy() -> Policy {
+    Policy::parse(NAT_HOST, Path::new("/etc/xtnl/policy.toml")).unwrap()
+}
+
+fn nat() -> TableRef {
+    TableRef::new(Family::Ipv4, "nat")
+}
+
+fn jump_rule(target: &str) -> EncodedRule {
+    EncodedRule {
+        exprs: vec![Expr::Immediate(Immediate {
+            dreg: 0,
+            data: ImmediateData::Verdict(Verdict::Jump(target.into())),
+        })],
+        userdata: None,
+        compat: None,
+        sets: Vec::new(),
+    }
+}
+
+fn check_ops(p: &Policy, ops: Vec<Op>) -> Result<()> {
+    let mut tx = Transaction::new();
+    for op in ops {
+        tx.push(op);
+    }
+    p.check_size(tx.len())?;
+    p.check(&touches(&tx))
+}
+
+fn denial(r: Result<()>) -> String {
+    match r {
+        Err(Error::PolicyDenied(m)) => m,
+        other => panic!("expected a denial, got {other:?}"),
+    }
+}
+
+#[test]
+fn entries_keep_their_header_lines() {
+    let p = policy();
+    assert_eq!(p.max_ops, Some((8, 2)));
+    assert_eq!(
+        p.allow.iter().map(|a| a.line).collect::<Vec<_>>(),
+        vec![4, 10]
+    );
+}
+
+#[test]
+fn reservation_operations_are_allowed() {
+    let p = policy();
+    let c = nat().chain("vcld-5205");
+    check_ops(
+        &p,
+        vec![
+            Op::EnsureChain {
+                table: nat(),
+                chain: ChainSpec::regular("vcld-5205"),
+            },
+            Op::AddEncodedRule {
+                chain: nat().chain("PREROUTING"),
+                rule: jump_rule("vcld-5205"),
+                position: RulePosition::Head,
+            },
+            Op::FlushChain(c.clone()),
+            Op::DeleteChain(c),
+        ],
+    )
+    .unwrap();
+}
+
+#[test]
+fn jump_to_a_chain_outside_the_pattern_is_denied_naming_the_line() {
+    let m = denial(check_ops(
+        &policy(),
+        vec![Op::AddEncodedRule {
+            chain: nat().chain("PREROUTING"),
+            rule: jump_rule("foo"),
+            position: RulePosition::Head,
+        }],
+    ));
+    assert_eq!(
+        m,
+        "policy /etc/xtnl/policy.toml:10 allows add-rule, delete-rule in ip nat chains \
+         PREROUTING only (rules must jump to vcld-*); denied: add-rule in ip nat PREROUTING \
+         (a rule jumping to foo) by operation #0 (insert rule ip nat PREROUTING)"
+    );
+}
+
+#[test]
+fn other_denials() {
+    let p = policy();
+    // A rule that jumps nowhere in the entry chain.
+    let m = denial(check_ops(
+        &p,
+        vec![Op::AddEncodedRule {
+            chain: nat().chain("PREROUTING"),
+            rule: EncodedRule {
+                exprs: vec![],
+                userdata: None,
+                compat: None,
+                sets: vec![],
+            },
+            position: RulePosition::Append,
+        }],
+    ));
+    assert!(m.contains(":10 ") && m.contains("jumps nowhere"), "{m}");
+    // Flushing the entry chain: the verb is missing.
+    let m = denial(check_ops(
+        &p,
+        vec![Op::FlushChain(nat().chain("PREROUTING"))],
+    ));
+    assert!(
+        m.contains(":10 ") && m.contains("denied: flush in ip nat PREROUTING"),
+        "{m}"
+    );
+    // Ensuring a table the policy names is allowed; another table is not.
+    check_ops(&p, vec![Op::EnsureTable(nat())]).unwrap();
+    let m = denial(check_ops(
+        &p,
+        vec![Op::EnsureTable(TableRef::new(Family::Ipv4, "mangle"))],
+    ));
+    assert!(m.contains("nothing in table ip mangle"), "{m}");
+    let m = denial(check_ops(&p, vec![Op::DeleteTable(nat())]));
+    assert!(m.contains("denied: delete-table in ip nat"), "{m}");
+    // Another table.
+    let filter = TableRef::new(Family::Ipv4, "filter");
+    let m = denial(check_ops(&p, vec![Op::FlushTable(filter)]));
+    assert!(
+        m.starts_with("policy /etc/xtnl/policy.toml allows nothing in table ip filter"),
+        "{m}"
+    );
+    // The same table in another family.
+    let m = denial(check_ops(
+        &p,
+        vec![Op::DeleteChain(
+            TableRef::new(Family::Ipv6, "nat").chain("vcld-1"),
+        )],
+    ));
+    assert!(m.contains("nothing in table ip6 nat"), "{m}");
+    // Renaming a reservation chain to a name outside the pattern.
+    let m = denial(check_ops(
+        &p,
+        vec![Op::RenameChain {
+            chain: nat().chain("vcld-1"),
+            handle: 1,
+            new_name: "other".into(),
+        }],
+    ));
+    assert!(m.contains("denied: create in ip nat other"), "{m}");
+    // Base chains and policies are not regular chain creation.
+    let m = denial(check_ops(
+        &p,
+        vec![Op::EnsureChain {
+            table: nat(),
+            chain: ChainSpec::base(
+                "vcld-x",
+                crate::nft::BaseChain {
+                    chain_type: crate::nft::ChainType::Nat,
+                    hook: crate::nft::Hook::Prerouting,
+                    priority: -100,
+                    policy: crate::nft::Policy::Accept,
+                },
+            ),
+        }],
+    ));
+    assert!(m.contains("denied: policy in ip nat vcld-x"), "{m}");
+}
+
+#[test]
+fn max_ops_names_its_line() {
+    let ops = (0..9)
+        .map(|i| Op::FlushChain(nat().chain(format!("vcld-{i}"))))
+        .collect();
+    let m = denial(check_ops(&policy(), ops));
+    assert_eq!(
+        m,
+        "policy /etc/xtnl/policy.toml:2 allows at most 8 operations per transaction; denied: a \
+         transaction of 9 operations"
+    );
+}
+
+#[test]
+fn deleting_a_jump_needs_its_target() {
+    let p = policy();
+    let mut t = Touch {
+        handle: Some(7),
+        ..Touch::new(Family::Ipv4, "nat", Some("PREROUTING"), Verb::DeleteRule)
+    };
+    assert!(p.needs_jump_target(&t));
+    t.jump_to = Some("vcld-7".into());
+    assert!(!p.needs_jump_target(&t));
+    p.check(&[t.clone()]).unwrap();
+    t.jump_to = Some("DOCKER".into());
+    assert!(p.check(&[t]).is_err());
+    // In a reservation chain any rule may go.
+    let t = Touch {
+        handle: Some(7),
+        ..Touch::new(Family::Ipv4, "nat", Some("vcld-7"), Verb::DeleteRule)
+    };
+    assert!(!p.needs_jump_target(&t));
+    p.check(&[t]).unwrap();
+}
+
+fn parse_err(text: &str) -> String {
+    match Policy::parse(text, Path::new("p.toml")) {
+        Err(Error::PolicyInvalid(m)) => m,
+        other => panic!("expected an invalid policy, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_files_are_refused_with_line_and_column() {
+    let m = parse_err(
+        "max_ops = 3\n[[allow]]\ntable = \"nat\"\nchain = [\"x\"]\nverbs = [\"create\"]\n",
+    );
+    assert!(
+        m.starts_with("policy p.toml:4:1: unknown field `chain`"),
+        "{m}"
+    );
+    let m =
+        parse_err("[[allow]]\ntable = \"nat\"\nchains = [\"x\"]\nverbs = [\"create\", \"nuke\"]\n");
+    assert!(
+        m.starts_with("policy p.toml:4:20: unknown verb \"nuke\""),
+        "{m}"
+    );
+    let m = parse_err("mx_ops = 3\n");
+    assert!(
+        m.starts_with("policy p.toml:1:1: unknown field `mx_ops`"),
+        "{m}"
+    );
+    let m = parse_err("max_ops = 0\n");
+    assert!(m.starts_with("policy p.toml:1:11: max_ops must be"), "{m}");
+    let m = parse_err("[[allow]]\ntable = \"nat\"\nverbs = [\"flush\"]\n");
+    assert!(m.contains(":3:9: chain verbs need"), "{m}");
+    let m = parse_err(
+        "[[allow]]\ntable = \"nat\"\nchains = [\"x\"]\nverbs = [\"flush\"]\njump_to = [\"y\"]\n",
+    );
+    assert!(m.contains(":5:11: jump_to applies"), "{m}");
+    let m = parse_err(
+        "[[allow]]\nfamily = \"arp\"\ntable = \"nat\"\nchains = [\"x\"]\nverbs = [\"flush\"]\n",
+    );
+    assert!(m.contains(":2:10: unknown family"), "{m}");
+    let m = parse_err("[[allow]\n");
+    assert!(m.starts_with("policy p.toml:1:"), "{m}");
+}
+
+#[test]
+fn globs() {
+    let p = |s: &str| Pattern::new(s).unwrap();
+    assert!(p("vcld-*").matches("vcld-5205"));
+    assert!(p("vcld-*").matches("vcld-"));
+    assert!(!p("vcld-*").matches("vcl-nat_host"));
+    assert!(p("*").matches("anything"));
+    assert!(p("a*b*c").matches("aXXbYYc"));
+    assert!(!p("a*b*c").matches("aXXbYY"));
+    assert!(p("vcld-?").matches("vcld-1"));
+    assert!(!p("vcld-?").matches("vcld-12"));
+    assert!(p("PREROUTING").matches("PREROUTING"));
+    assert!(!p("PREROUTING").matches("PREROUTINGX"));
+    assert!(Pattern::new("").is_err());
+    assert!(Pattern::new("a\u{1}").is_err());
+}
+
+#[test]
+fn the_readme_example_parses() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("```toml\n# /etc/xtnl/policy.toml")
+        .expect("README has the example policy");
+    let body = &readme[start + "```toml\n".len()..];
+    let end = body.find("```").unwrap();
+    let p = Policy::parse(&body[..end], Path::new("/etc/xtnl/policy.toml")).unwrap();
+    assert_eq!(p.allow.len(), 6);
+    // The README's sample denial names this line.
+    assert_eq!(p.allow[1].line, 12);
+    assert!(readme.contains("policy /etc/xtnl/policy.toml:12 allows add-rule, delete-rule in ip nat chains PREROUTING only (rules must jump to vcld-*); denied: add-rule in ip nat PREROUTING (a rule jumping to foo)"));
+    let m = denial(check_ops(
+        &p,
+        vec![Op::AddEncodedRule {
+            chain: nat().chain("PREROUTING"),
+            rule: jump_rule("foo"),
+            position: RulePosition::Head,
+        }],
+    ));
+    assert!(readme.contains(&m), "{m}");
+}
