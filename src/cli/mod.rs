@@ -2,6 +2,7 @@
 //! [`run`] and reports errors with [`report`].
 
 mod apply;
+mod bench;
 mod demo;
 mod iptables;
 mod listing;
@@ -43,6 +44,7 @@ commands:
   apply [FILE|-] [-w [SECS]]    apply a JSON document of transactions (see the README);
                                 prints a JSON result
 {NATHOST}
+{BENCH}
   version                       print the version
   help                          print this help
 
@@ -78,10 +80,16 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
         Some("version" | "--version" | "-V") => {
             writeln!(out, "xtnl {}", env!("CARGO_PKG_VERSION")).map_err(io_error)
         }
-        Some("help" | "--help" | "-h") => {
-            writeln!(out, "{}", USAGE.replace("{NATHOST}", nathost::USAGE)).map_err(io_error)
-        }
+        Some("help" | "--help" | "-h") => writeln!(
+            out,
+            "{}",
+            USAGE
+                .replace("{NATHOST}", nathost::USAGE)
+                .replace("{BENCH}", bench::USAGE)
+        )
+        .map_err(io_error),
         Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
+        Some("bench") => bench::run(&mut out, &args[1..]),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
             nathost::run(&mut out, args, backend)
         }
