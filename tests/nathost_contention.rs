@@ -1,8 +1,9 @@
 //! Many `xtnl reservation setup` / `xtnl teardown` processes at once on one nat table, as
-//! the NAT-host agent forks them: every one succeeds and the table ends as it began. The
-//! NAT-host commands hold the xtables lock across their reads, plan and commit; with the
-//! lock around the commit only, 64 such workers ran out of re-plan attempts on generation-id
-//! conflicts (11-12 failures in 384-768 operations, measured with `xtnl bench`).
+//! the NAT-host agent forks them: every one succeeds and the table ends as it began. A
+//! transaction takes the xtables lock around its commit; after four lost races on the
+//! generation id it holds the lock from its reads to its commit (`Session::transact`).
+//! Without that fallback, 64 such workers ran out of re-plan attempts (11-12 failures in
+//! 384-768 operations, measured with `xtnl bench`).
 
 mod common;
 

@@ -9,7 +9,7 @@ use super::io_error;
 use crate::backend::{Backend, BackendChoice};
 use crate::error::{Error, Result};
 use crate::legacy::Legacy;
-use crate::lock::{LockGuard, LockMode, WaitPolicy, XtablesLock};
+use crate::lock::{LockMode, WaitPolicy, XtablesLock};
 use crate::model::{Family, IpNet, PortRange};
 use crate::nathost::{self, Forward, ForwardKey, HostSetup, Operation, Report, Reservation};
 use crate::nft::Session;
@@ -194,15 +194,11 @@ fn forward_with(spec: &str, rest: &[(String, Option<String>)]) -> Result<Forward
     Ok(f)
 }
 
-/// Takes the xtables lock for the whole operation (its reads, plan and commit), then opens a
-/// session that does not take it again. Holding it across the reads serialises xtnl
-/// processes among themselves (and with iptables-legacy) instead of letting them race on the
-/// generation id: with the lock around the commit only, 64 concurrent set-up/teardown
-/// workers ran out of the 32 re-plan attempts in 11-12 of 768 operations (`xtnl bench`).
-fn open(c: &Common) -> Result<(Session, LockGuard)> {
-    let guard = XtablesLock::from_env(c.wait).acquire()?;
-    let session = Session::builder().lock_mode(LockMode::Never).open()?;
-    Ok((session, guard))
+fn open(c: &Common) -> Result<Session> {
+    Session::builder()
+        .lock(XtablesLock::from_env(c.wait))
+        .lock_mode(LockMode::Always)
+        .open()
 }
 
 /// Runs `xtnl reservation|forward|teardown|sweep|host ...` (`args` starts with the command).
@@ -361,11 +357,8 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
     op.validate(family)?;
     match super::resolve_backend(backend, family, false) {
         Backend::Nft => {
-            let (mut session, guard) = open(&c)?;
+            let mut session = open(&c)?;
             let report = nathost::run_one(&mut session, family, op)?;
-            // Released before the detached close forks: a child must not inherit the held
-            // lock.
-            drop(guard);
             print_report(out, &report, c.json)?;
             // A short-lived process: do not make the caller wait for the kernel's reclaim.
             session.close_detached()
