@@ -14,7 +14,9 @@
 //! Each is timed three ways: `iptables-legacy -w` processes; the `xtnl --backend legacy`
 //! binary as a whole process (`xtnl restore --noflush` for tx50); and the library call
 //! ([`xtnl::legacy::execute`] / [`xtnl::legacy::Legacy::transact`]) in this process, which
-//! is what an agent linking xtnl pays.
+//! is what an agent linking xtnl pays. Per N, the phases of a library `-F` (read, build the
+//! table, apply + lay out, replace) and the kernel floor (a read and a replace of the very blob
+//! read, which any x_tables tool pays) are printed after the table.
 //!
 //! Run: `cargo bench --bench legacy` (about a minute), or `-- --quick` (a few seconds; also
 //! what runs without cargo's `--bench` argument). Targets are printed with PASS/FAIL; nothing
@@ -257,6 +259,66 @@ impl Bench {
     }
 }
 
+/// Where a library `-F` spends its time: the read (`GET_INFO` + `GET_ENTRIES`), building the
+/// table from the blob, laying it out again, and the replace (the kernel's part, and the
+/// counters); `kernel floor` replaces the table with the very blob just read, which is what
+/// any tool pays at the least for a read and a replace.
+fn phases(b: &Bench, n: usize, iters: usize, out: &mut String) {
+    use xtnl::legacy::kernel::XtSocket;
+    let sock = XtSocket::open(Family::Ipv4).expect("raw socket");
+    let mut s: [Vec<Duration>; 5] = Default::default();
+    for _ in 0..iters.max(3) {
+        let t0 = Instant::now();
+        let (info, blob) = sock.read_raw("nat").map_err(|_| ()).expect("read");
+        let t1 = Instant::now();
+        let mut t = xtnl::legacy::Table::from_blob(
+            Family::Ipv4,
+            "nat",
+            info.valid_hooks,
+            &info.hook_entry,
+            &info.underflow,
+            &blob,
+        )
+        .expect("decode");
+        let t2 = Instant::now();
+        xtnl::legacy::exec::Applier::new(&mut t)
+            .apply(
+                &parse::parse(
+                    &["-t".into(), "nat".into(), "-F".into(), chain(TARGET)],
+                    Family::Ipv4,
+                )
+                .expect("parses")
+                .command,
+            )
+            .expect("flush");
+        let layout = t.to_blob().expect("layout");
+        let t3 = Instant::now();
+        sock.replace(&t).map_err(|_| ()).expect("replace");
+        let t4 = Instant::now();
+        s[0].push(t1 - t0);
+        s[1].push(t2 - t1);
+        s[2].push(t3 - t2);
+        s[3].push((t4 - t3).saturating_sub(t3 - t2));
+        drop(layout);
+        b.reset_target();
+        let (info, blob) = sock.read_raw("nat").map_err(|_| ()).expect("read");
+        let t5 = Instant::now();
+        sock.replace_raw("nat", &info, &blob)
+            .map_err(|_| ())
+            .expect("replace raw");
+        s[4].push(t5.elapsed());
+    }
+    let _ = writeln!(
+        out,
+        "phases of a library -F at N = {n} (p50): read {}, decode {}, apply + layout {}, replace {}; kernel floor (replace with the blob read) {}",
+        ms(p50(&mut s[0])),
+        ms(p50(&mut s[1])),
+        ms(p50(&mut s[2])),
+        ms(p50(&mut s[3])),
+        ms(p50(&mut s[4])),
+    );
+}
+
 fn p50(v: &mut [Duration]) -> Duration {
     v.sort();
     v[(v.len() - 1) / 2]
@@ -316,6 +378,7 @@ fn main() {
         "| op | N | iptables-legacy -w p50 | xtnl process p50 | xtnl library p50 | legacy / process | legacy / library |\n|---|---:|---:|---:|---:|---:|---:|"
     );
     let mut loaded = 0;
+    let mut report_phases = String::new();
     for (n, iters) in sizes {
         let path = dir.join("populate.rules");
         std::fs::write(&path, restore_file(loaded, n)).expect("write rules");
@@ -365,6 +428,7 @@ fn main() {
                 }
             }
         }
+        phases(&b, n, iters, &mut report_phases);
         for (op, mut samples) in rows {
             let [l, p, lib] = [
                 p50(&mut samples[0]),
@@ -404,5 +468,6 @@ fn main() {
     for t in targets {
         println!("{t}");
     }
+    print!("{report_phases}");
     let _ = std::fs::remove_dir_all(&dir);
 }

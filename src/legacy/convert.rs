@@ -3,8 +3,8 @@
 //! the header fields as iptables-legacy 1.8.9 fills them (checked byte for byte against its
 //! blobs in tests/legacy_diff.rs).
 
-use super::blob::{Ext, IFNAMSIZ, IpHeader, flags, inv};
-use super::table::{Carry, Rule, Verdict};
+use super::blob::{self, Entry, EntryParts, Ext, IFNAMSIZ, IpHeader, flags, inv, verdict};
+use super::table::{Carry, Raw, Rule, Verdict};
 use crate::error::{Error, Result};
 use crate::ipt::{IptMatch, IptRule, IptTarget, Neg, xt_bridge};
 use crate::model::{Counters, Family, Interface, IpNet, L4Proto, Opaque};
@@ -95,23 +95,56 @@ pub fn to_rule(family: Family, table: &str, rule: &IptRule) -> Result<Rule> {
         Some(IptTarget::Return) => Verdict::Return,
         Some(IptTarget::Jump(c)) => Verdict::Jump(c.clone()),
         Some(IptTarget::Goto(c)) => Verdict::Goto(c.clone()),
-        Some(t) => {
+        Some(_) => Verdict::Ext,
+    };
+    let target = match (&rule.target, &verdict) {
+        (Some(t), Verdict::Ext) => {
             let x = xt_bridge::target_to_xt(t, family)?;
-            Verdict::Ext(Ext {
+            Ext {
                 name: x.name().to_string(),
                 revision: rev(x.revision())?,
                 data: x.encode(),
-            })
+            }
         }
+        (_, Verdict::Accept) => Ext::standard(verdict::ACCEPT),
+        (_, Verdict::Drop) => Ext::standard(verdict::DROP),
+        (_, Verdict::Return) => Ext::standard(verdict::RETURN),
+        // Offsets, written when the table is laid out.
+        _ => Ext::standard(0),
     };
+    let extra_flags = match verdict {
+        Verdict::Goto(_) => goto_flag(family),
+        _ => 0,
+    };
+    let mut bytes = Vec::new();
+    blob::encode_parts(
+        family,
+        &EntryParts {
+            ip: &ip,
+            extra_flags,
+            nfcache: 0,
+            comefrom: 0,
+            counters: Counters::default(),
+            matches: &matches,
+            target: &target,
+        },
+        &mut bytes,
+    )
+    .map_err(Error::from)?;
     Ok(Rule {
-        ip,
-        nfcache: 0,
-        matches,
+        raw: Raw::owned(bytes),
         verdict,
         counters: Counters::default(),
         carry: Carry::Zero,
     })
+}
+
+fn goto_flag(family: Family) -> u8 {
+    if family == Family::Ipv6 {
+        flags::V6_GOTO
+    } else {
+        flags::V4_GOTO
+    }
 }
 
 fn rev(r: u32) -> Result<u8> {
@@ -154,11 +187,20 @@ fn iface_of(
 /// iptables' view of an x_tables rule; parts it cannot express become opaque matches (the
 /// rule then lists on a `#` line and is never matched by `-D`/`-C`).
 pub fn to_ipt(family: Family, r: &Rule) -> IptRule {
-    let ip = &r.ip;
     let mut out = IptRule {
         counters: Some(r.counters),
         ..Default::default()
     };
+    // Sizes and offsets were checked when the table was read; an extension name that is not
+    // UTF-8 is all that can still fail here.
+    let Ok((e, _)) = Entry::decode(family, r.raw.bytes()) else {
+        out.matches.push(opaque_header("undecodable entry"));
+        return out;
+    };
+    let mut ip = e.ip;
+    // [`Verdict::Goto`] carries the goto flag.
+    ip.flags &= !goto_flag(family);
+    let ip = &ip;
     let mut odd = Vec::new();
     match net_of(&ip.src, &ip.smsk, ip.invflags & inv::SRCIP != 0) {
         Some(n) => out.src = n,
@@ -197,7 +239,7 @@ pub fn to_ipt(family: Family, r: &Rule) -> IptRule {
         odd.push("flags");
     }
     out.matches.extend(odd.into_iter().map(opaque_header));
-    for m in &r.matches {
+    for m in &e.matches {
         let wire = Match {
             name: m.name.clone(),
             rev: u32::from(m.revision),
@@ -223,11 +265,12 @@ pub fn to_ipt(family: Family, r: &Rule) -> IptRule {
                 data: Vec::new(),
             })],
         })),
-        Verdict::Ext(t) => {
+        Verdict::Ext => {
+            let t = e.target;
             let wire = Target {
-                name: t.name.clone(),
+                name: t.name,
                 rev: u32::from(t.revision),
-                info: t.data.clone(),
+                info: t.data,
             };
             Some(xt_bridge::target_from_xt(&wire, family).unwrap_or_else(|| {
                 IptTarget::Opaque(Opaque {

@@ -421,6 +421,7 @@ fn check_chain_name(name: &str) -> Result<()> {
 /// The table's chains as iptables-legacy lists them: in the table's order (built-ins in
 /// hook order, then user chains as libiptc keeps them, sorted), each rule with its position.
 pub fn chain_listings(t: &Table) -> Vec<ChainListing> {
+    let refs = t.reference_counts();
     t.chains
         .iter()
         .map(|c| ChainListing {
@@ -433,7 +434,7 @@ pub fn chain_listings(t: &Table) -> Vec<ChainListing> {
                 }
             }),
             policy_counters: c.hook.map(|_| c.policy_counters),
-            references: t.references(&c.name),
+            references: refs.get(c.name.as_str()).copied().unwrap_or(0),
             rules: c
                 .rules
                 .iter()

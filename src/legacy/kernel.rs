@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use nix::sys::socket::{AddressFamily, SockFlag, SockProtocol, SockType, socket};
 
 use super::blob::{self, COUNTERS_SIZE, GET_ENTRIES_HEADER, GetInfo, Replace, opt};
-use super::table::{Carry, Table};
+use super::table::{Carry, Layout, Table};
 use crate::error::{Error, OpFailure, Result};
 use crate::model::{Counters, Family};
 
@@ -90,14 +90,16 @@ impl XtSocket {
 
     /// Reads a table: info, then its entries of exactly the size the info gave.
     pub fn read(&self, table: &str) -> std::result::Result<Table, XtError> {
-        let (info, blob) = self.read_raw(table)?;
-        let t = Table::from_blob(
+        let (info, buf) = self.get_entries(table)?;
+        // The rules keep pointing into the buffer the kernel filled, header and all.
+        let t = Table::from_buf(
             self.family,
             table,
             info.valid_hooks,
             &info.hook_entry,
             &info.underflow,
-            &blob,
+            std::sync::Arc::new(buf),
+            GET_ENTRIES_HEADER,
         )
         .map_err(Error::from)?;
         Ok(t)
@@ -105,6 +107,14 @@ impl XtSocket {
 
     /// The table's info and its blob as the kernel hands them out (for byte comparisons).
     pub fn read_raw(&self, table: &str) -> std::result::Result<(GetInfo, Vec<u8>), XtError> {
+        let (info, mut buf) = self.get_entries(table)?;
+        buf.drain(..GET_ENTRIES_HEADER);
+        Ok((info, buf))
+    }
+
+    /// `GET_INFO` and `GET_ENTRIES`: the info and the `ipt_get_entries` buffer, whose blob
+    /// starts at [`GET_ENTRIES_HEADER`].
+    fn get_entries(&self, table: &str) -> std::result::Result<(GetInfo, Vec<u8>), XtError> {
         let info = self.info(table)?;
         let mut buf = blob::get_entries_request(table, info.size)
             .map_err(|e| Error::InvalidInput(e.to_string()))?;
@@ -119,7 +129,6 @@ impl XtSocket {
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => return Err(XtError::Changed),
             Err(e) => return Err(failure(format!("read entries of {table}"), &e).into()),
         }
-        buf.drain(..GET_ENTRIES_HEADER);
         Ok((info, buf))
     }
 
@@ -140,19 +149,50 @@ impl XtSocket {
     /// Replaces the table with `t` and carries counters over. Returns how many entries the
     /// new table has.
     pub fn replace(&self, t: &Table) -> std::result::Result<Committed, XtError> {
-        let layout = t.to_blob().map_err(Error::from)?;
+        // Laid out behind room for the header: a table of megabytes is not copied again.
+        let layout = t.lay_out(Replace::HEADER).map_err(Error::from)?;
+        self.replace_laid_out(&t.name, t.valid_hooks, t.entries_read, layout)
+    }
+
+    /// Replaces the table with the very blob `info` and `blob` describe (as read), every
+    /// entry keeping its counters: the least any read-and-replace costs, for benchmarks.
+    pub fn replace_raw(
+        &self,
+        table: &str,
+        info: &GetInfo,
+        blob: &[u8],
+    ) -> std::result::Result<Committed, XtError> {
+        let mut buf = vec![0u8; Replace::HEADER];
+        buf.extend_from_slice(blob);
+        let layout = Layout {
+            blob: buf,
+            hook_entry: info.hook_entry,
+            underflow: info.underflow,
+            carry: (0..info.num_entries as usize).map(Carry::From).collect(),
+        };
+        self.replace_laid_out(table, info.valid_hooks, info.num_entries, layout)
+    }
+
+    fn replace_laid_out(
+        &self,
+        name: &str,
+        valid_hooks: u32,
+        entries_read: u32,
+        layout: Layout,
+    ) -> std::result::Result<Committed, XtError> {
         let num_entries = layout.carry.len() as u32;
         let header = Replace {
-            name: t.name.clone(),
-            valid_hooks: t.valid_hooks,
+            name: name.to_string(),
+            valid_hooks,
             num_entries,
-            size: layout.blob.len() as u32,
+            size: (layout.blob.len() - Replace::HEADER) as u32,
             hook_entry: layout.hook_entry,
             underflow: layout.underflow,
-            num_counters: t.entries_read,
+            num_counters: entries_read,
         };
-        let mut req = header.encode(&layout.blob).map_err(Error::from)?;
-        let mut old = vec![0u8; t.entries_read as usize * COUNTERS_SIZE];
+        let mut req = layout.blob;
+        header.write(&mut req).map_err(Error::from)?;
+        let mut old = vec![0u8; entries_read as usize * COUNTERS_SIZE];
         if let Err(e) = crate::sys::setsockopt_replace(
             self.fd.as_fd(),
             opt::level(self.family),
@@ -164,7 +204,7 @@ impl XtSocket {
             if e.raw_os_error() == Some(libc::EAGAIN) {
                 return Err(XtError::Changed);
             }
-            return Err(failure(format!("replace x_tables table {}", t.name), &e).into());
+            return Err(failure(format!("replace x_tables table {name}"), &e).into());
         }
         let old = blob::decode_counters(&old);
         let counters: Vec<Counters> = layout
@@ -178,7 +218,7 @@ impl XtSocket {
         // The new table counts from zero; adding is only needed where something was counted.
         let mut counters_carried = true;
         if counters.iter().any(|c| c.packets != 0 || c.bytes != 0) {
-            let req = blob::counters_info(&t.name, &counters).map_err(Error::from)?;
+            let req = blob::counters_info(name, &counters).map_err(Error::from)?;
             if let Err(e) = crate::sys::setsockopt_buf(
                 self.fd.as_fd(),
                 opt::level(self.family),
@@ -189,7 +229,7 @@ impl XtSocket {
                 // so these counters no longer line up with its entries. The replace itself
                 // stands; only the carried-over counts are lost (as with libiptc).
                 if e.raw_os_error() != Some(libc::EINVAL) {
-                    return Err(failure(format!("add counters to {}", t.name), &e).into());
+                    return Err(failure(format!("add counters to {name}"), &e).into());
                 }
                 counters_carried = false;
             }

@@ -1,10 +1,10 @@
 //! The x_tables ("legacy") backend: iptables-legacy's kernel interface without libiptc.
 //!
 //! A table is read whole (`IPT_SO_GET_INFO` + `IPT_SO_GET_ENTRIES`, or the `IP6T_`
-//! equivalents), decoded into chains of rules ([`table`]), changed in memory by any number of
-//! operations ([`exec`]), laid out again and committed with one `IPT_SO_SET_REPLACE`; the
-//! counters the kernel hands back from the replaced table are then added to the rules that
-//! were kept (`IPT_SO_SET_ADD_COUNTERS`), so nothing counted is lost.
+//! equivalents), split into chains of rules kept as their entry bytes ([`table`]), changed in
+//! memory by any number of operations ([`exec`]), laid out again and committed with one
+//! `IPT_SO_SET_REPLACE`; the counters the kernel hands back from the replaced table are then
+//! added to the rules that were kept (`IPT_SO_SET_ADD_COUNTERS`), so nothing counted is lost.
 //!
 //! Every replace happens under the xtables lock, the one iptables-legacy takes. Writers that
 //! bypass it (other lock files, private /run, old iptables, libiptc users) can still change

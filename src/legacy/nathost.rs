@@ -60,9 +60,16 @@ impl View<'_> {
 
 fn info(t: &Table, c: &Chain) -> ChainInfo {
     ChainInfo {
+        references: Some(t.references(&c.name)),
+        ..info_without_references(c)
+    }
+}
+
+fn info_without_references(c: &Chain) -> ChainInfo {
+    ChainInfo {
         name: c.name.clone(),
         base: c.is_builtin(),
-        references: Some(t.references(&c.name)),
+        references: None,
         // References are counted exactly; no guessing needed.
         jump_hint: None,
     }
@@ -104,7 +111,16 @@ impl TableAccess for View<'_> {
 
     fn chains(&mut self, table: &str) -> Result<Vec<ChainInfo>> {
         Ok(match self.table(table)? {
-            Some(t) => t.chains.iter().map(|c| info(t, c)).collect(),
+            Some(t) => {
+                let refs = t.reference_counts();
+                t.chains
+                    .iter()
+                    .map(|c| ChainInfo {
+                        references: Some(refs.get(c.name.as_str()).copied().unwrap_or(0)),
+                        ..info_without_references(c)
+                    })
+                    .collect()
+            }
             None => Vec::new(),
         })
     }

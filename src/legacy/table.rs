@@ -8,8 +8,19 @@
 //! either negative (ACCEPT, DROP, QUEUE, RETURN) or the byte offset of the entry to continue
 //! at: the first entry after a chain's head for a jump (with the goto flag for `-g`), or the
 //! rule's own next entry for a rule without a target.
+//!
+//! A rule is kept as its entry's bytes, where they were read (the blob is shared, not
+//! copied), with only what relocating it needs decoded: its counters and, for a standard
+//! target, the verdict or the chain it jumps to. Laying a table out copies those bytes and
+//! rewrites nothing but `comefrom`, the counters and a jump's offset, so a command on a table
+//! of thousands of chains costs a copy of the blob, not a decode and an encode of every rule
+//! (as libiptc does it). A rule is decoded ([`super::convert::to_ipt`]) only when a command
+//! looks at it.
 
-use super::blob::{self, Entry, Ext, IpHeader, NUMHOOKS, verdict};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::blob::{self, Entry, Ext, NUMHOOKS, TargetKind, verdict};
 use crate::model::{Counters, Family};
 use crate::wire::WireError;
 
@@ -27,6 +38,45 @@ pub enum Carry {
     Zero,
 }
 
+/// An entry's bytes: a slice of the blob it was read in (shared), or its own.
+#[derive(Clone)]
+pub struct Raw {
+    buf: Arc<Vec<u8>>,
+    at: usize,
+    len: usize,
+}
+
+impl Raw {
+    pub fn owned(bytes: Vec<u8>) -> Raw {
+        let len = bytes.len();
+        Raw {
+            buf: Arc::new(bytes),
+            at: 0,
+            len,
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.buf
+            .get(self.at..self.at + self.len)
+            .unwrap_or_default()
+    }
+}
+
+impl PartialEq for Raw {
+    fn eq(&self, other: &Raw) -> bool {
+        self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for Raw {}
+
+impl std::fmt::Debug for Raw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Raw({} bytes)", self.len)
+    }
+}
+
 /// What a rule does when it matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -38,17 +88,16 @@ pub enum Verdict {
     Goto(String),
     /// No target: continue with the next rule (counting only).
     Fallthrough,
-    /// A target extension (DNAT, LOG, ...).
-    Ext(Ext),
+    /// A target extension (DNAT, LOG, ...), in the rule's bytes.
+    Ext,
 }
 
-/// One rule: the fixed header (without the goto flag, which [`Verdict::Goto`] carries),
-/// its matches, its verdict.
+/// One rule: its entry's bytes (the goto flag of a [`Verdict::Goto`] included) and its
+/// verdict. Laid out, the bytes are copied with `comefrom` and the counters zeroed and, for a
+/// jump, a goto or a fallthrough, the standard target's offset written from `verdict`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
-    pub ip: IpHeader,
-    pub nfcache: u32,
-    pub matches: Vec<Ext>,
+    pub raw: Raw,
     pub verdict: Verdict,
     /// As read (zero for rules added in memory).
     pub counters: Counters,
@@ -116,30 +165,88 @@ impl Table {
         underflow: &[u32; NUMHOOKS],
         data: &[u8],
     ) -> Result<Table, WireError> {
-        let entries = blob::decode_entries(family, data)?;
+        Table::from_buf(
+            family,
+            name,
+            valid_hooks,
+            hook_entry,
+            underflow,
+            Arc::new(data.to_vec()),
+            0,
+        )
+    }
+
+    /// As [`Table::from_blob`], on the blob at `buf[base..]`, which the rules then share.
+    pub fn from_buf(
+        family: Family,
+        name: &str,
+        valid_hooks: u32,
+        hook_entry: &[u32; NUMHOOKS],
+        underflow: &[u32; NUMHOOKS],
+        buf: Arc<Vec<u8>>,
+        base: usize,
+    ) -> Result<Table, WireError> {
+        let l = blob::layout(family)?;
+        let data = buf
+            .get(base..)
+            .ok_or_else(|| bad("blob outside its buffer"))?;
+        // The smallest entry is a header and a bare target.
+        let mut entries: Vec<(usize, blob::Scan<'_>)> =
+            Vec::with_capacity(data.len() / (l.size + blob::EXT_HEADER));
+        let mut at = 0;
+        while at < data.len() {
+            let e = blob::scan(&l, &data[at..])
+                .map_err(|e| e.within(format!("entry #{} at offset {at}", entries.len())))?;
+            entries.push((at, e));
+            at += e.size;
+        }
         let hooks: Vec<usize> = (0..NUMHOOKS)
             .filter(|h| valid_hooks & (1 << h) != 0)
             .collect();
-        // Where each chain's body starts, for resolving jump offsets.
-        let mut starts: std::collections::HashMap<usize, String> = Default::default();
+        // Where each chain's body starts, for resolving jump offsets: sorted by offset.
+        let mut starts: Vec<(usize, &str)> = Vec::with_capacity(entries.len() / 2);
         for &h in &hooks {
-            starts.insert(hook_entry[h] as usize, HOOK_NAMES[h].to_string());
+            starts.push((hook_entry[h] as usize, HOOK_NAMES[h]));
         }
         for (i, (_, e)) in entries.iter().enumerate() {
-            if let (Some(n), Some((next, _))) = (e.target.error_name(), entries.get(i + 1)) {
-                starts.insert(*next, n);
+            if let (TargetKind::Error(n), Some((next, _))) = (e.target, entries.get(i + 1)) {
+                starts.push((*next, n));
             }
         }
+        starts.sort_unstable_by_key(|&(off, _)| off);
+        let start_of = |off: usize| {
+            starts
+                .binary_search_by_key(&off, |&(o, _)| o)
+                .ok()
+                .and_then(|i| starts.get(i))
+                .map(|&(_, n)| n.to_string())
+        };
         let last = entries.len().saturating_sub(1);
         let count = entries.len();
-        let is_error: Vec<bool> = entries
-            .iter()
-            .map(|(_, e)| e.target.name == blob::ERROR_TARGET)
-            .collect();
-        let mut chains: Vec<Chain> = Vec::new();
+        let is_error = |i: usize| {
+            entries.get(i).is_some_and(|(_, e)| {
+                matches!(e.target, TargetKind::Error(_) | TargetKind::BadError)
+            })
+        };
+        // A user chain's rules: the entries up to the one before the next head (or the end).
+        let rules_until_tail = |from: usize| {
+            entries
+                .get(from..)
+                .map(|rest| {
+                    rest.iter()
+                        .position(|(_, e)| {
+                            matches!(e.target, TargetKind::Error(_) | TargetKind::BadError)
+                        })
+                        .unwrap_or(rest.len())
+                        .saturating_sub(1)
+                })
+                .unwrap_or(0)
+        };
+        let gflag = goto_flag(family);
+        let mut chains: Vec<Chain> = Vec::with_capacity(starts.len());
         let mut cur: Option<Chain> = None;
         let mut ended = false;
-        for (i, (off, e)) in entries.into_iter().enumerate() {
+        for (i, &(off, e)) in entries.iter().enumerate() {
             if ended {
                 return Err(bad(format!("entry #{i} after the table's end")));
             }
@@ -156,10 +263,15 @@ impl Table {
                     policy: verdict::ACCEPT,
                     policy_counters: Counters::default(),
                     policy_carry: Carry::Zero,
-                    rules: Vec::new(),
+                    rules: Vec::with_capacity(
+                        entries[i..]
+                            .iter()
+                            .take_while(|(o, _)| *o < underflow[h] as usize)
+                            .count(),
+                    ),
                 });
             }
-            if let Some(name) = e.target.error_name() {
+            if let TargetKind::Error(n) = e.target {
                 if let Some(c) = &cur {
                     return Err(bad(format!(
                         "chain {} has no end before entry #{i}",
@@ -171,7 +283,8 @@ impl Table {
                     continue;
                 }
                 cur = Some(Chain {
-                    name,
+                    name: n.to_string(),
+                    rules: Vec::with_capacity(rules_until_tail(i + 1)),
                     ..Chain::user("")
                 });
                 continue;
@@ -181,14 +294,19 @@ impl Table {
             };
             let tail = match c.hook {
                 Some(h) => underflow[h] as usize == off,
-                None => is_error.get(i + 1).copied().unwrap_or(false),
+                None => is_error(i + 1),
+            };
+            let standard = match e.target {
+                TargetKind::Standard(v) => Some(v),
+                _ => None,
             };
             if tail {
-                let v = e.target.standard_verdict();
-                let plain = e.ip.is_any(family) && e.matches.is_empty();
-                match (c.hook, v) {
-                    (Some(_), Some(v @ (verdict::ACCEPT | verdict::DROP))) if plain => c.policy = v,
-                    (None, Some(verdict::RETURN)) if plain => {}
+                let plain = || blob::is_plain(&l, &data[off..], &e);
+                match (c.hook, standard) {
+                    (Some(_), Some(v @ (verdict::ACCEPT | verdict::DROP))) if plain() => {
+                        c.policy = v
+                    }
+                    (None, Some(verdict::RETURN)) if plain() => {}
                     _ => {
                         return Err(bad(format!(
                             "chain {} ends in entry #{i}, which is not a plain policy/RETURN",
@@ -203,18 +321,15 @@ impl Table {
                 }
                 continue;
             }
-            let next = off + e.size(family);
-            let gflag = goto_flag(family);
-            let mut ip = e.ip;
-            let goto = ip.flags & gflag != 0;
-            ip.flags &= !gflag;
-            let v = match e.target.standard_verdict() {
+            let next = off + e.size;
+            let goto = e.flags & gflag != 0;
+            let v = match standard {
                 Some(v) if v >= 0 => {
                     let v = v as usize;
                     if v == next && !goto {
                         Verdict::Fallthrough
                     } else {
-                        let to = starts.get(&v).cloned().ok_or_else(|| {
+                        let to = start_of(v).ok_or_else(|| {
                             bad(format!(
                                 "entry #{i} jumps to offset {v}, which starts no chain"
                             ))
@@ -231,12 +346,14 @@ impl Table {
                 Some(verdict::QUEUE) => Verdict::Queue,
                 Some(verdict::RETURN) => Verdict::Return,
                 Some(v) => return Err(bad(format!("entry #{i} has verdict {v}"))),
-                None => Verdict::Ext(e.target),
+                None => Verdict::Ext,
             };
             c.rules.push(Rule {
-                ip,
-                nfcache: e.nfcache,
-                matches: e.matches,
+                raw: Raw {
+                    buf: buf.clone(),
+                    at: base + off,
+                    len: e.size,
+                },
                 verdict: v,
                 counters: e.counters,
                 carry: Carry::From(i),
@@ -295,30 +412,59 @@ impl Table {
             .count() as u32
     }
 
+    /// Jumps and gotos to every chain that has any, in one pass (for listing all chains).
+    pub fn reference_counts(&self) -> HashMap<&str, u32, Fnv> {
+        let mut out: HashMap<&str, u32, Fnv> = HashMap::default();
+        for r in self.chains.iter().flat_map(|c| &c.rules) {
+            if let Verdict::Jump(t) | Verdict::Goto(t) = &r.verdict {
+                *out.entry(t.as_str()).or_default() += 1;
+            }
+        }
+        out
+    }
+
     /// The blob for `IPT_SO_SET_REPLACE` with its hook offsets, and for every entry where its
     /// counters come from (for `IPT_SO_SET_ADD_COUNTERS`).
     pub fn to_blob(&self) -> Result<Layout, WireError> {
+        self.lay_out(0)
+    }
+
+    /// As [`Table::to_blob`], the blob starting after `reserve` zero bytes (room for the
+    /// `ipt_replace` header, so the blob is not copied behind it).
+    pub fn lay_out(&self, reserve: usize) -> Result<Layout, WireError> {
         let family = self.family;
-        let head_size = Entry::plain(family, Ext::error("x")?).size(family);
-        let tail_size = Entry::plain(family, Ext::standard(0)).size(family);
-        // First pass: offsets of every chain's body (rule sizes do not depend on verdicts).
-        let mut starts = std::collections::HashMap::new();
+        let l = blob::layout(family)?;
+        let mut head = Vec::new();
+        Entry::plain(family, Ext::error("x")?).encode(family, &mut head)?;
+        let mut tail = Vec::new();
+        Entry::plain(family, Ext::standard(0)).encode(family, &mut tail)?;
+        // Both templates' payloads (chain name, verdict) start right after the target header.
+        let payload = l.size + blob::EXT_HEADER;
+        // First pass: offsets of every chain's body (a rule's size does not depend on its
+        // verdict).
+        let mut starts: HashMap<&str, usize, Fnv> =
+            HashMap::with_capacity_and_hasher(self.chains.len(), Fnv::default());
         let mut pos = 0usize;
+        let mut count = 1usize;
         for c in &self.chains {
             if !c.is_builtin() {
-                pos += head_size;
+                pos += head.len();
+                count += 1;
             }
             starts.insert(c.name.as_str(), pos);
             for r in &c.rules {
-                pos += rule_size(family, r);
+                pos += r.raw.len;
             }
-            pos += tail_size;
+            pos += tail.len();
+            count += c.rules.len() + 1;
         }
+        let mut blob = Vec::with_capacity(reserve + pos + head.len());
+        blob.resize(reserve, 0);
         let mut out = Layout {
-            blob: Vec::with_capacity(pos + head_size),
+            blob,
             hook_entry: [0; NUMHOOKS],
             underflow: [0; NUMHOOKS],
-            carry: Vec::new(),
+            carry: Vec::with_capacity(count),
         };
         let resolve = |name: &str| -> Result<i32, WireError> {
             let off = starts.get(name).ok_or_else(|| {
@@ -328,61 +474,54 @@ impl Table {
             })?;
             i32::try_from(*off).map_err(|_| bad("table larger than 2 GiB"))
         };
+        let offset = |b: &Vec<u8>| b.len() - reserve;
         for c in &self.chains {
-            let zero = Counters::default();
             if !c.is_builtin() {
-                Entry::plain(family, Ext::error(&c.name)?).encode(family, &mut out.blob)?;
+                let at = out.blob.len();
+                out.blob.extend_from_slice(&head);
+                let name = c.name.as_bytes();
+                if name.len() >= blob::FUNCTION_MAXNAMELEN || name.contains(&0) {
+                    return Err(bad(format!("chain name {:?} is too long", c.name)));
+                }
+                out.blob[at + payload..at + payload + name.len()].copy_from_slice(name);
                 out.carry.push(Carry::Zero);
             }
             if let Some(h) = c.hook {
-                out.hook_entry[h] = out.blob.len() as u32;
+                out.hook_entry[h] = offset(&out.blob) as u32;
             }
             for r in &c.rules {
                 let at = out.blob.len();
-                let standard = match &r.verdict {
-                    Verdict::Accept => Some(verdict::ACCEPT),
-                    Verdict::Drop => Some(verdict::DROP),
-                    Verdict::Queue => Some(verdict::QUEUE),
-                    Verdict::Return => Some(verdict::RETURN),
+                let bytes = r.raw.bytes();
+                out.blob.extend_from_slice(bytes);
+                let verdict = match &r.verdict {
                     Verdict::Jump(t) | Verdict::Goto(t) => Some(resolve(t)?),
                     Verdict::Fallthrough => Some(
-                        i32::try_from(at + rule_size(family, r))
+                        i32::try_from(offset(&out.blob))
                             .map_err(|_| bad("table larger than 2 GiB"))?,
                     ),
-                    Verdict::Ext(_) => None,
+                    _ => None,
                 };
-                let std_target;
-                let target = match (&r.verdict, standard) {
-                    (Verdict::Ext(t), _) => t,
-                    (_, v) => {
-                        std_target = Ext::standard(v.unwrap_or(verdict::DROP));
-                        &std_target
-                    }
-                };
-                let extra_flags = if matches!(r.verdict, Verdict::Goto(_)) {
-                    goto_flag(family)
-                } else {
-                    0
-                };
-                blob::encode_parts(
-                    family,
-                    &blob::EntryParts {
-                        ip: &r.ip,
-                        extra_flags,
-                        nfcache: r.nfcache,
-                        comefrom: 0,
-                        counters: zero,
-                        matches: &r.matches,
-                        target,
-                    },
-                    &mut out.blob,
-                )?;
+                let e = &mut out.blob[at..];
+                e[l.comefrom..l.comefrom + 4].fill(0);
+                e[l.counters..l.counters + blob::COUNTERS_SIZE].fill(0);
+                if let Some(v) = verdict {
+                    let t = usize::from(u16::from_ne_bytes([
+                        e[l.target_offset],
+                        e[l.target_offset + 1],
+                    ]));
+                    let slot = e
+                        .get_mut(t + blob::EXT_HEADER..t + blob::EXT_HEADER + 4)
+                        .ok_or_else(|| bad("a jump without a standard target"))?;
+                    slot.copy_from_slice(&v.to_ne_bytes());
+                }
                 out.carry.push(r.carry);
             }
             if let Some(h) = c.hook {
-                out.underflow[h] = out.blob.len() as u32;
+                out.underflow[h] = offset(&out.blob) as u32;
             }
-            Entry::plain(family, Ext::standard(c.policy)).encode(family, &mut out.blob)?;
+            let at = out.blob.len();
+            out.blob.extend_from_slice(&tail);
+            out.blob[at + payload..at + payload + 4].copy_from_slice(&c.policy.to_ne_bytes());
             out.carry.push(c.policy_carry);
         }
         Entry::plain(family, Ext::error(blob::ERROR_TARGET)?).encode(family, &mut out.blob)?;
@@ -391,22 +530,36 @@ impl Table {
     }
 }
 
-/// The size of a rule's entry (a standard target for every verdict but an extension).
-fn rule_size(family: Family, r: &Rule) -> usize {
-    let std_size = EXT_STANDARD_SIZE;
-    let target = match &r.verdict {
-        Verdict::Ext(t) => t.size(),
-        _ => std_size,
-    };
-    blob::entry_header_size(family) + r.matches.iter().map(Ext::size).sum::<usize>() + target
+/// FNV-1a for the chain-name maps: short keys of our own table, where SipHash's protection
+/// against chosen keys buys nothing and costs a good part of laying out a large table.
+#[derive(Clone, Copy)]
+pub struct FnvHasher(u64);
+
+impl Default for FnvHasher {
+    fn default() -> Self {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
 }
 
-/// `XT_ALIGN(sizeof(struct xt_standard_target))`.
-const EXT_STANDARD_SIZE: usize = blob::EXT_HEADER + crate::xt::xt_align(4);
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+pub type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
 
 /// A table laid out for the kernel.
 #[derive(Debug, Clone)]
 pub struct Layout {
+    /// The entries, after the bytes reserved in front of them ([`Table::lay_out`]); offsets
+    /// count from the first entry.
     pub blob: Vec<u8>,
     pub hook_entry: [u32; NUMHOOKS],
     pub underflow: [u32; NUMHOOKS],

@@ -161,3 +161,64 @@ fn damaged_blobs_never_panic() {
     assert!(Entry::decode(Family::Ipv4, &b[..100]).is_err());
     assert!(Entry::decode(Family::Inet, &b).is_err());
 }
+
+/// Rules are kept as the bytes read and copied when laid out: after a chain is added in front
+/// of `web` (so every entry after it moves), the jump and the goto to `web` point at its new
+/// body, the fall-through rule at its new next entry, counters and `comefrom` read from the
+/// kernel are not written back, and every rule still reads as before.
+#[test]
+fn copied_rules_are_relocated() {
+    let mut b = captured();
+    // Counters and comefrom as a live table has them, on every entry.
+    let entries = blob::decode_entries(Family::Ipv4, &b).unwrap();
+    for (off, _) in &entries {
+        b[off + 92..off + 96].copy_from_slice(&7u32.to_ne_bytes());
+        b[off + 96..off + 112].copy_from_slice(&[0x11; 16]);
+    }
+    let mut t = Table::from_blob(Family::Ipv4, "filter", 14, &HOOKS, &UNDERFLOWS, &b).unwrap();
+    assert_eq!(t.chains[0].rules[0].counters.packets, 0x1111_1111_1111_1111);
+    let before: Vec<String> = listed(&t);
+    t.insert_user_chain(super::table::Chain::user("aaa"));
+    let l = t.to_blob().unwrap();
+    let out = blob::decode_entries(Family::Ipv4, &l.blob).unwrap();
+    assert!(
+        out.iter()
+            .all(|(_, e)| e.comefrom == 0 && e.counters.packets == 0)
+    );
+    // web's body was at 984 (OUTPUT's policy at 656, 152 bytes, then web's head, 176); aaa's
+    // head and tail (176 + 152 bytes) now sit before web's head.
+    let web_body = 984 + 176 + 152;
+    let verdicts: Vec<Option<i32>> = out
+        .iter()
+        .map(|(_, e)| e.target.standard_verdict())
+        .collect();
+    assert_eq!(verdicts[0], Some(web_body));
+    assert_eq!(verdicts[1], Some(web_body));
+    let (fall_at, fall) = &out[out.len() - 3];
+    assert_eq!(
+        fall.target.standard_verdict(),
+        Some((fall_at + fall.size(Family::Ipv4)) as i32)
+    );
+    let mut hooks = HOOKS;
+    let mut underflows = UNDERFLOWS;
+    hooks[1..4].copy_from_slice(&l.hook_entry[1..4]);
+    underflows[1..4].copy_from_slice(&l.underflow[1..4]);
+    let again = Table::from_blob(Family::Ipv4, "filter", 14, &hooks, &underflows, &l.blob).unwrap();
+    assert_eq!(listed(&again), before);
+    assert_eq!(again.chains[3].name, "aaa");
+}
+
+fn listed(t: &Table) -> Vec<String> {
+    t.chains
+        .iter()
+        .flat_map(|c| {
+            c.rules.iter().map(move |r| {
+                crate::ipt::print::append_line(
+                    &c.name,
+                    &super::convert::to_ipt(Family::Ipv4, r),
+                    false,
+                )
+            })
+        })
+        .collect()
+}
