@@ -33,6 +33,15 @@ pub struct OpFailure {
     pub ext_ack: Option<String>,
 }
 
+impl OpFailure {
+    /// Whether the operation adds or replaces a rule (not a chain or table operation).
+    pub fn is_rule_op(&self) -> bool {
+        ["add rule ", "insert rule ", "replace rule "]
+            .iter()
+            .any(|p| self.op.starts_with(p))
+    }
+}
+
 impl std::fmt::Display for OpFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -44,6 +53,11 @@ impl std::fmt::Display for OpFailure {
         )?;
         if let Some(msg) = &self.ext_ack {
             write!(f, " ({msg})")?;
+        }
+        // nf_tables reports a jump that closes a cycle as ELOOP, or, when its validation
+        // runs past the 16-deep jump stack first, EMLINK: texts that say nothing of chains.
+        if self.errno == libc::ELOOP || (self.errno == libc::EMLINK && self.is_rule_op()) {
+            f.write_str(": the rule's jump or goto would make a loop between chains")?;
         }
         Ok(())
     }
@@ -226,6 +240,7 @@ impl Error {
         match f.errno {
             libc::ENOENT => Error::NotFound(f),
             libc::EEXIST => Error::AlreadyExists(f),
+            libc::EMLINK if f.is_rule_op() => Error::Rejected(f),
             libc::EBUSY | libc::ENOTEMPTY | libc::EMLINK => Error::InUse(f),
             libc::EPERM | libc::EACCES => Error::NotPermitted {
                 context: f.to_string(),

@@ -19,9 +19,12 @@
 //!   [`nft::Session::transact`] before anything is sent), secure mode, audit lines, and the
 //!   bounds on every input.
 //!
+//! [`bench`] is the benchmark suite behind `xtnl bench` and `cargo bench --bench suite`.
+//!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
 
 pub mod backend;
+pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod ipt;

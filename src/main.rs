@@ -1,15 +1,27 @@
 //! `xtnl`: a thin binary over the library; see `xtnl help`.
 
 fn main() {
-    let mut argv = std::env::args();
+    let mut argv = std::env::args_os();
     let program = argv.next().unwrap_or_default();
     let name = std::path::Path::new(&program)
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("xtnl")
         .to_owned();
-    let args: Vec<String> = argv.collect();
-    let status = match xtnl::cli::run(&name, &args) {
+    // `std::env::args` would panic on an argument that is not UTF-8; refuse it instead.
+    let args: Result<Vec<String>, _> = argv
+        .enumerate()
+        .map(|(i, a)| {
+            a.into_string().map_err(|a| {
+                xtnl::Error::InvalidInput(format!(
+                    "argument {} is not valid UTF-8: {:?}",
+                    i + 1,
+                    a.to_string_lossy()
+                ))
+            })
+        })
+        .collect();
+    let status = match args.and_then(|args| xtnl::cli::run(&name, &args)) {
         Ok(status) => status,
         Err(e) => xtnl::cli::report(&e),
     };

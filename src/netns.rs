@@ -21,6 +21,11 @@ fn current() -> Result<(u64, u64)> {
     })
 }
 
+/// The calling thread's network namespace (device and inode of its nsfs file).
+pub fn current_id() -> Result<(u64, u64)> {
+    current()
+}
+
 /// Moves the calling thread (and processes it spawns afterwards) into a new, empty network
 /// namespace. Needs CAP_SYS_ADMIN.
 pub fn enter_new() -> Result<()> {

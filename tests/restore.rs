@@ -274,3 +274,20 @@ fn a_parse_error_names_its_line_and_changes_nothing() {
         assert!(run("iptables-nft", &["-S"]).status.success());
     });
 }
+
+/// A reservation's teardown as one restore block (delete the jump, flush, delete the chain),
+/// as iptables-nft-restore takes it; also when the flushed chain was the only one jumping to
+/// a chain deleted after it.
+#[test]
+fn delete_jump_flush_and_delete_chain_in_one_block() {
+    in_netns(|| {
+        let set_up = "*nat\n:v1 - [0:0]\n:v2 - [0:0]\n-A PREROUTING -j v1\n-A v1 -j v2\n-A v1 -j RETURN\nCOMMIT\n";
+        let o = xtnl_restore(&["--noflush"], set_up);
+        assert!(o.status.success(), "{}", text(&o));
+        let teardown = "*nat\n-D PREROUTING -j v1\n-F v1\n-X v1\n-X v2\nCOMMIT\n";
+        let o = xtnl_restore(&["--noflush"], teardown);
+        assert!(o.status.success(), "{}", text(&o));
+        let left = run_ok("iptables-nft", &["-t", "nat", "-S"]);
+        assert!(!left.contains("v1") && !left.contains("v2"), "{left}");
+    });
+}

@@ -2,6 +2,7 @@
 //! [`run`] and reports errors with [`report`].
 
 mod apply;
+mod bench;
 mod demo;
 mod iptables;
 mod listing;
@@ -43,6 +44,7 @@ commands:
   apply [FILE|-] [-w [SECS]]    apply a JSON document of transactions (see the README);
                                 prints a JSON result
 {NATHOST}
+{BENCH}
   version                       print the version
   help                          print this help
 
@@ -78,10 +80,16 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
         Some("version" | "--version" | "-V") => {
             writeln!(out, "xtnl {}", env!("CARGO_PKG_VERSION")).map_err(io_error)
         }
-        Some("help" | "--help" | "-h") => {
-            writeln!(out, "{}", USAGE.replace("{NATHOST}", nathost::USAGE)).map_err(io_error)
-        }
+        Some("help" | "--help" | "-h") => writeln!(
+            out,
+            "{}",
+            USAGE
+                .replace("{NATHOST}", nathost::USAGE)
+                .replace("{BENCH}", bench::USAGE)
+        )
+        .map_err(io_error),
         Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
+        Some("bench") => bench::run(&mut out, &args[1..]),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
             nathost::run(&mut out, args, backend)
         }
@@ -177,6 +185,11 @@ fn hint(err: &Error) -> Option<&'static str> {
             "hint: the ruleset changed during every attempt; retry, or find the process that rewrites it constantly"
         }
         ErrorKind::InvalidInput => "Try `xtnl help' for more information.",
+        ErrorKind::InvalidArgument if refused_rule(err) => {
+            "hint: the kernel refused the rule itself; most often a target in a chain whose hook \
+             does not allow it (DNAT and REDIRECT: PREROUTING and OUTPUT; SNAT: POSTROUTING and \
+             INPUT; MASQUERADE: POSTROUTING), also through a jump from another chain"
+        }
         ErrorKind::PolicyDenied => {
             "hint: the policy does not allow this change; nothing was changed (ask the operator to extend the policy)"
         }
@@ -185,4 +198,10 @@ fn hint(err: &Error) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+/// Whether the kernel answered EINVAL to a rule (its expressions, not the chain it names).
+fn refused_rule(err: &Error) -> bool {
+    err.op_failure()
+        .is_some_and(|f| f.errno == libc::EINVAL && f.is_rule_op())
 }

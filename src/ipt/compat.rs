@@ -19,6 +19,7 @@ use crate::nft::codec::{self, cmp, load, meta, verdict};
 use crate::nft::{EncodedRule, RawRule, TableRef};
 use crate::wire::expr::{CmpOp, Counter, Expr, MetaKey, PayloadBase, REG_1, Range, Verdict};
 use crate::wire::nftables::RuleCompat;
+use crate::xt::{Tcp, Udp, XtMatch};
 
 /// Encodes an iptables rule for `table`.
 pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
@@ -77,6 +78,27 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
     }
     for m in &rule.matches {
         match m {
+            IptMatch::Tcp(p) | IptMatch::Udp(p) if p.sport.is_none() && p.dport.is_none() => {
+                // A bare `-m tcp`/`-m udp` has no native form: iptables-nft 1.8.9 keeps the
+                // x_tables match with its defaults (any port), and `-S`/`-D` see it.
+                let any = [0, u16::MAX];
+                let xt = match m {
+                    IptMatch::Tcp(_) => XtMatch::Tcp(Tcp {
+                        spts: any,
+                        dpts: any,
+                        option: 0,
+                        flg_mask: 0,
+                        flg_cmp: 0,
+                        invflags: 0,
+                    }),
+                    _ => XtMatch::Udp(Udp {
+                        spts: any,
+                        dpts: any,
+                        invflags: 0,
+                    }),
+                };
+                out.push(Expr::Match(xt.to_expr()));
+            }
             IptMatch::Tcp(p) | IptMatch::Udp(p) => {
                 for (offset, port) in [(0, &p.sport), (2, &p.dport)] {
                     if let Some(port) = port {

@@ -73,6 +73,9 @@ struct ChainState {
     rules: Option<Vec<Slot>>,
     /// How many rules the chain had in the kernel when its rules were loaded.
     kernel_rules: usize,
+    /// Flushed by this plan before its rules were read: their jumps still count in the
+    /// use counts read from the kernel until they are read (see `account_unread_flushes`).
+    flushed_unread: bool,
 }
 
 impl ChainState {
@@ -85,6 +88,7 @@ impl ChainState {
             use_count: c.use_count,
             rules: None,
             kernel_rules: 0,
+            flushed_unread: false,
         }
     }
     fn virtual_builtin(b: &Builtin) -> Self {
@@ -96,6 +100,7 @@ impl ChainState {
             use_count: 0,
             rules: Some(Vec::new()),
             kernel_rules: 0,
+            flushed_unread: false,
         }
     }
     fn created() -> Self {
@@ -107,6 +112,7 @@ impl ChainState {
             use_count: 0,
             rules: Some(Vec::new()),
             kernel_rules: 0,
+            flushed_unread: false,
         }
     }
 }
@@ -283,6 +289,30 @@ impl Planner {
             );
         }
         Ok(state.rules.get_or_insert_with(Vec::new))
+    }
+
+    /// A `-F` that did not read the chain (a flush needs no read) left its rules' jumps in
+    /// the use counts read from the kernel; a `-X` later in the same plan reads them, so
+    /// that `-D` of the jump, `-F`, `-X` in one restore block works as in iptables-restore.
+    fn account_unread_flushes(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        let pending: Vec<String> = self
+            .chains
+            .iter()
+            .filter(|(_, c)| c.flushed_unread)
+            .map(|(n, _)| n.clone())
+            .collect();
+        let table = self.table.clone();
+        for name in pending {
+            let raw = r.raw_rules(&table, Some(&name))?;
+            if let Some(c) = self.chains.get_mut(&name) {
+                c.kernel_rules = raw.len();
+                c.flushed_unread = false;
+            }
+            for x in &raw {
+                self.note_jump(&compat::decode(&table, x), -1);
+            }
+        }
+        Ok(())
     }
 
     fn note_jump(&mut self, rule: &IptRule, delta: i64) {
@@ -522,6 +552,7 @@ impl Planner {
             }
             Command::DeleteChain(Some(chain)) => {
                 self.require(r, chain)?;
+                self.account_unread_flushes(r)?;
                 if self.chains.get(chain).is_some_and(|c| c.base.is_some()) {
                     return Err(refused(
                         "iptables: Can't delete built-in chain.",
@@ -591,6 +622,12 @@ impl Planner {
             }
             Command::Flush(Some(chain)) => {
                 self.require(r, chain)?;
+                if let Some(c) = self.chains.get_mut(chain)
+                    && c.in_kernel
+                    && c.rules.is_none()
+                {
+                    c.flushed_unread = true;
+                }
                 if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
                     for s in rules {
                         self.note_jump(s.rule(), -1);

@@ -759,7 +759,7 @@ fn is_known_target(name: &str) -> bool {
 }
 
 /// iptables' chain-name limit (XT_EXTENSION_MAXNAMELEN - 1 = 28) and no spaces.
-fn validate_chain_name(c: &str) -> Result<()> {
+pub(crate) fn validate_chain_name(c: &str) -> Result<()> {
     if c.is_empty() {
         return Err(bad("chain name expected"));
     }
@@ -923,17 +923,29 @@ fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatRange> {
         (None, None)
     } else {
         match addrs.split_once('-') {
-            Some((a, b)) => (Some(ip(a)?), Some(ip(b)?)),
+            Some((a, b)) => {
+                let (a, b) = (ip(a)?, ip(b)?);
+                // The kernel takes a reversed range and then maps nothing sensible.
+                if a > b {
+                    return Err(bad(format!(
+                        "address range `{addrs}' for {opt} is reversed: {a} is higher than {b}"
+                    )));
+                }
+                (Some(a), Some(b))
+            }
             None => (Some(ip(addrs)?), None),
         }
     };
     let ports = match ports {
         None => None,
-        Some(p) => Some(match p.split_once('-') {
-            Some((a, b)) => PortRange::new(port(a)?, port(b)?)
-                .map_err(|_| bad(format!("Port range `{p}' invalid")))?,
-            None => PortRange::single(port(p)?),
-        }),
+        Some(p) => Some(nat_ports(
+            match p.split_once('-') {
+                Some((a, b)) => PortRange::new(port(a)?, port(b)?)
+                    .map_err(|_| bad(format!("Port range `{p}' invalid")))?,
+                None => PortRange::single(port(p)?),
+            },
+            opt,
+        )?),
     };
     if addr_min.is_none() && ports.is_none() {
         return Err(err());
@@ -946,12 +958,24 @@ fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatRange> {
 }
 
 fn parse_to_ports(s: &str) -> Result<PortRange> {
-    match s.split_once('-') {
+    let range = match s.split_once('-') {
         Some((a, b)) => {
             PortRange::new(port(a)?, port(b)?).map_err(|_| bad(format!("Port range `{s}' invalid")))
         }
         None => Ok(PortRange::single(port(s)?)),
+    }?;
+    nat_ports(range, "--to-ports")
+}
+
+/// A NAT rewrites to these ports: port 0 is no port a connection can use (iptables 1.8.9
+/// and the kernel accept it, and every translated connection then fails).
+fn nat_ports(range: PortRange, opt: &str) -> Result<PortRange> {
+    if range.first() == 0 {
+        return Err(bad(format!(
+            "Port `0' not valid for {opt}: a NAT needs ports from 1 to 65535"
+        )));
     }
+    Ok(range)
 }
 
 fn parse_target(

@@ -81,6 +81,10 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
         if let Some(decl) = line.strip_prefix(':') {
             let mut f = decl.split_whitespace();
             let name = f.next().ok_or_else(|| at(n, "chain name expected"))?;
+            parse::validate_chain_name(name).map_err(|e| match e {
+                Error::InvalidInput(m) => at(n, m),
+                other => other,
+            })?;
             let policy = match f.next() {
                 Some("-") => None,
                 Some("ACCEPT") => Some(Policy::Accept),

@@ -365,6 +365,16 @@ impl Table {
         if !ended {
             return Err(bad("no ERROR entry at the end"));
         }
+        // Every hook the table says it has must have its chain; a hook whose entry offset
+        // matched no entry would otherwise vanish here and be laid out again at offset 0.
+        for &h in &hooks {
+            if !chains.iter().any(|c| c.hook == Some(h)) {
+                return Err(bad(format!(
+                    "hook {h}'s entry at offset {} is not the start of a chain",
+                    hook_entry[h]
+                )));
+            }
+        }
         Ok(Table {
             family,
             name: name.to_string(),

@@ -52,6 +52,9 @@ pub fn corpus_v4() -> Vec<Spec> {
         "-m conntrack ! --ctstate NEW,UNTRACKED,DNAT",
         "-s 192.0.2.0/24 -d 198.51.100.7 -i eth1 -p tcp --dport 8080 -m comment --comment all",
         "-p tcp -m comment --comment first -m tcp --dport 25",
+        // Bare modules: iptables-nft keeps them as x_tables matches (found by fuzzing).
+        "-p tcp -m tcp",
+        "-p udp -m udp -m comment --comment bare",
     ];
     let filter_targets = [
         "-j ACCEPT",

@@ -1,0 +1,324 @@
+//! The bodies of the fuzz targets, shared with the regression test that replays the seeds
+//! and every input that once crashed (`tests/fuzz_regressions.rs` includes this file), so
+//! that a crash found by fuzzing is replayed by `cargo test` through the same code.
+#![allow(dead_code)]
+
+use std::fmt::Write;
+
+use xtnl::ipt::parse::{self, Command};
+use xtnl::ipt::{compat, print, restore, tables};
+use xtnl::model::Family;
+use xtnl::nft::{ChainType, Hook, Policy, RawRule, SetElements, TableRef, codec};
+use xtnl::wire::netlink::{AckRepr, NLMSG_ERROR, NlMsgs};
+use xtnl::wire::nftables::{
+    ChainRepr, GenRepr, RuleRepr, SetElemsRepr, TableRepr, msg, nft_msg_of, split_nfgenmsg,
+};
+use xtnl::xt::{XtMatch, XtTarget};
+
+/// The iptables command-line grammar: arbitrary bytes as command lines.
+///
+/// First byte: bit 0 picks IPv6 as the default family; bit 1 splits the rest into arguments
+/// at NUL bytes (any argument content), otherwise each line is split the way a restore file
+/// line is (`split_words`). Every command that parses is then encoded for its table, decoded
+/// back as a listing would, and printed: none of it may panic, and what `-S` would print
+/// for the rule read back must be what it prints for the rule as parsed.
+pub fn ipt_parse(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let family = if mode & 1 != 0 {
+        Family::Ipv6
+    } else {
+        Family::Ipv4
+    };
+    let text = String::from_utf8_lossy(rest);
+    if mode & 2 != 0 {
+        let args: Vec<String> = text.split('\0').map(str::to_owned).collect();
+        one(&args, family);
+    } else {
+        for line in text.lines() {
+            if let Ok(args) = parse::split_words(line) {
+                one(&args, family);
+            }
+        }
+    }
+}
+
+fn one(args: &[String], family: Family) {
+    let Ok(inv) = parse::parse(args, family) else {
+        return;
+    };
+    let rule = match &inv.command {
+        Command::Append { rule, .. }
+        | Command::Insert { rule, .. }
+        | Command::Delete { rule, .. }
+        | Command::Replace { rule, .. }
+        | Command::Check { rule, .. } => rule,
+        _ => return,
+    };
+    let spec = print::rule_spec(rule);
+    let _ = print::append_line("X", rule, true);
+    if let Ok(model) = compat::to_model(rule, inv.family) {
+        if let Ok(native) = codec::encode_native(&model, inv.family) {
+            let _ = codec::decode(inv.family, &native.exprs, native.userdata.as_deref());
+        }
+    }
+    let table = TableRef::new(inv.family, inv.table.clone());
+    if let Ok(enc) = compat::encode(&table, rule) {
+        let mut sets = SetElements::new();
+        if let Some(s) = enc.sets.first() {
+            sets.insert(codec::ANON_SET_NAME.to_owned(), s.elements.clone());
+        }
+        let raw = RawRule {
+            chain: table.chain("X"),
+            handle: 1,
+            exprs: enc.exprs,
+            userdata: enc.userdata,
+            sets,
+        };
+        let back = compat::decode(&table, &raw);
+        // In tables of xtnl's own, rules are encoded natively and some read back in other
+        // words of the same meaning (`-m conntrack --ctstate` as `-m state`); in iptables'
+        // tables the encoding is iptables-nft's and must read back as written.
+        if !tables::is_iptables_table(&inv.table) {
+            return;
+        }
+        assert_eq!(
+            print::rule_spec(&back.without_counters()),
+            spec,
+            "rule read back differs from the rule added: {args:?}"
+        );
+    }
+}
+
+/// The iptables-restore format: arbitrary bytes as a restore file (the CLI refuses
+/// non-UTF-8 input before parsing, so only UTF-8 reaches the parser). First byte: bit 0
+/// picks IPv6.
+pub fn restore_parse(data: &[u8]) {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let family = if mode & 1 != 0 {
+        Family::Ipv6
+    } else {
+        Family::Ipv4
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let _ = restore::parse_file(text, family);
+}
+
+/// Arbitrary bytes as what the kernel sends on the NETLINK_NETFILTER socket: one datagram of
+/// netlink messages, iterated as the transport does (ACKs and errors with extended-ack
+/// TLVs), each nf_tables message decoded as a listing decodes it: table, chain, rule (every
+/// expression kind), set elements, generation; each rule then decoded to the model
+/// (`nft::codec`) and to iptables' view (`ipt::compat::decode`, which types the x_tables
+/// payloads), and printed. Nothing here may panic or allocate without bound.
+pub fn nft_decode(data: &[u8]) {
+    let mut sets = SetElements::new();
+    let mut rules = Vec::new();
+    let mut out = String::new();
+    for m in NlMsgs::new(data) {
+        let Ok(m) = m else { break };
+        let _ = (m.flags(), m.seq(), m.pid());
+        if m.ty() == NLMSG_ERROR {
+            if let Ok(ack) = AckRepr::parse(&m) {
+                let _ = write!(out, "{ack:?}");
+            }
+            continue;
+        }
+        let Some(kind) = nft_msg_of(m.ty()) else {
+            continue;
+        };
+        let Ok((family, attrs)) = split_nfgenmsg(m.payload()) else {
+            continue;
+        };
+        match kind {
+            msg::NEWTABLE => {
+                if let Ok(t) = TableRepr::parse(family, attrs) {
+                    let _ = Family::from_nfproto(t.family);
+                }
+            }
+            msg::NEWCHAIN => {
+                if let Ok(c) = ChainRepr::parse(family, attrs) {
+                    // What the listing's Chain::from_repr derives from it.
+                    if let Some(h) = &c.hook {
+                        let _ = Hook::from_number(h.hooknum);
+                        let _ = c.chain_type.as_deref().and_then(ChainType::parse);
+                        let _ = c.policy.and_then(Policy::from_verdict);
+                    }
+                }
+            }
+            msg::NEWRULE => {
+                if let Ok(r) = RuleRepr::parse(family, attrs) {
+                    for e in &r.exprs {
+                        let _ = write!(out, "{e}");
+                    }
+                    rules.push(r);
+                }
+            }
+            msg::NEWSETELEM => {
+                if let Ok(s) = SetElemsRepr::parse(attrs) {
+                    sets.entry(s.set.clone()).or_default().extend(s.elements);
+                }
+            }
+            msg::NEWGEN => {
+                let _ = GenRepr::parse(attrs);
+            }
+            _ => {}
+        }
+    }
+    for r in rules {
+        let Some(family) = Family::from_nfproto(r.family) else {
+            continue;
+        };
+        let model = codec::decode_with_sets(family, &r.exprs, r.userdata.as_deref(), &|n| {
+            sets.get(n).cloned()
+        });
+        let _ = write!(out, "{model}");
+        let _ = model.is_expressible();
+        let table = TableRef::new(family, r.table.clone());
+        let raw = RawRule {
+            chain: table.chain(r.chain.clone()),
+            handle: r.handle.unwrap_or(0),
+            exprs: r.exprs,
+            userdata: r.userdata,
+            sets: sets.clone(),
+        };
+        let ipt = compat::decode(&table, &raw);
+        out.push_str(&print::append_line(&raw.chain.name, &ipt, true));
+        // The same expressions as they would be read in iptables' own tables.
+        for name in ["filter", "nat"] {
+            let t = TableRef::new(family, name);
+            let ipt = compat::decode(&t, &raw);
+            out.push_str(&print::rule_spec(&ipt));
+        }
+    }
+    std::hint::black_box(out);
+}
+
+/// The x_tables extensions with typed payloads, matches first, then targets.
+const MATCHES: &[(&str, u32)] = &[
+    ("comment", 0),
+    ("multiport", 1),
+    ("conntrack", 3),
+    ("state", 0),
+    ("tcp", 0),
+    ("udp", 0),
+];
+const TARGETS: &[(&str, u32)] = &[
+    ("DNAT", 0),
+    ("DNAT", 1),
+    ("DNAT", 2),
+    ("SNAT", 0),
+    ("SNAT", 1),
+    ("SNAT", 2),
+    ("MASQUERADE", 0),
+    ("REDIRECT", 0),
+    ("REJECT", 0),
+    ("LOG", 0),
+];
+
+/// The x_tables extension payloads (`src/xt/`): arbitrary bytes as the `info` of a match or
+/// target that the kernel reports (nft_compat's NFTA_MATCH_INFO / NFTA_TARGET_INFO, or an
+/// x_tables blob). First byte: which extension and revision; second: the family. Whatever
+/// decodes must re-encode to a payload that decodes to the same value.
+pub fn xt_decode(data: &[u8]) {
+    let [which, fam, info @ ..] = data else {
+        return;
+    };
+    let family = match fam % 3 {
+        0 => Family::Ipv4,
+        1 => Family::Ipv6,
+        _ => Family::Inet,
+    };
+    let which = usize::from(*which) % (MATCHES.len() + TARGETS.len());
+    if let Some(&(name, rev)) = MATCHES.get(which) {
+        if let Ok(m) = XtMatch::decode(name, rev, info) {
+            let again = XtMatch::decode(m.name(), m.revision(), &m.encode())
+                .expect("a decoded match re-encodes to a valid payload");
+            assert_eq!(again, m, "match {name} rev {rev} round trip");
+            let _ = XtMatch::from_expr(&m.to_expr());
+        }
+    } else {
+        let (name, rev) = TARGETS[which - MATCHES.len()];
+        if let Ok(t) = XtTarget::decode(name, rev, info, family) {
+            let again = XtTarget::decode(t.name(), t.revision(), &t.encode(), family)
+                .expect("a decoded target re-encodes to a valid payload");
+            assert_eq!(again, t, "target {name} rev {rev} round trip");
+            let _ = XtTarget::from_expr(&t.to_expr(), family);
+        }
+    }
+}
+
+/// `xtnl apply` documents (`json::parse`): arbitrary bytes as a document, through parsing
+/// and validation; none of it may panic.
+pub fn json_parse(data: &[u8]) {
+    let _ = xtnl::json::parse(data);
+}
+
+/// The x_tables blob decoder of the legacy backend (`legacy::blob`, `legacy::table`):
+/// arbitrary bytes as what `IPT_SO_GET_INFO` and `IPT_SO_GET_ENTRIES` return. First byte:
+/// bit 0 picks IPv6; then the 84-byte getinfo reply, then the entries. A table that decodes
+/// must lay out again and decode from that layout to the same table, counters aside.
+pub fn xt_blob(data: &[u8]) {
+    use xtnl::legacy::blob::{self, GetInfo};
+    use xtnl::legacy::table::Table;
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let family = if mode & 1 != 0 {
+        Family::Ipv6
+    } else {
+        Family::Ipv4
+    };
+    if rest.len() < GetInfo::SIZE {
+        let _ = blob::decode_entries(family, rest);
+        return;
+    }
+    let (info, entries) = rest.split_at(GetInfo::SIZE);
+    let _ = blob::decode_counters(entries);
+    let Ok(info) = GetInfo::decode(info) else {
+        let _ = blob::decode_entries(family, entries);
+        return;
+    };
+    let Ok(table) = Table::from_blob(
+        family,
+        &info.name,
+        info.valid_hooks,
+        &info.hook_entry,
+        &info.underflow,
+        entries,
+    ) else {
+        return;
+    };
+    let Ok(layout) = table.to_blob() else {
+        return;
+    };
+    let again = Table::from_blob(
+        family,
+        &info.name,
+        info.valid_hooks,
+        &layout.hook_entry,
+        &layout.underflow,
+        &layout.blob,
+    )
+    .expect("a table laid out by xtnl decodes");
+    // A layout carries no counters: the kernel keeps them across a replace, and the backend
+    // adds the replaced table's back (IPT_SO_SET_ADD_COUNTERS). Everything else must match.
+    let without_counters = |mut t: Table| {
+        for c in &mut t.chains {
+            c.policy_counters = Default::default();
+            for r in &mut c.rules {
+                r.counters = Default::default();
+            }
+        }
+        t
+    };
+    assert_eq!(
+        without_counters(again),
+        without_counters(table),
+        "layout round trip"
+    );
+}
