@@ -132,7 +132,7 @@ pub fn to_rule(family: Family, table: &str, rule: &IptRule) -> Result<Rule> {
     )
     .map_err(Error::from)?;
     Ok(Rule {
-        raw: Raw::owned(bytes),
+        raw: Raw::owned(family, bytes),
         verdict,
         counters: Counters::default(),
         carry: Carry::Zero,

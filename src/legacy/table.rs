@@ -44,15 +44,17 @@ pub struct Raw {
     buf: Arc<Vec<u8>>,
     at: usize,
     len: usize,
+    family: Family,
 }
 
 impl Raw {
-    pub fn owned(bytes: Vec<u8>) -> Raw {
+    pub fn owned(family: Family, bytes: Vec<u8>) -> Raw {
         let len = bytes.len();
         Raw {
             buf: Arc::new(bytes),
             at: 0,
             len,
+            family,
         }
     }
 
@@ -61,15 +63,30 @@ impl Raw {
             .get(self.at..self.at + self.len)
             .unwrap_or_default()
     }
-}
 
-impl PartialEq for Raw {
-    fn eq(&self, other: &Raw) -> bool {
-        self.bytes() == other.bytes()
+    /// The same entry, but for what the kernel fills in (`comefrom`, the counters) and, when
+    /// `relocatable`, the standard target's offset (all rewritten when laid out).
+    fn same_entry(&self, other: &Raw, relocatable: bool) -> bool {
+        let (a, b) = (self.bytes(), other.bytes());
+        if self.family != other.family || a.len() != b.len() {
+            return false;
+        }
+        let Ok(l) = blob::layout(self.family) else {
+            return a == b;
+        };
+        let mut skip = vec![(l.comefrom, 4), (l.counters, blob::COUNTERS_SIZE)];
+        if relocatable && let Some(t) = a.get(l.target_offset..l.target_offset + 2) {
+            skip.push((
+                usize::from(u16::from_ne_bytes([t[0], t[1]])) + blob::EXT_HEADER,
+                4,
+            ));
+        }
+        a.iter()
+            .zip(b)
+            .enumerate()
+            .all(|(i, (x, y))| x == y || skip.iter().any(|&(at, n)| (at..at + n).contains(&i)))
     }
 }
-
-impl Eq for Raw {}
 
 impl std::fmt::Debug for Raw {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -95,7 +112,8 @@ pub enum Verdict {
 /// One rule: its entry's bytes (the goto flag of a [`Verdict::Goto`] included) and its
 /// verdict. Laid out, the bytes are copied with `comefrom` and the counters zeroed and, for a
 /// jump, a goto or a fallthrough, the standard target's offset written from `verdict`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Two rules are equal when they would be laid out alike and count alike.
+#[derive(Debug, Clone)]
 pub struct Rule {
     pub raw: Raw,
     pub verdict: Verdict,
@@ -103,6 +121,21 @@ pub struct Rule {
     pub counters: Counters,
     pub carry: Carry,
 }
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        let relocatable = matches!(
+            self.verdict,
+            Verdict::Jump(_) | Verdict::Goto(_) | Verdict::Fallthrough
+        );
+        self.verdict == other.verdict
+            && self.counters == other.counters
+            && self.carry == other.carry
+            && self.raw.same_entry(&other.raw, relocatable)
+    }
+}
+
+impl Eq for Rule {}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chain {
@@ -353,6 +386,7 @@ impl Table {
                     buf: buf.clone(),
                     at: base + off,
                     len: e.size,
+                    family,
                 },
                 verdict: v,
                 counters: e.counters,
