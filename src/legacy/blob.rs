@@ -339,22 +339,7 @@ impl Entry {
     pub fn decode(family: Family, b: &[u8]) -> Result<(Entry, usize), WireError> {
         let l = layout(family)?;
         let a = l.addr;
-        if b.len() < l.size {
-            return Err(WireError::truncated(l.size, b.len()).within("entry"));
-        }
-        let target_offset = u16_at(b, l.target_offset, "target_offset")? as usize;
-        let next_offset = u16_at(b, l.next_offset, "next_offset")? as usize;
-        if target_offset < l.size
-            || next_offset < target_offset + EXT_HEADER
-            || next_offset > b.len()
-            || next_offset % crate::xt::XT_ALIGN != 0
-        {
-            return Err(WireError::bad_value(format!(
-                "target_offset {target_offset} / next_offset {next_offset} impossible in {} bytes",
-                b.len()
-            ))
-            .within("entry"));
-        }
+        let (target_offset, next_offset) = entry_offsets(&l, b)?;
         let slice = |at: usize, n: usize| b[at..at + n].to_vec();
         let arr = |at: usize| -> [u8; IFNAMSIZ] {
             let mut x = [0u8; IFNAMSIZ];
@@ -577,8 +562,10 @@ pub(crate) fn is_plain(l: &Layout, b: &[u8], s: &Scan<'_>) -> bool {
             .is_some_and(|h| h.iter().all(|&x| x == 0))
 }
 
-/// Reads the entry at the start of `b` in place (see [`Scan`]).
-pub(crate) fn scan<'a>(l: &Layout, b: &'a [u8]) -> Result<Scan<'a>, WireError> {
+/// The entry's `target_offset` and `next_offset`, checked against its fixed part, the
+/// extension header, `b`'s length and alignment: what both [`Entry::decode`] and [`scan`]
+/// stand on.
+fn entry_offsets(l: &Layout, b: &[u8]) -> Result<(usize, usize), WireError> {
     if b.len() < l.size {
         return Err(WireError::truncated(l.size, b.len()).within("entry"));
     }
@@ -595,6 +582,12 @@ pub(crate) fn scan<'a>(l: &Layout, b: &'a [u8]) -> Result<Scan<'a>, WireError> {
         ))
         .within("entry"));
     }
+    Ok((target_offset, next_offset))
+}
+
+/// Reads the entry at the start of `b` in place (see [`Scan`]).
+pub(crate) fn scan<'a>(l: &Layout, b: &'a [u8]) -> Result<Scan<'a>, WireError> {
+    let (target_offset, next_offset) = entry_offsets(l, b)?;
     let mut at = l.size;
     while at < target_offset {
         let (size, _) =
