@@ -43,6 +43,8 @@
 //! `--bench` argument, e.g. under `cargo test --benches`). Nothing is asserted: the targets
 //! are printed with PASS/FAIL beside them.
 
+mod support;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -502,30 +504,6 @@ fn measure_rss(b: &Bench, tool: Tool) -> Option<(u64, u64)> {
     Some((flush, insert))
 }
 
-/// The xtnl binary cargo built for this bench, or the release build (under the target named
-/// in `.cargo/config.toml`) after building it.
-fn locate_xtnl() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_xtnl"));
-    if built.exists() {
-        return built;
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let release = manifest.join("target/x86_64-unknown-linux-gnu/release/xtnl");
-    if !release.exists() {
-        eprintln!(
-            "cli bench: {} missing; running `cargo build --release --bin xtnl`",
-            release.display()
-        );
-        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["build", "--release", "--bin", "xtnl"])
-            .current_dir(manifest)
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cargo build --release --bin xtnl failed");
-    }
-    release
-}
-
 fn first_line(program: &str, args: &[&str]) -> String {
     Command::new(program)
         .args(args)
@@ -557,7 +535,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("xtnl-clibench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create temp dir");
     let b = Bench {
-        xtnl: locate_xtnl(),
+        xtnl: support::locate_xtnl("cli"),
         lock: dir.join("xtables.lock"),
         dir,
     };

@@ -22,8 +22,10 @@
 //! what runs without cargo's `--bench` argument). Targets are printed with PASS/FAIL; nothing
 //! is asserted.
 
+mod support;
+
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -328,24 +330,6 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-fn locate_xtnl() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_xtnl"));
-    if built.exists() {
-        return built;
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let release = manifest.join("target/x86_64-unknown-linux-gnu/release/xtnl");
-    if !release.exists() {
-        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["build", "--release", "--bin", "xtnl"])
-            .current_dir(manifest)
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cargo build --release --bin xtnl failed");
-    }
-    release
-}
-
 fn main() {
     if let Err(e) = xtnl::netns::enter_new() {
         panic!("legacy bench: cannot create a network namespace ({e}); it needs root");
@@ -364,7 +348,7 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let lock = dir.join("xtables.lock");
     let b = Bench {
-        xtnl: locate_xtnl(),
+        xtnl: support::locate_xtnl("legacy"),
         legacy: Legacy::open(Family::Ipv4, XtablesLock::new(&lock, WaitPolicy::Forever))
             .expect("open x_tables"),
         lock,

@@ -24,6 +24,8 @@
 //! `iptables-legacy-restore --noflush`. Run: `cargo bench --bench nathost` (about a minute),
 //! `-- --quick` for a short run. Targets are printed with PASS/FAIL, never asserted.
 
+mod support;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -244,20 +246,6 @@ fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
 }
 
-fn locate_xtnl() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_xtnl"));
-    if built.exists() {
-        return built;
-    }
-    let release =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/x86_64-unknown-linux-gnu/release/xtnl");
-    assert!(
-        release.exists(),
-        "nathost bench: build the binary first (cargo build --release)"
-    );
-    release
-}
-
 fn main() {
     if let Err(e) = xtnl::netns::enter_new() {
         panic!("nathost bench: cannot create a network namespace ({e}); it needs root");
@@ -271,7 +259,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("xtnl-nathostbench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let b = Bench {
-        xtnl: locate_xtnl(),
+        xtnl: support::locate_xtnl("nathost"),
         lock: dir.join("xtables.lock"),
         dir,
     };

@@ -6,31 +6,9 @@
 //! Run as root: it creates its own network namespace first and touches netfilter only there.
 //! Nothing is asserted: targets are printed with PASS/FAIL beside them.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
 
-/// The xtnl binary cargo built for this bench, or the release build after building it.
-fn locate_xtnl() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_xtnl"));
-    if built.exists() {
-        return built;
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let release = manifest.join("target/x86_64-unknown-linux-gnu/release/xtnl");
-    if !release.exists() {
-        eprintln!(
-            "suite: {} missing; running `cargo build --release --bin xtnl`",
-            release.display()
-        );
-        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["build", "--release", "--bin", "xtnl"])
-            .current_dir(manifest)
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cargo build --release --bin xtnl failed");
-    }
-    release
-}
+use std::path::Path;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -51,7 +29,7 @@ fn main() {
         } else {
             xtnl::bench::Plan::full()
         },
-        xtnl: locate_xtnl(),
+        xtnl: support::locate_xtnl("suite"),
         scratch: std::env::temp_dir().join(format!("xtnl-suite-{}", std::process::id())),
         command: format!(
             "cargo bench --bench suite{}",
