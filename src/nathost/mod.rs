@@ -162,6 +162,42 @@ fn ensure_single_jump(
     }
 }
 
+/// Makes `entry` hold exactly one jump to `target`, equal to `jump`. `target_info` is what
+/// the plan read of the target (`None`: the plan creates it). Nothing is read when the
+/// answer is known: a new or unreferenced target, or a new entry chain, gets the jump
+/// inserted; a target whose one reference is the rule it hints at, already equal to `jump`,
+/// needs nothing. Otherwise the entry chain is read and put right.
+#[allow(clippy::too_many_arguments)]
+fn ensure_jump(
+    v: &mut dyn TableAccess,
+    table: &str,
+    entry: &str,
+    entry_exists: bool,
+    target: &str,
+    target_info: Option<&ChainInfo>,
+    jump: &IptRule,
+    changes: &mut Vec<Change>,
+) -> Result<()> {
+    let references = target_info.map_or(Some(0), |i| i.references);
+    if !entry_exists || references == Some(0) {
+        changes.push(Change::InsertRule {
+            table: table.into(),
+            chain: entry.into(),
+            rule: jump.clone(),
+        });
+        return Ok(());
+    }
+    if let (Some(1), Some(id)) = (references, target_info.and_then(|i| i.jump_hint))
+        && v.rule(table, entry, id)?
+            .is_some_and(|g| same(&g.rule, jump))
+    {
+        return Ok(());
+    }
+    let entry_rules = v.lookup(table, &[], Some(entry))?.rules;
+    ensure_single_jump(table, entry, &entry_rules, target, jump, changes);
+    Ok(())
+}
+
 /// Makes the chain's forward for `f`'s key equal to `f`: added when missing, replaced in
 /// place when it differs, duplicates for the same key deleted.
 fn ensure_forward(
@@ -230,6 +266,8 @@ fn plan_setup(v: &mut dyn TableAccess, res: &Reservation) -> Result<Planned> {
     ensure_entry(table, entry, &look.chains[1], &mut changes)?;
     match &look.chains[0] {
         None => {
+            // The jump right after the chain: it gets the chain's handle + 1, which is what
+            // teardown's guess (`ChainInfo::jump_hint`) relies on.
             changes.push(Change::CreateChain {
                 table: table.clone(),
                 chain: chain.clone(),
@@ -258,22 +296,17 @@ fn plan_setup(v: &mut dyn TableAccess, res: &Reservation) -> Result<Planned> {
                     &mut changes,
                 );
             }
-            let guessed = match (info.references, info.jump_hint) {
-                (Some(1), Some(id)) => v.rule(table, entry, id)?,
-                _ => None,
-            };
-            if info.references == Some(0) || look.chains[1].is_none() {
-                changes.push(Change::InsertRule {
-                    table: table.clone(),
-                    chain: entry.clone(),
-                    rule: jump,
-                });
-            } else if guessed.is_some_and(|g| same(&g.rule, &jump)) {
-                // The one reference is the jump as it should be: nothing to scan.
-            } else {
-                let entry_rules = v.lookup(table, &[], Some(entry))?.rules;
-                ensure_single_jump(table, entry, &entry_rules, chain, &jump, &mut changes);
-            }
+            let entry_exists = look.chains[1].is_some();
+            ensure_jump(
+                v,
+                table,
+                entry,
+                entry_exists,
+                chain,
+                Some(info),
+                &jump,
+                &mut changes,
+            )?;
         }
     }
     Ok(Planned::of(changes, Outcome::Unchanged))
@@ -478,19 +511,19 @@ fn plan_host_setup(v: &mut dyn TableAccess, host: &HostSetup) -> Result<Planned>
                 });
             }
         }
-        let unreferenced = !exists || look.chains[0].as_ref().and_then(|c| c.references) == Some(0);
         for (j, found) in entries.iter().zip(&look.chains[1..]) {
             ensure_entry(table, &j.chain, found, &mut changes)?;
-            if unreferenced || found.is_none() {
-                changes.push(Change::InsertRule {
-                    table: table.into(),
-                    chain: j.chain.clone(),
-                    rule: j.rule.clone(),
-                });
-            } else {
-                let entry_rules = v.lookup(table, &[], Some(&j.chain))?.rules;
-                ensure_single_jump(table, &j.chain, &entry_rules, chain, &j.rule, &mut changes);
-            }
+            let target = look.chains[0].as_ref();
+            ensure_jump(
+                v,
+                table,
+                &j.chain,
+                found.is_some(),
+                chain,
+                target,
+                &j.rule,
+                &mut changes,
+            )?;
         }
     }
     Ok(Planned::of(changes, Outcome::Unchanged))
