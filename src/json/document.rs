@@ -344,33 +344,32 @@ fn rule(family: Family, table: &str, r: RuleIn, path: &str) -> Result<IptRule> {
     rule_from_words(family, table, &words).map_err(|e| at(path, e))
 }
 
+/// `OPTION VALUE`, when there is a value.
+fn option_words(w: &mut Vec<String>, option: &str, value: Option<String>) {
+    if let Some(v) = value {
+        w.push(option.into());
+        w.push(v);
+    }
+}
+
+impl PortIn {
+    fn into_word(self) -> String {
+        match self {
+            PortIn::Number(n) => n.to_string(),
+            PortIn::Text(t) => t,
+        }
+    }
+}
+
 fn fields_to_words(f: RuleFields, path: &str) -> Result<Vec<String>> {
     let mut w: Vec<String> = Vec::new();
-    let mut push = |opt: &str, v: Option<String>| {
-        if let Some(v) = v {
-            w.push(opt.into());
-            w.push(v);
-        }
-    };
-    push("-s", f.source);
-    push("-d", f.destination);
-    push("-i", f.in_interface);
-    push("-o", f.out_interface);
-    push("-p", f.protocol.clone());
-    push(
-        "--sport",
-        f.sport.map(|p| match p {
-            PortIn::Number(n) => n.to_string(),
-            PortIn::Text(t) => t,
-        }),
-    );
-    push(
-        "--dport",
-        f.dport.map(|p| match p {
-            PortIn::Number(n) => n.to_string(),
-            PortIn::Text(t) => t,
-        }),
-    );
+    option_words(&mut w, "-s", f.source);
+    option_words(&mut w, "-d", f.destination);
+    option_words(&mut w, "-i", f.in_interface);
+    option_words(&mut w, "-o", f.out_interface);
+    option_words(&mut w, "-p", f.protocol);
+    option_words(&mut w, "--sport", f.sport.map(PortIn::into_word));
+    option_words(&mut w, "--dport", f.dport.map(PortIn::into_word));
     if let Some(c) = f.comment {
         w.extend(["-m".into(), "comment".into(), "--comment".into(), c]);
     }
@@ -390,17 +389,11 @@ fn fields_to_words(f: RuleFields, path: &str) -> Result<Vec<String>> {
         (None, Some(g)) => w.extend(["-g".into(), g]),
         (None, None) => {}
     }
-    let mut push = |opt: &str, v: Option<String>| {
-        if let Some(v) = v {
-            w.push(opt.into());
-            w.push(v);
-        }
-    };
-    push("--to-destination", f.to_destination);
-    push("--to-source", f.to_source);
-    push("--to-ports", f.to_ports);
-    push("--reject-with", f.reject_with);
-    push("--log-prefix", f.log_prefix);
+    option_words(&mut w, "--to-destination", f.to_destination);
+    option_words(&mut w, "--to-source", f.to_source);
+    option_words(&mut w, "--to-ports", f.to_ports);
+    option_words(&mut w, "--reject-with", f.reject_with);
+    option_words(&mut w, "--log-prefix", f.log_prefix);
     Ok(w)
 }
 
