@@ -33,7 +33,7 @@
 //! short-lived intermediate child of the detached close).
 //!
 //! The `xtnl` binary: `cargo bench` builds the package's binaries before running a bench and
-//! passes the path as `CARGO_BIN_EXE_xtnl` (target/<triple>/release/xtnl: the bench profile inherits
+//! passes the path as `CARGO_BIN_EXE_xtnl` (target/<host triple>/release/xtnl: the bench profile inherits
 //! release). If that file is missing at run time (the bench binary was run on its own after
 //! a `cargo clean`, say), the bench runs `cargo build --release --bin xtnl` in
 //! `CARGO_MANIFEST_DIR` first and uses the release binary from there.

@@ -129,7 +129,8 @@ pub fn setsockopt_replace(
     if (num as usize).saturating_mul(XT_COUNTERS_SIZE) > old_counters.len() {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    let ptr = (old_counters.as_mut_ptr() as usize as u64).to_ne_bytes();
+    // The field is a pointer of the target's size (8 bytes, or 4 on a 32-bit target).
+    let ptr = (old_counters.as_mut_ptr() as usize).to_ne_bytes();
     let field = replace
         .get_mut(counters_at..counters_at + ptr.len())
         .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
@@ -144,4 +145,35 @@ pub fn setsockopt_replace(
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// `getxattr(path, name)`: the value of an extended attribute of `path` (symbolic links
+/// followed), `None` when the file has no such attribute. At most 256 bytes are read (file
+/// capabilities, the one use, are 20 or 24 bytes); a longer value is an error (ERANGE).
+///
+/// Why `unsafe`: std has no extended attributes, and nix 0.32 none either.
+pub fn get_xattr(path: &std::path::Path, name: &std::ffi::CStr) -> io::Result<Option<Vec<u8>>> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let mut buf = vec![0u8; 256];
+    // SAFETY: both strings are NUL-terminated and live for the call; `buf` is a live,
+    // writable slice of `buf.len()` bytes, the most the kernel writes.
+    let n = unsafe {
+        libc::getxattr(
+            c_path.as_ptr(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::ENODATA) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    buf.truncate(n as usize);
+    Ok(Some(buf))
 }

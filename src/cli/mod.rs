@@ -4,6 +4,7 @@
 mod apply;
 mod bench;
 mod demo;
+mod doctor;
 mod iptables;
 mod listing;
 mod nathost;
@@ -43,6 +44,7 @@ commands:
                                 print iptables' tables in iptables-save format (or JSON)
   apply [FILE|-] [-w [SECS]]    apply a JSON document of transactions (see the README);
                                 prints a JSON result
+{DOCTOR}
 {NATHOST}
 {BENCH}
   version                       print the version
@@ -56,6 +58,9 @@ them; 5 denied by the policy, 6 policy file missing (privileged run), unsafe or 
 /// name the binary was invoked as (`xtnl6` or `ip6tables` default to IPv6).
 pub fn run(program: &str, args: &[String]) -> Result<i32> {
     let mut out = std::io::stdout().lock();
+    if args.first().is_some_and(|a| a == "doctor") {
+        return doctor::run(&mut out, &args[1..]); // read-only, runs before any set-up can fail
+    }
     let v6 = program.ends_with('6') || program.starts_with("ip6tables");
     let family = if v6 {
         crate::model::Family::Ipv6
@@ -84,6 +89,7 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
             out,
             "{}",
             USAGE
+                .replace("{DOCTOR}", doctor::USAGE)
                 .replace("{NATHOST}", nathost::USAGE)
                 .replace("{BENCH}", bench::USAGE)
         )

@@ -1,8 +1,10 @@
 //! The x_tables socket-option structs and the table blob, byte for byte: `ipt_getinfo`,
 //! `ipt_get_entries`, `ipt_replace`, `xt_counters_info`, and the entries of a table
 //! (`ipt_entry` / `ip6t_entry`, each followed by its `xt_entry_match`es and one
-//! `xt_entry_target`). Offsets are those of the kernel's UAPI headers on x86_64
-//! (vendor-notes.md, "x_tables ABI"); every decoder checks sizes and offsets and never panics.
+//! `xt_entry_target`). Offsets are those of the kernel's UAPI headers (vendor-notes.md,
+//! "x_tables ABI"); those that differ between 64-bit and 32-bit targets come from
+//! [`super::abi`], which checks all of them against the target's C layout at compile time.
+//! Every decoder checks sizes and offsets and never panics.
 //!
 //! No I/O here: [`super::kernel`] moves these bytes through get/setsockopt.
 
@@ -88,7 +90,7 @@ pub(crate) struct Layout {
     pub(crate) size: usize,
 }
 
-const V4: Layout = Layout {
+pub(crate) const V4: Layout = Layout {
     addr: 4,
     proto: 80,
     tos: None,
@@ -102,7 +104,8 @@ const V4: Layout = Layout {
     size: 112,
 };
 
-const V6: Layout = Layout {
+/// `counters` and `size` move on i386, where a u64 in a struct is 4-aligned (148 and 164).
+pub(crate) const V6: Layout = Layout {
     addr: 16,
     proto: 128,
     tos: Some(130),
@@ -112,8 +115,8 @@ const V6: Layout = Layout {
     target_offset: 140,
     next_offset: 142,
     comefrom: 144,
-    counters: 152,
-    size: 168,
+    counters: std::mem::offset_of!(super::abi::Ip6tEntry, counters),
+    size: std::mem::size_of::<super::abi::Ip6tEntry>(),
 };
 
 pub(crate) fn layout(family: Family) -> Result<Layout, WireError> {
@@ -692,8 +695,9 @@ impl GetInfo {
     }
 }
 
-/// `offsetof(struct ipt_get_entries, entrytable)`: 32 + 4, aligned for the u64 counters.
-pub const GET_ENTRIES_HEADER: usize = 40;
+/// `offsetof(struct ipt_get_entries, entrytable)`: 32 + 4, aligned for the u64 counters (40;
+/// 36 on i386).
+pub const GET_ENTRIES_HEADER: usize = super::abi::GET_ENTRIES_HEADER_V4;
 
 /// The `ipt_get_entries` request for a blob of `size` bytes (the kernel insists the buffer
 /// is exactly header + size).
@@ -719,11 +723,12 @@ pub struct Replace {
 }
 
 impl Replace {
-    /// `offsetof(struct ipt_replace, entries)`.
-    pub const HEADER: usize = 96;
-    pub const NUM_COUNTERS_AT: usize = 84;
-    /// `offsetof(struct ipt_replace, counters)` (a user pointer, aligned to 8).
-    pub const COUNTERS_AT: usize = 88;
+    /// `offsetof(struct ipt_replace, entries)` (96; 92 on i386).
+    pub const HEADER: usize = super::abi::REPLACE_HEADER_V4;
+    pub const NUM_COUNTERS_AT: usize = super::abi::REPLACE_NUM_COUNTERS_AT;
+    /// `offsetof(struct ipt_replace, counters)` (a user pointer: 8 bytes on 64-bit targets,
+    /// 4 on 32-bit ones).
+    pub const COUNTERS_AT: usize = super::abi::REPLACE_COUNTERS_AT;
 
     /// The header followed by the blob; the counters pointer is left zero for
     /// [`crate::sys::setsockopt_replace`] to fill.
@@ -757,7 +762,7 @@ impl Replace {
 
 /// `struct xt_counters_info` with its counters (`IPT_SO_SET_ADD_COUNTERS`).
 pub fn counters_info(table: &str, counters: &[Counters]) -> Result<Vec<u8>, WireError> {
-    const HEADER: usize = 40;
+    const HEADER: usize = super::abi::COUNTERS_INFO_HEADER;
     let num =
         u32::try_from(counters.len()).map_err(|_| WireError::bad_value("too many counters"))?;
     let mut b = vec![0u8; HEADER];

@@ -12,6 +12,7 @@
 //! EAGAIN (it compares the entry count we read with the table's), and [`Legacy::transact`]
 //! reads again, applies the operations again and retries, a bounded number of times.
 
+pub mod abi;
 pub mod blob;
 mod convert;
 pub mod exec;

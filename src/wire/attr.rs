@@ -4,7 +4,7 @@
 use super::WireError;
 use super::error::WireErrorKind;
 
-mod field {
+pub(super) mod field {
     pub const LEN: std::ops::Range<usize> = 0..2;
     pub const TYPE: std::ops::Range<usize> = 2..4;
     pub const HEADER_LEN: usize = 4;

@@ -4,6 +4,7 @@
 //! Unknown codes are kept (`Unknown(n)`, [`expr::Expr::Other`]) so that a rule written by any
 //! tool can be listed and printed, never silently shortened.
 
+mod abi;
 pub mod attr;
 mod error;
 pub mod expr;

@@ -5,7 +5,7 @@ use super::WireError;
 use super::attr::{AttrWriter, Attrs, align4};
 use super::error::WireErrorKind;
 
-mod field {
+pub(super) mod field {
     use std::ops::Range;
     pub const LEN: Range<usize> = 0..4;
     pub const TYPE: Range<usize> = 4..6;

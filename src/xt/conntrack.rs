@@ -28,7 +28,7 @@ pub mod ct_flags {
     pub const STATE_ALIAS: u16 = 1 << 13;
 }
 
-mod field {
+pub(super) mod field {
     pub const ORIGSRC_ADDR: usize = 0;
     pub const ORIGSRC_MASK: usize = 16;
     pub const ORIGDST_ADDR: usize = 32;

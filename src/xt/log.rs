@@ -15,7 +15,7 @@ pub mod log_flags {
     pub const MASK: u8 = 0x2f;
 }
 
-mod field {
+pub(super) mod field {
     pub const LEVEL: usize = 0;
     pub const LOGFLAGS: usize = 1;
     pub const PREFIX: usize = 2;

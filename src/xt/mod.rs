@@ -13,6 +13,7 @@
 //! [`XtMatch`] and [`XtTarget`] dispatch on (name, revision); an extension or revision that
 //! is not modelled is kept as `Other` with its bytes.
 
+mod abi;
 mod comment;
 mod conntrack;
 mod log;

@@ -8,7 +8,7 @@ use crate::wire::WireError;
 /// `XT_MULTI_PORTS`.
 pub const XT_MULTI_PORTS: usize = 15;
 
-mod field {
+pub(super) mod field {
     pub const FLAGS: usize = 0;
     pub const COUNT: usize = 1;
     pub const PORTS: usize = 2;

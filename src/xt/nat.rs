@@ -20,7 +20,7 @@ pub mod nat_flags {
     pub const NETMAP: u32 = 1 << 6;
 }
 
-mod field {
+pub(super) mod field {
     pub const FLAGS: usize = 0;
     pub const MIN_ADDR: usize = 4;
     pub const MAX_ADDR: usize = 20;

@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 use super::{Out, sized};
 use crate::wire::WireError;
 
-mod field {
+pub(super) mod field {
     pub const RANGESIZE: usize = 0;
     pub const FLAGS: usize = 4;
     pub const MIN_IP: usize = 8;

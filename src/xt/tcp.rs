@@ -5,7 +5,7 @@
 use super::{Out, sized};
 use crate::wire::WireError;
 
-mod field {
+pub(super) mod field {
     pub const SPTS: usize = 0;
     pub const DPTS: usize = 4;
     pub const OPTION: usize = 8;
