@@ -26,7 +26,8 @@ fn outcome(o: std::process::Output) -> Run {
 /// `/run/fakebin` is a `PATH` entry holding an `iptables` that claims to be iptables-legacy
 /// and an `update-alternatives` that leaves a marker if anything runs it. `how` is `root`
 /// (the plain binary, run by root), `user` (the plain binary run by uid 65534) or
-/// `capability` (a cap_net_admin+ep copy run by uid 65534). Prints the marker check last.
+/// `capability` (a cap_net_admin+ep copy run by uid 65534, with `XTNL_BACKEND=legacy`).
+/// Prints the marker check last.
 fn doctor(how: &str) -> Run {
     const SCRIPT: &str = r#"
 set -eu
@@ -46,7 +47,8 @@ case "$XTNL_HOW" in
     user) setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/run/fakebin:/usr/bin:/bin /run/bin/xtnl doctor ;;
     capability)
         setcap cap_net_admin+ep /run/bin/xtnl
-        setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/run/fakebin:/usr/bin:/bin /run/bin/xtnl doctor ;;
+        setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/run/fakebin:/usr/bin:/bin \
+            XTNL_BACKEND=legacy /run/bin/xtnl doctor ;;
 esac
 rc=$?
 set -e
@@ -141,6 +143,8 @@ fn a_capability_only_helper_learns_about_its_lock_and_policy_and_path_does_not_s
             b.contains("always uses nf_tables") && !b.contains("/run/fakebin"),
             "{b}"
         );
+        // XTNL_BACKEND=legacy would be refused in such a run.
+        assert!(line(&r, "FAIL backend:").contains("XTNL_BACKEND=legacy in a delegated run"));
         // Uid 65534 cannot create the lock in /run, and there is no policy.
         assert!(line(&r, "FAIL lock:").contains("/run/xtables.lock does not exist yet"));
         assert!(

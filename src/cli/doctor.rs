@@ -352,6 +352,19 @@ fn kernel(r: &mut Report) {
 fn backends(r: &mut Report, delegated: bool) {
     let env = std::env::var(BACKEND_ENV).unwrap_or_default();
     let choice = match env.parse::<BackendChoice>() {
+        Ok(BackendChoice::Legacy) if delegated => {
+            r.add(
+                Level::Fail,
+                "backend",
+                format!("{BACKEND_ENV}=legacy in a delegated run"),
+                Some(
+                    "a delegated run refuses the legacy backend (status 5): it cannot check the \
+                     policy; unset it or use nft"
+                        .into(),
+                ),
+            );
+            BackendChoice::Nft
+        }
         Ok(c) => {
             if !env.is_empty() {
                 r.add(
