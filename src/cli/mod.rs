@@ -95,6 +95,7 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
         )
         .map_err(io_error),
         Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
+        Some("doctor") => return doctor::run(&mut out, &args[1..]), // after global options
         Some("bench") => bench::run(&mut out, &args[1..]),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
             nathost::run(&mut out, args, backend)
