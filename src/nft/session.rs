@@ -426,6 +426,11 @@ impl Session {
         SessionBuilder::default()
     }
 
+    /// Whether a guard (a policy) checks this session's transactions.
+    pub fn has_guard(&self) -> bool {
+        self.enforcement.guard.is_some()
+    }
+
     /// The current ruleset generation id.
     pub fn generation(&mut self) -> Result<u32> {
         get_generation(&mut self.sock)

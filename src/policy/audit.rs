@@ -58,7 +58,7 @@ pub fn audit_line(
     let mode = match invoker.elevation {
         Elevation::None => "direct",
         Elevation::Secure => "secure",
-        Elevation::Sudo => "sudo",
+        Elevation::Tool(t) => t.as_str(),
     };
     let result = match outcome {
         AuditOutcome::Committed => "ok".to_owned(),
