@@ -130,6 +130,9 @@ struct Jail {
     holder: Child,
     journal: UnixDatagram,
     dir: PathBuf,
+    /// Every record received so far (the socket is drained after each run: a datagram
+    /// socket's queue holds only a few).
+    seen: std::cell::RefCell<Vec<String>>,
 }
 
 const JAIL_SCRIPT: &str = r#"
@@ -225,6 +228,7 @@ impl Jail {
             holder,
             journal,
             dir,
+            seen: Default::default(),
         }
     }
 
@@ -273,6 +277,7 @@ impl Jail {
         });
         let out = child.wait_with_output().unwrap();
         let _ = feeder.join();
+        self.drain();
         Run {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -293,9 +298,14 @@ impl Jail {
         }
     }
 
-    /// The audit records received so far (the MESSAGE field of each datagram).
+    /// Every audit record received so far (the MESSAGE field of each datagram).
     fn records(&self) -> Vec<String> {
-        let mut out = Vec::new();
+        self.drain();
+        self.seen.borrow().clone()
+    }
+
+    fn drain(&self) {
+        let mut out = self.seen.borrow_mut();
         let mut buf = vec![0u8; 1 << 16];
         while let Ok(n) = self.journal.recv(&mut buf) {
             let text = String::from_utf8_lossy(&buf[..n]).into_owned();
@@ -310,7 +320,6 @@ impl Jail {
             );
             out.push(msg);
         }
-        out
     }
 
     /// Programs of the caller's PATH that ran, and files created in the caller's
@@ -365,6 +374,7 @@ fn delegated_runs_start_no_program_of_the_caller_and_refuse_unlisted_commands_fi
     for how in ALL {
         in_netns(move || {
             let jail = Jail::new(how, POLICY);
+            base_state();
             let before = nft_ruleset();
             // Not on the allow-list: refused with status 2 before anything else (no policy
             // read, no namespace made, no file or directory created, no program started).
@@ -515,6 +525,7 @@ fn closed_standard_descriptors_do_not_redirect_output_into_files_xtnl_opens() {
                 let script = format!("exec /run/bin/xtnl {args} <&- >&- 2>&-");
                 let mut c = jail.caller("sh", &["-c", &script], &[]);
                 let status = c.status().unwrap();
+                jail.drain();
                 assert!(status.success(), "{how:?} #{i} {args}: {status}");
             }
             let nft = nft_ruleset();
@@ -548,12 +559,13 @@ fn sigkill_at_swept_delays_leaves_no_commit_without_an_attempt_record() {
                 std::thread::sleep(Duration::from_micros(u64::from(i) * 150));
                 let _ = child.kill();
                 let status = child.wait().unwrap();
+                jail.drain();
                 if status.code().is_none() {
                     killed += 1;
                 }
                 if nft_ruleset().contains(&format!("chain {chain} ")) {
                     committed += 1;
-                    let records = jail.records_cached();
+                    let records = jail.records();
                     assert!(
                         records.iter().any(|r| r.starts_with("attempt ")
                             && r.contains(&format!("create chain ip nat {chain}"))),
@@ -569,20 +581,6 @@ fn sigkill_at_swept_delays_leaves_no_commit_without_an_attempt_record() {
                 "{how:?}: the sweep hit neither side"
             );
         });
-    }
-}
-
-impl Jail {
-    /// Records received so far, kept across calls.
-    fn records_cached(&self) -> Vec<String> {
-        thread_local! {
-            static SEEN: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        let new = self.records();
-        SEEN.with(|s| {
-            s.borrow_mut().extend(new);
-            s.borrow().clone()
-        })
     }
 }
 

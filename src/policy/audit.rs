@@ -39,6 +39,10 @@ pub const AUDIT_ENV: &str = "XTNL_AUDIT";
 /// 10,000 rules must not make a 1 MB line).
 pub const MAX_OPS_TEXT: usize = 768;
 
+/// How long a record may wait for room in the log daemon's queue (a datagram socket blocks
+/// while the receiver's queue is full) before the next sink is tried.
+const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// `LOG_AUTHPRIV` (10 << 3), the facility sudo uses for the same kind of record.
 const FACILITY_AUTHPRIV: u8 = 10 << 3;
 const SEVERITY_WARNING: u8 = 4;
@@ -301,9 +305,9 @@ impl LineAuditor {
         field("XTNL_VIA", h.invoker.via());
         field("XTNL_NETNS", &h.netns.to_string());
         field("XTNL_RESULT", &result_of(h.outcome));
-        UnixDatagram::unbound()?
-            .send_to(m.as_bytes(), &self.journal)
-            .map(|_| ())
+        let sock = UnixDatagram::unbound()?;
+        sock.set_write_timeout(Some(SEND_TIMEOUT))?;
+        sock.send_to(m.as_bytes(), &self.journal).map(|_| ())
     }
 
     /// RFC 3164 to `/dev/log`, with this process's credentials attached.
@@ -323,6 +327,8 @@ impl LineAuditor {
             SockFlag::SOCK_CLOEXEC,
             None,
         )?;
+        let timeout = nix::sys::time::TimeVal::new(SEND_TIMEOUT.as_secs() as _, 0);
+        nix::sys::socket::setsockopt(&fd, nix::sys::socket::sockopt::SendTimeout, &timeout)?;
         let addr = UnixAddr::new(&self.socket)?;
         let creds = UnixCredentials::new();
         sendmsg(
