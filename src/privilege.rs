@@ -147,10 +147,10 @@ fn classify(ids: Ids, secure: bool, var: &dyn Fn(&str) -> Option<String>) -> Inv
     } else if let Some(name) = var("DOAS_USER") {
         // A user doas names that has no uid here is still someone else: u32::MAX stands for
         // "unknown caller", and the run is delegated.
-        let uid = nix::unistd::User::from_name(&name)
+        let uid = std::fs::read_to_string("/etc/passwd")
             .ok()
-            .flatten()
-            .map_or(u32::MAX, |u| u.uid.as_raw());
+            .and_then(|p| passwd_uid(&p, &name))
+            .unwrap_or(u32::MAX);
         Some((uid, Tool::Doas))
     } else {
         None
@@ -159,6 +159,16 @@ fn classify(ids: Ids, secure: bool, var: &dyn Fn(&str) -> Option<String>) -> Inv
         Some((caller, tool)) if caller != 0 => mk(caller, Elevation::Tool(tool)),
         _ => mk(0, Elevation::None),
     }
+}
+
+/// The uid of `name` in an `/etc/passwd` text. Read directly rather than through NSS
+/// (`getpwnam`), which in a statically linked program loads shared modules at run time.
+fn passwd_uid(passwd: &str, name: &str) -> Option<u32> {
+    passwd.lines().find_map(|l| {
+        let mut f = l.split(':');
+        (f.next()? == name).then_some(())?;
+        f.nth(1)?.parse().ok()
+    })
 }
 
 /// `AT_SECURE` of this process; true when it cannot be read.
@@ -271,6 +281,14 @@ mod tests {
             (n == "DOAS_USER").then(|| "no-such-user-xtnl".into())
         });
         assert_eq!((ghost.uid, ghost.via()), (u32::MAX, "doas"));
+        assert_eq!(
+            passwd_uid(
+                "root:x:0:0::/root:/bin/sh\nnobody:x:65534:65534::/:/x\n",
+                "nobody"
+            ),
+            Some(65534)
+        );
+        assert_eq!(passwd_uid("nobody2:x:5:5::/:/x\n", "nobody"), None);
         // sudo from a root shell acts for root: nothing is delegated.
         let root = classify(ids(0, 0), false, &|n| (n == "SUDO_UID").then(|| "0".into()));
         assert_eq!(root.elevation, Elevation::None);

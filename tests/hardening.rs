@@ -25,6 +25,10 @@ enum How {
     Setuid,
     Capability,
     Sudo,
+    /// Root with `PKEXEC_UID=65534`, as pkexec starts a program.
+    Pkexec,
+    /// Root with `DOAS_USER=nobody`, as doas starts a program.
+    Doas,
 }
 
 const ALL: [How; 3] = [How::Setuid, How::Capability, How::Sudo];
@@ -199,7 +203,7 @@ impl Jail {
         let how_s = match how {
             How::Setuid => "setuid",
             How::Capability => "capability",
-            How::Sudo => "sudo",
+            How::Sudo | How::Pkexec | How::Doas => "sudo",
         };
         let mut holder = Command::new("unshare")
             .args([
@@ -242,7 +246,7 @@ impl Jail {
     fn caller(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut c = Command::new("nsenter");
         c.args(["-t", &self.pid(), "-m", "--"]);
-        if self.how != How::Sudo {
+        if matches!(self.how, How::Setuid | How::Capability) {
             c.args([
                 "setpriv",
                 "--reuid=65534",
@@ -255,10 +259,19 @@ impl Jail {
         for (k, v) in env {
             c.env(k, v);
         }
-        if self.how == How::Sudo {
-            c.env("SUDO_UID", "65534")
-                .env("SUDO_GID", "65534")
-                .env("SUDO_USER", "nobody");
+        match self.how {
+            How::Sudo => {
+                c.env("SUDO_UID", "65534")
+                    .env("SUDO_GID", "65534")
+                    .env("SUDO_USER", "nobody");
+            }
+            How::Pkexec => {
+                c.env("PKEXEC_UID", "65534");
+            }
+            How::Doas => {
+                c.env("DOAS_USER", "nobody");
+            }
+            How::Setuid | How::Capability => {}
         }
         c
     }
@@ -447,6 +460,8 @@ fn delegated_runs_start_no_program_of_the_caller_and_refuse_unlisted_commands_fi
                 How::Setuid => "via=setuid",
                 How::Capability => "via=capabilities",
                 How::Sudo => "via=sudo",
+                How::Pkexec => "via=pkexec",
+                How::Doas => "via=doas",
             };
             for want in [
                 "create chain ip nat vcld-2",
@@ -656,7 +671,7 @@ fn the_caller_cannot_stop_a_helper_nor_hold_the_lock_in_the_recommended_installs
                 How::Setuid => assert!(!took, "uid 65534 opened root's lock file"),
                 // The simulated sudo caller is root itself; what matters is that the real
                 // caller (uid 65534) cannot: checked as uid 65534 below.
-                How::Sudo => {}
+                How::Sudo | How::Pkexec | How::Doas => {}
             }
             if how == How::Sudo {
                 let r = Command::new("nsenter")
@@ -928,6 +943,40 @@ fn a_64_mib_restore_is_refused_early_under_max_ops_with_bounded_memory() {
             assert!(
                 jail.records().iter().any(|r| r.contains("result=denied")),
                 "{how:?}: the early refusal is audited"
+            );
+        });
+    }
+}
+
+#[test]
+fn pkexec_and_doas_runs_are_delegated_like_sudo() {
+    for how in [How::Pkexec, How::Doas] {
+        in_netns(move || {
+            let jail = Jail::new(how, POLICY);
+            base_state();
+            let r = jail.xtnl(&["bench", "--quick"], b"");
+            assert_eq!(r.code, 2, "{how:?}: {}", r.all());
+            assert!(
+                r.stderr.contains("not allowed in a privileged run"),
+                "{}",
+                r.stderr
+            );
+            let r = jail.xtnl(&["-t", "nat", "-N", "other9"], b"");
+            assert_eq!(r.code, 5, "{how:?}: {}", r.all());
+            let r = jail.xtnl(&["-t", "nat", "-N", "vcld-9"], b"");
+            assert_eq!(r.code, 0, "{how:?}: {}", r.all());
+            let via = if how == How::Pkexec {
+                "via=pkexec"
+            } else {
+                "via=doas"
+            };
+            let records = jail.records();
+            assert!(
+                records.iter().any(|r| r.starts_with("result ")
+                    && r.contains(via)
+                    && r.contains("uid=65534 euid=0")
+                    && r.contains("create chain ip nat vcld-9")),
+                "{how:?}: {records:#?}"
             );
         });
     }
