@@ -30,6 +30,13 @@ pub(crate) struct Enforcement {
 pub(crate) type Described = (Touch, String);
 
 impl Enforcement {
+    /// Whether the table difference is needed: only under a policy. Without one (root's own
+    /// run, audited) the records name the replaced table instead, so that the legacy
+    /// backend's per-command cost does not grow by a copy and a comparison of the table.
+    pub(crate) fn compares(&self) -> bool {
+        self.policy.is_some()
+    }
+
     pub(crate) fn current() -> Option<Enforcement> {
         let policy = crate::policy::process_policy();
         let auditor = crate::nft::process_auditor();
@@ -178,6 +185,20 @@ pub(crate) fn changes(before: &Table, after: &Table) -> Vec<Described> {
         }
     }
     out
+}
+
+/// What an audit record says of a replace when the difference was not computed.
+pub(crate) fn replace_of(t: &Table) -> Described {
+    let rules: usize = t.chains.iter().map(|c| c.rules.len()).sum();
+    (
+        Touch::new(t.family, &t.name, None, Verb::FlushTable),
+        format!(
+            "replace table {} {} ({} chains, {rules} rules)",
+            t.family,
+            t.name,
+            t.chains.len()
+        ),
+    )
 }
 
 /// Runs the check, the attempt record, `commit` and the result record.

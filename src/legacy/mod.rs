@@ -91,7 +91,10 @@ impl Legacy {
         let _guard = self.lock.acquire()?;
         for attempt in 1..=MAX_ATTEMPTS {
             let mut t = self.sock.read_consistent(table)?;
-            let before = enforcement.as_ref().map(|_| t.clone());
+            let before = enforcement
+                .as_ref()
+                .filter(|e| e.compares())
+                .map(|_| t.clone());
             let (value, changed) = plan(&mut t)?;
             if !changed {
                 return Ok(Outcome {
@@ -101,8 +104,10 @@ impl Legacy {
                 });
             }
             let mut changes = extra.clone();
-            if let Some(b) = &before {
-                changes.extend(guard::changes(b, &t));
+            match &before {
+                Some(b) => changes.extend(guard::changes(b, &t)),
+                None if enforcement.is_some() => changes.push(guard::replace_of(&t)),
+                None => {}
             }
             match guard::enforce(enforcement.as_ref(), changes, || self.sock.replace(&t))? {
                 Ok(c) => {

@@ -301,11 +301,15 @@ impl RulesetBackend for Legacy {
             // them, and then the replace fails and the plan runs again) against the new ones.
             let enforcement = super::guard::Enforcement::current();
             let mut described = Vec::new();
-            if enforcement.is_some() {
+            if let Some(e) = &enforcement {
                 for name in &order {
                     if let Some(Some(t)) = view.tables.get(name) {
-                        let before = self.sock.read_consistent(name)?;
-                        described.extend(super::guard::changes(&before, t));
+                        if e.compares() {
+                            let before = self.sock.read_consistent(name)?;
+                            described.extend(super::guard::changes(&before, t));
+                        } else {
+                            described.push(super::guard::replace_of(t));
+                        }
                     }
                 }
             }
