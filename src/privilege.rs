@@ -9,10 +9,12 @@
 //! `/proc/self/auxv` (pairs of native `unsigned long`), which needs no `unsafe` call; when that
 //! file cannot be read the answer is "secure" (fail closed).
 //!
-//! A delegated run is one where a root process acts for someone else: secure mode, or sudo
-//! (real uid 0 with `SUDO_UID` naming another user; sudo always sets that variable itself,
-//! and only root could forge it, which would only restrict root). In a delegated run the
-//! caller's own settings that could widen what it may do are ignored.
+//! A delegated run is one where a root process acts for someone else: secure mode, a real uid
+//! or gid that differs from the effective one, or a delegation tool for a non-root user (real
+//! and effective uid 0 with sudo's or run0's `SUDO_UID`, pkexec's `PKEXEC_UID` or doas's
+//! `DOAS_USER`; these tools set the variables themselves, and only root could forge them,
+//! which would only restrict root). In a delegated run the caller's own settings that could
+//! widen what it may do are ignored (see `cli::delegated` and docs/privileged-helper.md).
 
 use std::sync::OnceLock;
 
