@@ -20,8 +20,11 @@ pub use crate::model::MAX_COMMENT_LEN;
 pub use crate::model::MAX_SET_ELEMENTS;
 
 /// The largest iptables-restore file: 256 MiB, far above a 100,000-rule ruleset (about
-/// 15 MB) yet bounded, since it is held in memory whole.
+/// 15 MB) yet bounded: it is parsed line by line, but its commands are held until the commit.
 pub const MAX_RESTORE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The longest line of a restore file (a line is held whole while it is parsed).
+pub const MAX_RESTORE_LINE: usize = 4 << 20;
 
 /// The largest `xtnl apply` JSON document: 8 MiB (a document is parsed into a tree whole,
 /// several times its size in memory; 10,000 operations take well under 8 MiB).

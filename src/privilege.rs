@@ -9,10 +9,12 @@
 //! `/proc/self/auxv` (pairs of native `unsigned long`), which needs no `unsafe` call; when that
 //! file cannot be read the answer is "secure" (fail closed).
 //!
-//! A delegated run is one where a root process acts for someone else: secure mode, or sudo
-//! (real uid 0 with `SUDO_UID` naming another user; sudo always sets that variable itself,
-//! and only root could forge it, which would only restrict root). In a delegated run the
-//! caller's own settings that could widen what it may do are ignored.
+//! A delegated run is one where a root process acts for someone else: secure mode, a real uid
+//! or gid that differs from the effective one, or a delegation tool for a non-root user (real
+//! and effective uid 0 with sudo's or run0's `SUDO_UID`, pkexec's `PKEXEC_UID` or doas's
+//! `DOAS_USER`; these tools set the variables themselves, and only root could forge them,
+//! which would only restrict root). In a delegated run the caller's own settings that could
+//! widen what it may do are ignored (see `cli::delegated` and docs/privileged-helper.md).
 
 use std::sync::OnceLock;
 
@@ -21,24 +23,51 @@ const AT_SECURE: u64 = 23;
 /// `AT_NULL`, the vector's terminator.
 const AT_NULL: u64 = 0;
 
+/// The program a root process says it was started by on someone else's behalf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// `SUDO_UID` (sudo, sudo-rs).
+    Sudo,
+    /// `SUDO_UID` set by systemd's `run0`, which sets sudo's variables; told apart from sudo
+    /// by being started by the service manager (`INVOCATION_ID` set, parent pid 1).
+    Run0,
+    /// `DOAS_USER` (OpenDoas), a user name.
+    Doas,
+    /// `PKEXEC_UID` (polkit's pkexec).
+    Pkexec,
+}
+
+impl Tool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tool::Sudo => "sudo",
+            Tool::Run0 => "run0",
+            Tool::Doas => "doas",
+            Tool::Pkexec => "pkexec",
+        }
+    }
+}
+
 /// How this process came to hold its privileges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Elevation {
     /// Started normally by whoever runs it (root, or an unprivileged user with no extra
     /// privilege); nothing is delegated.
     None,
-    /// `AT_SECURE`: setuid, setgid or file capabilities.
+    /// `AT_SECURE` (setuid, setgid or file capabilities), or a real uid or gid that differs
+    /// from the effective one.
     Secure,
-    /// Real and effective uid 0 under sudo for a non-root user.
-    Sudo,
+    /// Real and effective uid 0, started by a delegation tool for a non-root user.
+    Tool(Tool),
 }
 
 /// The identity an audit line names and the mode the safety rules apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Invoker {
-    /// The user on whose behalf xtnl runs: the real uid, or sudo's `SUDO_UID`.
+    /// The user on whose behalf xtnl runs: the real uid at start, or the uid the delegation
+    /// tool names.
     pub uid: u32,
-    /// The effective uid the process runs with.
+    /// The effective uid the process started with.
     pub euid: u32,
     pub elevation: Elevation,
 }
@@ -48,17 +77,31 @@ impl Invoker {
     pub fn delegated(&self) -> bool {
         self.elevation != Elevation::None
     }
+    /// How the run was delegated, as audit records name it: `setuid`, `capabilities`,
+    /// `sudo`, `run0`, `doas`, `pkexec`, or `none`.
+    pub fn via(&self) -> &'static str {
+        match self.elevation {
+            Elevation::None => "none",
+            Elevation::Secure if self.euid == 0 && self.uid != 0 => "setuid",
+            Elevation::Secure => "capabilities",
+            Elevation::Tool(t) => t.as_str(),
+        }
+    }
 }
 
-/// This process's invoker, computed once.
+/// This process's invoker, computed once (before [`crate::cli`] resets the environment of a
+/// delegated run, which removes the variables read here).
 pub fn invoker() -> Invoker {
     static INVOKER: OnceLock<Invoker> = OnceLock::new();
     *INVOKER.get_or_init(|| {
-        let uid = nix::unistd::getuid().as_raw();
-        let euid = nix::unistd::geteuid().as_raw();
-        let secure = at_secure();
-        classify(uid, euid, secure, || {
-            std::env::var("SUDO_UID").ok().and_then(|v| v.parse().ok())
+        let ids = Ids {
+            uid: nix::unistd::getuid().as_raw(),
+            euid: nix::unistd::geteuid().as_raw(),
+            gid: nix::unistd::getgid().as_raw(),
+            egid: nix::unistd::getegid().as_raw(),
+        };
+        classify(ids, at_secure(), &|name| {
+            std::env::var(name).ok().filter(|v| !v.is_empty())
         })
     })
 }
@@ -68,33 +111,66 @@ pub fn secure_mode() -> bool {
     invoker().elevation == Elevation::Secure
 }
 
-/// Whether this run is delegated (secure mode or sudo for a non-root user).
+/// Whether this run is delegated (secure mode or a delegation tool for a non-root user).
 pub fn delegated() -> bool {
     invoker().delegated()
 }
 
-fn classify(uid: u32, euid: u32, secure: bool, sudo_uid: impl FnOnce() -> Option<u32>) -> Invoker {
-    let elevation = if secure || uid != euid {
-        Elevation::Secure
-    } else if uid == 0 {
-        match sudo_uid() {
-            Some(caller) if caller != 0 => {
-                return Invoker {
-                    uid: caller,
-                    euid,
-                    elevation: Elevation::Sudo,
-                };
-            }
-            _ => Elevation::None,
-        }
-    } else {
-        Elevation::None
-    };
-    Invoker {
+/// The process's ids at start.
+#[derive(Debug, Clone, Copy)]
+struct Ids {
+    uid: u32,
+    euid: u32,
+    gid: u32,
+    egid: u32,
+}
+
+/// The delegation tools' variables are trusted only in a process whose real and effective
+/// uid are 0 and that is not in secure mode: only root could have set them, and a root that
+/// forges them only restricts itself.
+fn classify(ids: Ids, secure: bool, var: &dyn Fn(&str) -> Option<String>) -> Invoker {
+    let mk = |uid, elevation| Invoker {
         uid,
-        euid,
+        euid: ids.euid,
         elevation,
+    };
+    if secure || ids.uid != ids.euid || ids.gid != ids.egid {
+        return mk(ids.uid, Elevation::Secure);
     }
+    if ids.uid != 0 {
+        return mk(ids.uid, Elevation::None);
+    }
+    let num = |name: &str| var(name).and_then(|v| v.parse::<u32>().ok());
+    let found = if let Some(u) = num("SUDO_UID") {
+        let run0 = var("INVOCATION_ID").is_some() && nix::unistd::getppid().as_raw() == 1;
+        Some((u, if run0 { Tool::Run0 } else { Tool::Sudo }))
+    } else if let Some(u) = num("PKEXEC_UID") {
+        Some((u, Tool::Pkexec))
+    } else if let Some(name) = var("DOAS_USER") {
+        // A user doas names that has no uid here is still someone else: u32::MAX stands for
+        // "unknown caller", and the run is delegated.
+        let uid = std::fs::read_to_string("/etc/passwd")
+            .ok()
+            .and_then(|p| passwd_uid(&p, &name))
+            .unwrap_or(u32::MAX);
+        Some((uid, Tool::Doas))
+    } else {
+        None
+    };
+    match found {
+        Some((caller, tool)) if caller != 0 => mk(caller, Elevation::Tool(tool)),
+        _ => mk(0, Elevation::None),
+    }
+}
+
+/// The uid of `name` in an `/etc/passwd` text. Read directly rather than through NSS
+/// (`getpwnam`), which in a statically linked program loads shared modules at run time.
+fn passwd_uid(passwd: &str, name: &str) -> Option<u32> {
+    passwd.lines().find_map(|l| {
+        let mut f = l.split(':');
+        (f.next()? == name).then_some(())?;
+        f.nth(1)?.parse().ok()
+    })
 }
 
 /// `AT_SECURE` of this process; true when it cannot be read.
@@ -157,23 +233,70 @@ mod tests {
         assert!(!at_secure());
     }
 
+    fn ids(uid: u32, euid: u32) -> Ids {
+        Ids {
+            uid,
+            euid,
+            gid: 0,
+            egid: 0,
+        }
+    }
+
     #[test]
     fn classification() {
-        let none = || None;
-        assert_eq!(classify(0, 0, false, none).elevation, Elevation::None);
-        assert_eq!(classify(1000, 1000, false, none).elevation, Elevation::None);
-        assert_eq!(classify(1000, 0, false, none).elevation, Elevation::Secure);
+        let none = |_: &str| None;
+        assert_eq!(classify(ids(0, 0), false, &none).elevation, Elevation::None);
+        let user = Ids {
+            uid: 1000,
+            euid: 1000,
+            gid: 1000,
+            egid: 1000,
+        };
+        assert_eq!(classify(user, false, &none).elevation, Elevation::None);
+        let setuid = classify(ids(1000, 0), false, &none);
         assert_eq!(
-            classify(1000, 1000, true, none).elevation,
-            Elevation::Secure
+            (setuid.elevation, setuid.via()),
+            (Elevation::Secure, "setuid")
         );
-        let sudo = classify(0, 0, false, || Some(1000));
-        assert_eq!((sudo.uid, sudo.elevation), (1000, Elevation::Sudo));
+        let caps = classify(user, true, &none);
+        assert_eq!(
+            (caps.elevation, caps.via()),
+            (Elevation::Secure, "capabilities")
+        );
+        // A setgid run (real gid differs) is delegated even without AT_SECURE.
+        let setgid = Ids { egid: 0, ..user };
+        assert_eq!(classify(setgid, false, &none).elevation, Elevation::Secure);
+        let sudo = classify(ids(0, 0), false, &|n| {
+            (n == "SUDO_UID").then(|| "1000".into())
+        });
+        assert_eq!((sudo.uid, sudo.via()), (1000, "sudo"));
+        let pk = classify(ids(0, 0), false, &|n| {
+            (n == "PKEXEC_UID").then(|| "1001".into())
+        });
+        assert_eq!((pk.uid, pk.via()), (1001, "pkexec"));
+        let doas = classify(ids(0, 0), false, &|n| {
+            (n == "DOAS_USER").then(|| "nobody".into())
+        });
+        assert_eq!(doas.elevation, Elevation::Tool(Tool::Doas));
+        assert_ne!(doas.uid, 0);
+        let ghost = classify(ids(0, 0), false, &|n| {
+            (n == "DOAS_USER").then(|| "no-such-user-xtnl".into())
+        });
+        assert_eq!((ghost.uid, ghost.via()), (u32::MAX, "doas"));
+        assert_eq!(
+            passwd_uid(
+                "root:x:0:0::/root:/bin/sh\nnobody:x:65534:65534::/:/x\n",
+                "nobody"
+            ),
+            Some(65534)
+        );
+        assert_eq!(passwd_uid("nobody2:x:5:5::/:/x\n", "nobody"), None);
         // sudo from a root shell acts for root: nothing is delegated.
-        assert_eq!(classify(0, 0, false, || Some(0)).elevation, Elevation::None);
+        let root = classify(ids(0, 0), false, &|n| (n == "SUDO_UID").then(|| "0".into()));
+        assert_eq!(root.elevation, Elevation::None);
         // SUDO_UID set by an unprivileged user for itself means nothing.
         assert_eq!(
-            classify(1000, 1000, false, || Some(5)).elevation,
+            classify(user, false, &|_| Some("5".into())).elevation,
             Elevation::None
         );
     }

@@ -177,3 +177,24 @@ pub fn get_xattr(path: &std::path::Path, name: &std::ffi::CStr) -> io::Result<Op
     buf.truncate(n as usize);
     Ok(Some(buf))
 }
+
+// Environment reset of a delegated run.
+//
+// Why `unsafe`: `std::env::remove_var`/`set_var` are unsafe since Rust 2024 because another
+// thread may read the environment at the same time (glibc's `getenv` is not synchronised with
+// `setenv`). The binary calls this from `cli::run` before it starts any thread.
+
+/// Replaces the whole environment by `keep` (name, value): what sudo's `env_reset` does, with
+/// an even shorter list. Must be called while the process has a single thread.
+pub fn reset_environment(keep: &[(String, String)]) {
+    let names: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+    for name in names {
+        // SAFETY: called while the process is single-threaded (see above), so no other
+        // thread reads or writes the environment meanwhile.
+        unsafe { std::env::remove_var(&name) };
+    }
+    for (k, v) in keep {
+        // SAFETY: as above.
+        unsafe { std::env::set_var(k, v) };
+    }
+}

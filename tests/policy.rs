@@ -99,9 +99,10 @@ fn assert_allowed(policy: &Path, args: &[&str], audit: &str) {
     assert_eq!(r.code, 0, "{args:?} should be allowed: {}", r.stderr);
     assert_ne!(nft_ruleset(), before, "{args:?} changed nothing");
     assert!(
-        r.stderr.contains(&format!(
-            "xtnl: audit: uid=0 euid=0 mode=direct result=ok {audit}"
-        )),
+        r.stderr
+            .lines()
+            .any(|l| l.starts_with("xtnl: audit: result ")
+                && l.contains(&format!("uid=0 euid=0 mode=direct result=ok {audit}"))),
         "{args:?}: audit line missing: {}",
         r.stderr
     );
@@ -230,23 +231,39 @@ fn policy_allows_and_denies_each_verb_and_a_denial_changes_nothing() {
             assert_denied(&policy, &args, *line, says);
         }
 
-        // The legacy backend does not check the policy, so it is refused while one is in
-        // force.
-        let before = nft_ruleset();
+        // The legacy backend checks the same policy (on what its replace changes) and
+        // writes the same audit records.
+        let legacy_save = || run_ok("iptables-legacy-save", &["-t", "nat"]);
+        let before = legacy_save();
+        let r = xtnl_with(
+            &policy,
+            &["--backend", "legacy", "-t", "nat", "-N", "other3"],
+        );
+        assert_eq!(r.code, 5, "{}", r.stderr);
+        assert!(
+            r.stderr.lines().any(|l| l.starts_with(&format!(
+                "xtnl: policy {}:{LINE_VCLD} allows",
+                policy.display()
+            ))) && r
+                .stderr
+                .contains("denied: create in ip nat other3 by operation #0 (-t nat -N other3)"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("result=denied"), "{}", r.stderr);
+        assert_eq!(legacy_save(), before);
         let r = xtnl_with(
             &policy,
             &["--backend", "legacy", "-t", "nat", "-N", "vcld-3"],
         );
-        assert_eq!(r.code, 5, "{}", r.stderr);
+        assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(
-            r.stderr.starts_with(&format!(
-                "xtnl: policy {}: the legacy (x_tables) backend does not check the policy",
-                policy.display()
-            )),
+            r.stderr.contains("xtnl: audit: attempt ")
+                && r.stderr.contains("result=ok ops=1: -t nat -N vcld-3"),
             "{}",
             r.stderr
         );
-        assert_eq!(nft_ruleset(), before);
+        assert!(legacy_save().contains(":vcld-3 -"));
 
         // Denied through restore too, and by size: five operations where four are allowed.
         let many = dir.join("many.rules");
@@ -463,11 +480,22 @@ fn nat_host_commands_and_json_apply_are_checked_by_the_same_policy() {
         );
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         assert!(nft_ruleset().contains("chain vcld-20"));
-        assert!(
-            r.stderr.contains("result=ok ops=4: add table ip nat; create chain ip nat vcld-20; insert rule ip nat PREROUTING; add rule ip nat vcld-20"),
-            "{}",
-            r.stderr
-        );
+        // An attempt record before the commit and a result record after, each operation with
+        // its rule in iptables syntax.
+        for phase in ["attempt", "result"] {
+            let result = if phase == "attempt" { "pending" } else { "ok" };
+            let line = r
+                .stderr
+                .lines()
+                .find(|l| l.starts_with(&format!("xtnl: audit: {phase} ")))
+                .unwrap_or_else(|| panic!("no {phase} record: {}", r.stderr));
+            assert!(
+                line.contains(&format!("result={result} ops=4: add table ip nat; create chain ip nat vcld-20; insert rule ip nat PREROUTING: -t nat -I PREROUTING -m comment "))
+                    && line.contains("-j vcld-20; add rule ip nat vcld-20: -t nat -A vcld-20 -i eth1 -p tcp")
+                    && line.ends_with("-m tcp --dport 50450 -j DNAT --to-destination 192.0.2.20:22"),
+                "{line}"
+            );
+        }
         let r = xtnl_with(&policy, &["teardown", "vcld-20"]);
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         assert!(!nft_ruleset().contains("chain vcld-20"));
@@ -478,8 +506,8 @@ fn nat_host_commands_and_json_apply_are_checked_by_the_same_policy() {
             &["teardown", "other"][..],
             &["sweep", "--prefix", "oth", "--keep", "nothing"][..],
             &["reservation", "setup", "evil"][..],
-            // Allowed by the policy, but not on a backend that would not check it.
-            &["--backend", "legacy", "reservation", "setup", "vcld-30"][..],
+            // The legacy backend checks the same policy.
+            &["--backend", "legacy", "reservation", "setup", "evil"][..],
         ] {
             let before = nft_ruleset();
             let r = xtnl_with(&policy, args);
@@ -571,7 +599,8 @@ if [ "$XTNL_HOW" = setuid ]; then
     chmod 4755 /run/bin/xtnl
 else
     chmod 0755 /run/bin/xtnl
-    setcap cap_net_admin+ep /run/bin/xtnl
+    # cap_net_raw: the legacy backend's x_tables socket is a raw socket (as iptables-legacy's).
+    setcap cap_net_admin,cap_net_raw+ep /run/bin/xtnl
     # A capability does not let uid 65534 create or read root's 0600 lock file: the
     # README's recipe makes it readable.
     install -m 0644 /dev/null /run/xtables.lock
@@ -635,7 +664,7 @@ fn secure_suite(how: Privilege) {
         assert!(nft_ruleset().contains("chain vcld-7"), "{how:?}");
         assert!(
             r.stderr.contains(&format!(
-                "xtnl: audit: uid=65534 euid={euid} mode=secure result=ok ops=1: create chain ip nat vcld-7"
+                "uid=65534 euid={euid} mode=secure result=ok ops=1: create chain ip nat vcld-7"
             )),
             "{how:?}: /dev/log is absent here, so a privileged run writes its audit line to stderr: {}",
             r.stderr
@@ -699,22 +728,27 @@ fn secure_suite(how: Privilege) {
         );
         assert_eq!(nft_ruleset(), before_denied);
 
-        // The legacy backend, which does not check the policy, is refused; `auto` does not
-        // follow the caller's PATH to it.
+        // The legacy backend checks the policy too: XTNL_BACKEND (kept by the environment
+        // reset) selects it, and a denial there changes nothing.
         let r = secure_run(
             how,
             &etc,
             "",
             "",
             &[("XTNL_BACKEND", "legacy")],
-            &["-t", "nat", "-N", "vcld-11"],
+            &["-t", "nat", "-N", "other11"],
         );
         assert_eq!(r.code, 5, "{how:?}: {}", r.stderr);
         assert!(
-            r.stderr.contains("does not check the policy"),
+            r.stderr.contains("denied: create in ip nat other11"),
             "{how:?}: {}",
             r.stderr
         );
+        assert!(
+            !run_ok("iptables-legacy-save", &["-t", "nat"]).contains("other11"),
+            "{how:?}"
+        );
+        // `auto` does not follow the caller's PATH: the environment is reset.
         let path = format!(
             "/run/fakepath:{}",
             std::env::var("PATH").unwrap_or_default()

@@ -3,6 +3,7 @@
 
 mod apply;
 mod bench;
+mod delegated;
 mod demo;
 mod doctor;
 mod iptables;
@@ -70,6 +71,7 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
     let (args, backend) = take_backend(args)?;
     let (globals, args) = privileged::split_globals(&args)?;
     let first = args.first().map(String::as_str);
+    delegated::enter(first)?;
     if !matches!(
         first,
         Some("version" | "--version" | "-V" | "help" | "--help" | "-h")

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::BackendChoice;
 use crate::error::{Error, Result};
 use crate::model::Family;
 use crate::nft::{Auditor, Guard, set_process_enforcement};
@@ -124,33 +124,13 @@ pub(crate) fn audit_for(g: &Globals, who: &Invoker) -> Result<AuditTarget> {
     }
 }
 
-/// The backend a policy can be enforced on. The policy is checked where nf_tables
-/// transactions are committed; the x_tables backend does not check it, so while a policy is
-/// in force (always, in a delegated run) it is refused rather than silently unchecked. In a
-/// delegated run `auto` means nf_tables: its detection follows the caller's `PATH`.
-pub(crate) fn restrict_backend(choice: BackendChoice, family: Family) -> Result<BackendChoice> {
-    let delegated = invoker().delegated();
-    if !delegated && crate::policy::process_policy().is_none() {
-        return Ok(choice);
-    }
-    let path = crate::policy::process_policy()
-        .map(|p| p.path.display().to_string())
-        .unwrap_or_else(|| DEFAULT_POLICY_PATH.to_owned());
-    let refuse = |why: &str| {
-        Error::PolicyDenied(format!(
-            "policy {path}: the legacy (x_tables) backend does not check the policy, so it \
-             cannot be used while one is in force ({why}); use the nf_tables backend"
-        ))
-    };
-    match choice {
-        BackendChoice::Nft => Ok(BackendChoice::Nft),
-        BackendChoice::Legacy => Err(refuse("--backend legacy or XTNL_BACKEND=legacy")),
-        BackendChoice::Auto if delegated => Ok(BackendChoice::Nft),
-        BackendChoice::Auto => match choice.resolve(family) {
-            (Backend::Legacy, why) => Err(refuse(&format!("auto chose legacy: {why}"))),
-            (Backend::Nft, _) => Ok(BackendChoice::Nft),
-        },
-    }
+/// The backend a policy can be enforced on: both. The nf_tables backend checks it where
+/// transactions are committed, the x_tables backend on the difference between the table as
+/// read and the table it replaces (`legacy::guard`), and both write the same audit records.
+/// In a delegated run `auto` looks `iptables` up in the reset environment's fixed `PATH`
+/// (`cli::delegated::SECURE_PATH`), not the caller's.
+pub(crate) fn restrict_backend(choice: BackendChoice, _family: Family) -> Result<BackendChoice> {
+    Ok(choice)
 }
 
 /// Refuses, in a delegated run, to open a file the caller names: xtnl would open it with

@@ -1,7 +1,7 @@
 //! `xtnl restore [--noflush] [-w [secs]] [-W usecs] [-4|-6] [FILE]` and
 //! `xtnl save [-t table] [-4|-6]`: iptables-restore/save formats.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::time::Duration;
 
 use super::io_error;
@@ -12,8 +12,93 @@ use crate::lock::{WaitPolicy, XtablesLock};
 use crate::model::Family;
 use crate::nft::Session;
 
-/// Restore files are read whole before anything is sent; this bounds the memory that takes.
+/// Restore files are parsed whole before anything is sent; this bounds the input.
 const MAX_INPUT: u64 = crate::limits::MAX_RESTORE_BYTES;
+
+/// Reads and parses a restore file line by line, enforcing the bounds as it goes: the input
+/// size ([`MAX_INPUT`]), the line length ([`crate::limits::MAX_RESTORE_LINE`]), and the
+/// number of operations (the policy's `max_ops`, else the transaction limit), so that an
+/// input that would be refused anyway is refused before it is held in memory. Memory is the
+/// current line plus the parsed commands (see docs/privileged-helper.md for the figures).
+fn read_restore(
+    mut input: impl std::io::BufRead,
+    name: &str,
+    family: Family,
+) -> Result<Vec<restore::Block>> {
+    let policy = crate::policy::process_policy();
+    let max_line = crate::limits::MAX_RESTORE_LINE;
+    let mut parser = restore::Parser::new(family);
+    let mut buf = Vec::new();
+    let mut total: u64 = 0;
+    loop {
+        buf.clear();
+        let n = (&mut input)
+            .take(max_line as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| bad(format!("cannot read {name}: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        if total > MAX_INPUT {
+            return Err(bad(format!("input larger than {} MiB", MAX_INPUT >> 20)));
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        } else if n > max_line {
+            return Err(bad(format!(
+                "line {}: longer than {} MiB",
+                parser.line_number() + 1,
+                max_line >> 20
+            )));
+        }
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+        let line = std::str::from_utf8(&buf).map_err(|e| {
+            bad(format!(
+                "input is not UTF-8 (byte {})",
+                total - n as u64 + e.valid_up_to() as u64
+            ))
+        })?;
+        parser.line(line)?;
+        let changes = parser.changes();
+        if let Some(p) = &policy {
+            // Every changing line is at least one operation: past max_ops the transaction
+            // will be denied, so it is denied now, before reading further.
+            if let Err(e) = p.check_size(changes) {
+                let e = match e {
+                    Error::PolicyDenied(m) => Error::PolicyDenied(format!(
+                        "{m} or more (refused at line {} of {name}, before reading the rest)",
+                        parser.line_number()
+                    )),
+                    other => other,
+                };
+                // Audited like any denial: nothing was sent.
+                if let Some(a) = crate::nft::process_auditor() {
+                    let what = format!(
+                        "restore from {name}: {changes} or more operations by line {}",
+                        parser.line_number()
+                    );
+                    a.record(
+                        changes,
+                        &mut std::iter::once(what),
+                        crate::nft::AuditOutcome::Denied(&e),
+                    );
+                }
+                return Err(e);
+            }
+        }
+        if changes > crate::limits::MAX_TRANSACTION_OPS {
+            return Err(bad(format!(
+                "line {}: more than {} operations; at most that many fit in one transaction",
+                parser.line_number(),
+                crate::limits::MAX_TRANSACTION_OPS
+            )));
+        }
+    }
+    parser.finish()
+}
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidInput(msg.into())
@@ -61,29 +146,15 @@ pub fn run_restore(
     if let Some(path) = &file {
         super::privileged::caller_file(path)?;
     }
-    let mut text = Vec::new();
-    let read = match &file {
+    let name = file.as_deref().unwrap_or("standard input");
+    let blocks = match &file {
         Some(path) => {
-            std::fs::File::open(path).and_then(|f| f.take(MAX_INPUT + 1).read_to_end(&mut text))
+            let f =
+                std::fs::File::open(path).map_err(|e| bad(format!("cannot read {name}: {e}")))?;
+            read_restore(std::io::BufReader::new(f), name, family)?
         }
-        None => std::io::stdin().take(MAX_INPUT + 1).read_to_end(&mut text),
+        None => read_restore(std::io::stdin().lock(), name, family)?,
     };
-    read.map_err(|e| {
-        bad(format!(
-            "cannot read {}: {e}",
-            file.as_deref().unwrap_or("standard input")
-        ))
-    })?;
-    if text.len() as u64 > MAX_INPUT {
-        return Err(bad(format!("input larger than {} MiB", MAX_INPUT >> 20)));
-    }
-    let text = String::from_utf8(text).map_err(|e| {
-        bad(format!(
-            "input is not UTF-8 (byte {})",
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
-    let blocks = restore::parse_file(&text, family)?;
     let mut lock = XtablesLock::from_env(wait);
     if let Some(i) = interval {
         lock = lock.with_poll_interval(i);

@@ -38,15 +38,59 @@ fn at(line: usize, msg: impl std::fmt::Display) -> Error {
 
 /// Parses a whole restore file.
 pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
-    let mut blocks = Vec::new();
-    let mut open: Option<Block> = None;
-    let mut last = 0;
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        last = n;
+    let mut p = Parser::new(family);
+    for raw in text.lines() {
+        p.line(raw)?;
+    }
+    p.finish()
+}
+
+/// A restore file parsed line by line as it is read, so that a reader can stop at a bound
+/// (the policy's `max_ops`, the transaction limit) long before the whole input is held.
+#[derive(Debug)]
+pub struct Parser {
+    family: Family,
+    blocks: Vec<Block>,
+    open: Option<Block>,
+    /// Lines seen so far (the last line's number).
+    last: usize,
+    /// Lines that change something (`:CHAIN` declarations and commands): each becomes at
+    /// least one operation of the transaction.
+    changes: usize,
+}
+
+impl Parser {
+    pub fn new(family: Family) -> Parser {
+        Parser {
+            family,
+            blocks: Vec::new(),
+            open: None,
+            last: 0,
+            changes: 0,
+        }
+    }
+
+    /// Lines read so far that change something; the transaction holds at least this many
+    /// operations.
+    pub fn changes(&self) -> usize {
+        self.changes
+    }
+
+    /// The number of the last line read.
+    pub fn line_number(&self) -> usize {
+        self.last
+    }
+
+    /// Parses the next line (without its newline).
+    pub fn line(&mut self, raw: &str) -> Result<()> {
+        self.last += 1;
+        let n = self.last;
+        let family = self.family;
+        let blocks = &mut self.blocks;
+        let open = &mut self.open;
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
-            continue;
+            return Ok(());
         }
         if line.contains('\0') {
             return Err(at(n, "NUL byte"));
@@ -62,12 +106,12 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
                 ));
             }
             crate::model::validate_name("table", t).map_err(|e| at(n, e))?;
-            open = Some(Block {
+            *open = Some(Block {
                 table: t.to_string(),
                 line: n,
                 lines: Vec::new(),
             });
-            continue;
+            return Ok(());
         }
         let Some(block) = open.as_mut() else {
             return Err(at(n, "a rule outside a *table block"));
@@ -76,7 +120,7 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
             if let Some(b) = open.take() {
                 blocks.push(b);
             }
-            continue;
+            return Ok(());
         }
         if let Some(decl) = line.strip_prefix(':') {
             let mut f = decl.split_whitespace();
@@ -108,7 +152,8 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
                     policy,
                 },
             ));
-            continue;
+            self.changes += 1;
+            return Ok(());
         }
         // An optional `[packets:bytes]` before the rule (iptables-save -c); counters are
         // not restored (iptables-nft-restore drops them too).
@@ -141,18 +186,34 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
                 "only commands that change the table belong in a restore file",
             ));
         }
+        if matches!(inv.command, Command::Zero(_)) {
+            // iptables-restore zeroes counters on a -Z line; xtnl's restore is one
+            // transaction, which cannot zero counters, so it refuses the file rather than
+            // ignore the line.
+            return Err(at(
+                n,
+                "-Z (zero counters) is not supported in a restore file; run `xtnl -Z` \
+                 separately, after the restore",
+            ));
+        }
         block.lines.push((n, Line::Command(Box::new(inv.command))));
+        self.changes += 1;
+        Ok(())
     }
-    if let Some(b) = open {
-        return Err(at(
-            last + 1,
-            format!(
-                "COMMIT expected (block *{} opened at line {})",
-                b.table, b.line
-            ),
-        ));
+
+    /// The blocks, once every line was read.
+    pub fn finish(self) -> Result<Vec<Block>> {
+        if let Some(b) = self.open {
+            return Err(at(
+                self.last + 1,
+                format!(
+                    "COMMIT expected (block *{} opened at line {})",
+                    b.table, b.line
+                ),
+            ));
+        }
+        Ok(self.blocks)
     }
-    Ok(blocks)
 }
 
 /// Applies parsed blocks in one transaction. Returns the number of operations committed.

@@ -16,6 +16,7 @@ pub mod abi;
 pub mod blob;
 mod convert;
 pub mod exec;
+mod guard;
 pub mod kernel;
 mod nathost;
 pub mod table;
@@ -72,11 +73,29 @@ impl Legacy {
     pub fn transact<T>(
         &self,
         table: &str,
+        plan: impl FnMut(&mut Table) -> Result<(T, bool)>,
+    ) -> Result<Outcome<T>> {
+        self.transact_with(table, Vec::new(), plan)
+    }
+
+    /// [`Self::transact`], with changes the table comparison cannot see (zeroing counters)
+    /// checked and recorded too. Under a policy (or with an auditor) the table as read and
+    /// the table about to be committed are compared, the difference is checked by the
+    /// policy and recorded before the replace, and the result after it (see [`guard`]).
+    fn transact_with<T>(
+        &self,
+        table: &str,
+        extra: Vec<guard::Described>,
         mut plan: impl FnMut(&mut Table) -> Result<(T, bool)>,
     ) -> Result<Outcome<T>> {
+        let enforcement = guard::Enforcement::current();
         let _guard = self.lock.acquire()?;
         for attempt in 1..=MAX_ATTEMPTS {
             let mut t = self.sock.read_consistent(table)?;
+            let before = enforcement
+                .as_ref()
+                .filter(|e| e.compares())
+                .map(|_| t.clone());
             let (value, changed) = plan(&mut t)?;
             if !changed {
                 return Ok(Outcome {
@@ -85,7 +104,13 @@ impl Legacy {
                     committed: None,
                 });
             }
-            match self.sock.replace(&t) {
+            let mut changes = extra.clone();
+            match &before {
+                Some(b) => changes.extend(guard::changes(b, &t)),
+                None if enforcement.is_some() => changes.push(guard::replace_of(&t)),
+                None => {}
+            }
+            match guard::enforce(enforcement.as_ref(), changes, || self.sock.replace(&t))? {
                 Ok(c) => {
                     return Ok(Outcome {
                         value,
@@ -106,6 +131,24 @@ impl Legacy {
         Err(Error::GenerationConflict {
             attempts: MAX_ATTEMPTS,
         })
+    }
+
+    /// The zeroing of counters as the policy and the audit see it (nothing when neither is
+    /// in force).
+    fn zero_changes(&self, table: &str, chain: Option<&str>) -> Result<Vec<guard::Described>> {
+        match guard::Enforcement::current() {
+            None => Ok(Vec::new()),
+            Some(e) => {
+                let t = Table {
+                    family: self.family(),
+                    name: table.to_owned(),
+                    valid_hooks: 0,
+                    chains: Vec::new(),
+                    entries_read: 0,
+                };
+                e.zero(&t, chain)
+            }
+        }
     }
 }
 
@@ -135,7 +178,8 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
         }
         Command::List(chain) => {
             // `-L -Z`: list what is counted, then zero it, in one replace.
-            let out = legacy.transact(&inv.table, |t| {
+            let zero = legacy.zero_changes(&inv.table, chain.as_deref())?;
+            let out = legacy.transact_with(&inv.table, zero, |t| {
                 let text = crate::ipt::listing::render_table(
                     &exec::chain_listings(t),
                     chain.as_deref(),
@@ -151,8 +195,12 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
         _ => {}
     }
     let check = matches!(inv.command, Command::Check { .. });
+    let extra = match &inv.command {
+        Command::Zero(chain) => legacy.zero_changes(&inv.table, chain.as_deref())?,
+        _ => Vec::new(),
+    };
     let out = legacy
-        .transact(&inv.table, |t| {
+        .transact_with(&inv.table, extra, |t| {
             let mut a = Applier::new(t);
             a.apply(&inv.command)?;
             Ok((std::mem::take(&mut a.verbose_lines), a.changed && !check))

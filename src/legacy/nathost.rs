@@ -296,15 +296,38 @@ impl RulesetBackend for Legacy {
                     order.push(name);
                 }
             }
-            for name in &order {
-                let Some(Some(t)) = view.tables.get(name) else {
-                    continue;
-                };
-                match self.sock.replace(t) {
-                    Ok(_) => {}
-                    Err(XtError::Changed) => continue 'attempt,
-                    Err(XtError::Other(e)) => return Err(e),
+            // Under a policy (or with an auditor), the tables as they are now (under the
+            // lock: only a writer bypassing it can have changed them since the plan read
+            // them, and then the replace fails and the plan runs again) against the new ones.
+            let enforcement = super::guard::Enforcement::current();
+            let mut described = Vec::new();
+            if let Some(e) = &enforcement {
+                for name in &order {
+                    if let Some(Some(t)) = view.tables.get(name) {
+                        if e.compares() {
+                            let before = self.sock.read_consistent(name)?;
+                            described.extend(super::guard::changes(&before, t));
+                        } else {
+                            described.push(super::guard::replace_of(t));
+                        }
+                    }
                 }
+            }
+            let tables = &view.tables;
+            let sock = &self.sock;
+            let replaced = super::guard::enforce(enforcement.as_ref(), described, || {
+                for name in &order {
+                    let Some(Some(t)) = tables.get(name) else {
+                        continue;
+                    };
+                    sock.replace(t)?;
+                }
+                Ok(())
+            })?;
+            match replaced {
+                Ok(()) => {}
+                Err(XtError::Changed) => continue 'attempt,
+                Err(XtError::Other(e)) => return Err(e),
             }
             return Ok(Applied {
                 value,

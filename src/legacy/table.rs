@@ -137,6 +137,36 @@ impl PartialEq for Rule {
 
 impl Eq for Rule {}
 
+impl Rule {
+    /// What the rule does, independent of where it sits and what it counted: its entry's
+    /// bytes with what a layout rewrites zeroed (as [`PartialEq`] skips them), then its
+    /// verdict. Two rules with the same key are the same rule to the policy.
+    pub(crate) fn key(&self) -> Vec<u8> {
+        let mut b = self.raw.bytes().to_vec();
+        if let Ok(l) = blob::layout(self.raw.family) {
+            let mut zero = |at: usize, n: usize| {
+                if let Some(s) = b.get_mut(at..at + n) {
+                    s.fill(0);
+                }
+            };
+            zero(l.comefrom, 4);
+            zero(l.counters, blob::COUNTERS_SIZE);
+            if matches!(
+                self.verdict,
+                Verdict::Jump(_) | Verdict::Goto(_) | Verdict::Fallthrough
+            ) && let Some(t) = self.raw.bytes().get(l.target_offset..l.target_offset + 2)
+            {
+                zero(
+                    usize::from(u16::from_ne_bytes([t[0], t[1]])) + blob::EXT_HEADER,
+                    4,
+                );
+            }
+        }
+        b.extend_from_slice(format!("{:?}", self.verdict).as_bytes());
+        b
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chain {
     pub name: String,

@@ -222,3 +222,62 @@ fn listed(t: &Table) -> Vec<String> {
         })
         .collect()
 }
+
+#[test]
+fn the_policy_sees_what_a_replace_changes() {
+    use crate::policy::Verb;
+    let before = table();
+    let summary = |after: &Table| -> Vec<(Verb, Option<String>, Option<String>)> {
+        super::guard::changes(&before, after)
+            .into_iter()
+            .map(|(t, _)| (t.verb, t.chain, t.jump_to))
+            .collect()
+    };
+    let some = |s: &str| Some(s.to_owned());
+    // Nothing changed, or only what a layout or a zeroing rewrites: no touch.
+    let mut t = before.clone();
+    assert!(summary(&t).is_empty());
+    for c in &mut t.chains {
+        for r in &mut c.rules {
+            r.counters = Default::default();
+        }
+    }
+    assert!(summary(&t).is_empty(), "counters are not a change of rules");
+    // A rule removed by position is judged by its own target; a reorder is no change.
+    let mut t = before.clone();
+    let input = t.chain_mut("INPUT").unwrap();
+    input.rules.remove(0);
+    assert_eq!(
+        summary(&t),
+        [(Verb::DeleteRule, some("INPUT"), some("web"))]
+    );
+    let mut t = before.clone();
+    t.chain_mut("INPUT").unwrap().rules.reverse();
+    assert!(summary(&t).is_empty(), "{:?}", summary(&t));
+    // Replacing the goto by a copy of the jump: one removal (the goto's target) and one
+    // addition.
+    let mut t = before.clone();
+    let input = t.chain_mut("INPUT").unwrap();
+    input.rules[1] = input.rules[0].clone();
+    assert_eq!(
+        summary(&t),
+        [
+            (Verb::DeleteRule, some("INPUT"), some("web")),
+            (Verb::AddRule, some("INPUT"), some("web")),
+        ]
+    );
+    // A policy, a flush, a deleted chain.
+    let mut t = before.clone();
+    t.chain_mut("FORWARD").unwrap().policy = super::blob::verdict::ACCEPT;
+    t.chain_mut("web").unwrap().rules.clear();
+    assert_eq!(
+        summary(&t),
+        [
+            (Verb::Policy, some("FORWARD"), None),
+            (Verb::Flush, some("web"), None),
+        ]
+    );
+    let mut t = before.clone();
+    t.chains.retain(|c| c.name != "web");
+    assert_eq!(summary(&t), [(Verb::Delete, some("web"), None)]);
+}

@@ -372,7 +372,14 @@ impl RulesetBackend for Session {
         family: Family,
         mut plan: impl FnMut(&mut dyn TableAccess) -> Result<(Vec<Change>, T)>,
     ) -> Result<Applied<T>> {
-        let mut search = Search::Guess;
+        // Under a policy, no guess: the guard reads the real target of every rule deleted by
+        // handle, and a wrong guess (a rule that is not the jump) would be judged as that
+        // rule, a denial where root without a policy just plans again.
+        let mut search = if self.has_guard() {
+            Search::Expected
+        } else {
+            Search::Guess
+        };
         loop {
             let mut planned = Vec::new();
             let mut origin = Vec::new();

@@ -32,6 +32,12 @@ pub trait Guard: std::fmt::Debug + Send + Sync {
 /// How a transaction ended, for an [`Auditor`].
 #[derive(Debug, Clone, Copy)]
 pub enum AuditOutcome<'a> {
+    /// About to be sent (the guard allowed it): recorded before the commit, so that a helper
+    /// killed between the commit and its result record still leaves a record of the attempt.
+    Attempt,
+    /// The kernel refused the attempt because the ruleset changed since the plan's reads; it
+    /// is planned and attempted again.
+    Retried,
     Committed,
     /// The guard refused it; nothing was sent.
     Denied(&'a Error),
@@ -48,6 +54,14 @@ pub trait Auditor: std::fmt::Debug + Send + Sync {
         ops: &mut dyn Iterator<Item = String>,
         outcome: AuditOutcome<'_>,
     );
+    /// Records a transaction; the default describes each operation by its `Display`.
+    fn record_tx(&self, tx: &Transaction, outcome: AuditOutcome<'_>) {
+        self.record(
+            tx.len(),
+            &mut tx.ops().iter().map(|o| o.to_string()),
+            outcome,
+        );
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -426,6 +440,11 @@ impl Session {
         SessionBuilder::default()
     }
 
+    /// Whether a guard (a policy) checks this session's transactions.
+    pub fn has_guard(&self) -> bool {
+        self.enforcement.guard.is_some()
+    }
+
     /// The current ruleset generation id.
     pub fn generation(&mut self) -> Result<u32> {
         get_generation(&mut self.sock)
@@ -490,6 +509,7 @@ impl Session {
             let generation = reader.generation;
             let mut batch = Batch::new(&mut self.sock, generation);
             tx.encode(&mut batch)?;
+            self.audit(&tx, AuditOutcome::Attempt);
             let guard = match (&self.lock, early_guard) {
                 (_, Some(held)) => Some(held),
                 (Some(lock), None) => Some(lock.acquire()?),
@@ -506,7 +526,7 @@ impl Session {
                     };
                     self.audit(&tx, AuditOutcome::Failed(&e));
                 }
-                Err(CommitFailure::GenerationChanged) => {}
+                Err(CommitFailure::GenerationChanged) => self.audit(&tx, AuditOutcome::Retried),
             }
             match result {
                 Ok(reply) => {
@@ -552,11 +572,7 @@ impl Session {
 
     fn audit(&self, tx: &Transaction, outcome: AuditOutcome<'_>) {
         if let Some(a) = &self.enforcement.auditor {
-            a.record(
-                tx.len(),
-                &mut tx.ops().iter().map(|o| o.to_string()),
-                outcome,
-            );
+            a.record_tx(tx, outcome);
         }
     }
 
@@ -614,6 +630,9 @@ impl Session {
                 a.record(1, &mut std::iter::once(what), AuditOutcome::Denied(&e));
             }
             return Err(e);
+        }
+        if let Some(a) = &self.enforcement.auditor {
+            a.record(1, &mut std::iter::once(what.clone()), AuditOutcome::Attempt);
         }
         let result = self.reset_counters_unchecked(table, chain);
         if let Some(a) = &self.enforcement.auditor {

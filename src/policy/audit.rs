@@ -1,20 +1,35 @@
-//! One audit line per transaction a session committed, failed or was denied: who asked (the
-//! invoker's uid), what (the operations' short descriptions, as in error messages) and the
-//! result. To syslog by default, through the `/dev/log` datagram socket in RFC 3164's local
-//! form (`<PRI>xtnl[pid]: message`, which syslogd, rsyslog and journald all accept and stamp
-//! with the time of receipt), so no libc `syslog(3)` is needed; or to standard error.
+//! Audit records of every transaction a session sends or is denied, written as sudo logs a
+//! command: a record of the attempt before anything is sent, and a record of the result after
+//! (a helper killed in between still leaves the attempt). Each record names who asked (the
+//! caller's uid and how the run was delegated), where (the network namespace's inode, so a
+//! scratch namespace is not mistaken for the host's), what (each operation, rules in iptables
+//! syntax, summarised past [`MAX_OPS_TEXT`] bytes) and the result.
+//!
+//! The sink is the system log, chosen so that a reader can tell a real record from a line any
+//! local user could write: journald's native protocol first (`/run/systemd/journal/socket`,
+//! where journald sets `_UID`, `_PID` and `_EXE` from the kernel's credentials of the
+//! sender), else the syslog socket `/dev/log` with `SCM_CREDENTIALS` attached (which the
+//! kernel checks: a sender can only claim its own pid and uid, or any with CAP_SYS_ADMIN /
+//! CAP_SETUID), in RFC 3164's local form. A delegated run whose system log cannot be reached
+//! writes its records to standard error instead (see docs/privileged-helper.md for how to
+//! tell them apart).
 
-use std::io::Write;
+use std::io::{IoSlice, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::error::Error;
-use crate::nft::{AuditOutcome, Auditor};
+use crate::nft::{AuditOutcome, Auditor, Op, RulePosition, Transaction};
 use crate::privilege::{Elevation, Invoker};
 
 /// The local syslog socket.
 pub const SYSLOG_SOCKET: &str = "/dev/log";
+
+/// journald's native-protocol socket.
+pub const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
 
 /// Selects where audit lines go (`syslog`, `stderr`, `off`); ignored in a delegated run.
 pub const AUDIT_ENV: &str = "XTNL_AUDIT";
@@ -22,7 +37,11 @@ pub const AUDIT_ENV: &str = "XTNL_AUDIT";
 /// Operation descriptions past this many bytes are summarised as a count, so that a line
 /// fits the 1 KiB that RFC 3164 relays guarantee (local daemons take more, but a restore of
 /// 10,000 rules must not make a 1 MB line).
-const MAX_OPS_TEXT: usize = 768;
+pub const MAX_OPS_TEXT: usize = 768;
+
+/// How long a record may wait for room in the log daemon's queue (a datagram socket blocks
+/// while the receiver's queue is full) before the next sink is tried.
+const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `LOG_AUTHPRIV` (10 << 3), the facility sudo uses for the same kind of record.
 const FACILITY_AUTHPRIV: u8 = 10 << 3;
@@ -32,6 +51,7 @@ const SEVERITY_NOTICE: u8 = 5;
 /// Where audit lines go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuditTarget {
+    /// The system log: journald's native socket, else `/dev/log`.
     Syslog,
     Stderr,
     Off,
@@ -48,23 +68,49 @@ impl AuditTarget {
     }
 }
 
-/// The text of an audit line (without the syslog header).
-pub fn audit_line(
-    invoker: &Invoker,
-    count: usize,
-    ops: &mut dyn Iterator<Item = String>,
-    outcome: &AuditOutcome<'_>,
-) -> String {
-    let mode = match invoker.elevation {
-        Elevation::None => "direct",
-        Elevation::Secure => "secure",
-        Elevation::Sudo => "sudo",
-    };
-    let result = match outcome {
+/// The inode of the calling thread's network namespace (what `ip netns identify` and
+/// `lsns` show); 0 when it cannot be read.
+pub fn netns_inode() -> u64 {
+    std::fs::metadata("/proc/thread-self/ns/net").map_or(0, |m| m.ino())
+}
+
+/// One record's facts besides the operations.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordHead<'a> {
+    pub invoker: &'a Invoker,
+    pub netns: u64,
+    /// Pairs an attempt record with its result: `pid.sequence`.
+    pub id: (u32, u64),
+    pub outcome: &'a AuditOutcome<'a>,
+}
+
+fn phase(o: &AuditOutcome<'_>) -> &'static str {
+    match o {
+        AuditOutcome::Attempt => "attempt",
+        _ => "result",
+    }
+}
+
+fn result_of(o: &AuditOutcome<'_>) -> String {
+    match o {
+        AuditOutcome::Attempt => "pending".to_owned(),
+        AuditOutcome::Retried => "retry".to_owned(),
         AuditOutcome::Committed => "ok".to_owned(),
         AuditOutcome::Denied(_) => "denied".to_owned(),
         AuditOutcome::Failed(e) => result_word(e),
-    };
+    }
+}
+
+fn mode(invoker: &Invoker) -> &'static str {
+    match invoker.elevation {
+        Elevation::None => "direct",
+        Elevation::Secure => "secure",
+        Elevation::Tool(t) => t.as_str(),
+    }
+}
+
+/// The operations' text, bounded by [`MAX_OPS_TEXT`] (control characters shown as `?`).
+fn ops_text(count: usize, ops: &mut dyn Iterator<Item = String>) -> String {
     let mut text = String::new();
     let mut shown = 0;
     for d in ops {
@@ -74,16 +120,111 @@ pub fn audit_line(
         if shown > 0 {
             text.push_str("; ");
         }
-        text.extend(d.chars().map(|c| if c.is_control() { '?' } else { c }));
+        let room = MAX_OPS_TEXT.saturating_sub(text.len()).max(64);
+        text.extend(
+            d.chars()
+                .take(room)
+                .map(|c| if c.is_control() { '?' } else { c }),
+        );
         shown += 1;
     }
     if shown < count {
         text.push_str(&format!("; ... and {} more", count - shown));
     }
+    text
+}
+
+/// The text of an audit record (without the syslog header).
+pub fn audit_line(
+    invoker: &Invoker,
+    count: usize,
+    ops: &mut dyn Iterator<Item = String>,
+    outcome: &AuditOutcome<'_>,
+) -> String {
+    let head = RecordHead {
+        invoker,
+        netns: netns_inode(),
+        id: (std::process::id(), 0),
+        outcome,
+    };
+    record_text(&head, count, ops)
+}
+
+/// `uid=.. euid=.. mode=.. result=.. ops=N: ...; via=.. netns=.. id=.. phase=..` in front.
+pub fn record_text(
+    h: &RecordHead<'_>,
+    count: usize,
+    ops: &mut dyn Iterator<Item = String>,
+) -> String {
     format!(
-        "uid={} euid={} mode={mode} result={result} ops={count}: {text}",
-        invoker.uid, invoker.euid
+        "{} id={}.{} via={} netns={} uid={} euid={} mode={} result={} ops={count}: {}",
+        phase(h.outcome),
+        h.id.0,
+        h.id.1,
+        h.invoker.via(),
+        h.netns,
+        h.invoker.uid,
+        h.invoker.euid,
+        mode(h.invoker),
+        result_of(h.outcome),
+        ops_text(count, ops)
     )
+}
+
+/// An operation as a record shows it: its description, and for a rule the rule in iptables
+/// syntax (`insert rule ip nat PREROUTING: -t nat -I PREROUTING -p tcp ... -j vcld-1`).
+pub fn describe_op(op: &Op) -> String {
+    let (chain, position, rule) = match op {
+        Op::AddEncodedRule {
+            chain,
+            position,
+            rule,
+        } => (chain, Some(*position), encoded_rule_text(chain, rule)),
+        Op::ReplaceEncodedRule { chain, rule, .. } => (chain, None, encoded_rule_text(chain, rule)),
+        Op::AddRule {
+            chain,
+            position,
+            rule,
+        } => (chain, Some(*position), model_rule_text(chain, rule)),
+        Op::ReplaceRule { chain, rule, .. } => (chain, None, model_rule_text(chain, rule)),
+        other => return other.to_string(),
+    };
+    let verb = match position {
+        Some(RulePosition::Head | RulePosition::Before(_)) => "-I",
+        Some(_) => "-A",
+        None => "-R",
+    };
+    let spec = rule
+        .strip_prefix(&format!("-A {}", chain.name))
+        .unwrap_or(&rule);
+    format!("{op}: -t {} {verb} {}{spec}", chain.table.name, chain.name)
+}
+
+fn encoded_rule_text(chain: &crate::nft::ChainRef, rule: &crate::nft::EncodedRule) -> String {
+    let raw = crate::nft::RawRule {
+        chain: chain.clone(),
+        handle: 0,
+        exprs: rule.exprs.clone(),
+        userdata: rule.userdata.clone(),
+        sets: Default::default(),
+    };
+    let ipt = crate::ipt::compat::decode(&chain.table, &raw);
+    crate::ipt::print::append_line(&chain.name, &ipt, false)
+}
+
+fn model_rule_text(chain: &crate::nft::ChainRef, rule: &crate::model::Rule) -> String {
+    match crate::nft::codec::encode_native(rule, chain.table.family) {
+        Ok(native) => encoded_rule_text(
+            chain,
+            &crate::nft::EncodedRule {
+                exprs: native.exprs,
+                userdata: native.userdata,
+                compat: None,
+                sets: Vec::new(),
+            },
+        ),
+        Err(_) => format!("-A {} (unencodable rule)", chain.name),
+    }
 }
 
 /// `EEXIST`-style names for kernel refusals, the error kind otherwise.
@@ -98,16 +239,19 @@ fn result_word(e: &Error) -> String {
     }
 }
 
-/// Writes audit lines to syslog or standard error.
+/// Writes audit records to the system log or standard error.
 #[derive(Debug)]
 pub struct LineAuditor {
     invoker: Invoker,
     target: AuditTarget,
+    journal: PathBuf,
     socket: PathBuf,
-    /// When syslog cannot be reached: write the line to standard error instead (a delegated
-    /// run, where the record must not be lost) or drop it (an administrator's own run).
+    /// When the system log cannot be reached: write the record to standard error instead (a
+    /// delegated run, where the record must not be lost) or drop it (an administrator's own
+    /// run).
     fallback_to_stderr: bool,
     warned: AtomicBool,
+    sequence: AtomicU64,
 }
 
 impl LineAuditor {
@@ -115,14 +259,21 @@ impl LineAuditor {
         LineAuditor {
             invoker,
             target,
+            journal: PathBuf::from(JOURNAL_SOCKET),
             socket: PathBuf::from(SYSLOG_SOCKET),
             fallback_to_stderr: invoker.delegated(),
             warned: AtomicBool::new(false),
+            sequence: AtomicU64::new(0),
         }
     }
     /// Another syslog socket (tests; hosts with a relocated `/dev/log`).
     pub fn with_socket(mut self, path: impl Into<PathBuf>) -> Self {
         self.socket = path.into();
+        self
+    }
+    /// Another journald socket (tests).
+    pub fn with_journal_socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.journal = path.into();
         self
     }
     pub fn with_stderr_fallback(mut self, yes: bool) -> Self {
@@ -134,26 +285,121 @@ impl LineAuditor {
         let _ = writeln!(std::io::stderr().lock(), "xtnl: audit: {line}");
     }
 
-    fn to_syslog(&self, line: &str, severity: u8) {
+    /// journald's native protocol: `KEY=value` lines in one datagram (values hold no
+    /// newline: control characters were replaced).
+    fn to_journal(&self, h: &RecordHead<'_>, line: &str, severity: u8) -> std::io::Result<()> {
+        let mut m = String::with_capacity(line.len() + 256);
+        let mut field = |k: &str, v: &str| {
+            m.push_str(k);
+            m.push('=');
+            m.extend(v.chars().map(|c| if c == '\n' { ' ' } else { c }));
+            m.push('\n');
+        };
+        field("MESSAGE", line);
+        field("PRIORITY", &severity.to_string());
+        field("SYSLOG_FACILITY", &(FACILITY_AUTHPRIV >> 3).to_string());
+        field("SYSLOG_IDENTIFIER", "xtnl");
+        field("XTNL_PHASE", phase(h.outcome));
+        field("XTNL_ID", &format!("{}.{}", h.id.0, h.id.1));
+        field("XTNL_CALLER_UID", &h.invoker.uid.to_string());
+        field("XTNL_VIA", h.invoker.via());
+        field("XTNL_NETNS", &h.netns.to_string());
+        field("XTNL_RESULT", &result_of(h.outcome));
+        let sock = UnixDatagram::unbound()?;
+        sock.set_write_timeout(Some(SEND_TIMEOUT))?;
+        sock.send_to(m.as_bytes(), &self.journal).map(|_| ())
+    }
+
+    /// RFC 3164 to `/dev/log`, with this process's credentials attached.
+    fn to_syslog(&self, line: &str, severity: u8) -> std::io::Result<()> {
+        use nix::sys::socket::{
+            AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, UnixAddr, UnixCredentials,
+            sendmsg, socket,
+        };
         let msg = format!(
             "<{}>xtnl[{}]: {line}",
             FACILITY_AUTHPRIV | severity,
             std::process::id()
         );
-        let sent = UnixDatagram::unbound().and_then(|s| s.send_to(msg.as_bytes(), &self.socket));
-        if let Err(e) = sent
-            && self.fallback_to_stderr
-        {
-            // Never fail the change because of the audit: it is committed already.
-            if !self.warned.swap(true, Ordering::Relaxed) {
-                let _ = writeln!(
-                    std::io::stderr().lock(),
-                    "xtnl: audit: cannot write to {} ({e}); audit lines go to standard error",
-                    self.socket.display()
-                );
+        let fd = socket(
+            AddressFamily::Unix,
+            SockType::Datagram,
+            SockFlag::SOCK_CLOEXEC,
+            None,
+        )?;
+        let timeout = nix::sys::time::TimeVal::new(SEND_TIMEOUT.as_secs() as _, 0);
+        nix::sys::socket::setsockopt(&fd, nix::sys::socket::sockopt::SendTimeout, &timeout)?;
+        let addr = UnixAddr::new(&self.socket)?;
+        let creds = UnixCredentials::new();
+        sendmsg(
+            fd.as_raw_fd(),
+            &[IoSlice::new(msg.as_bytes())],
+            &[ControlMessage::ScmCredentials(&creds)],
+            MsgFlags::empty(),
+            Some(&addr),
+        )?;
+        Ok(())
+    }
+
+    fn write(&self, h: &RecordHead<'_>, line: &str) {
+        let severity = match h.outcome {
+            AuditOutcome::Attempt | AuditOutcome::Committed | AuditOutcome::Retried => {
+                SEVERITY_NOTICE
             }
-            Self::to_stderr(line);
+            _ => SEVERITY_WARNING,
+        };
+        match self.target {
+            AuditTarget::Off => {}
+            AuditTarget::Stderr => Self::to_stderr(line),
+            AuditTarget::Syslog => {
+                let Err(journal) = self.to_journal(h, line, severity) else {
+                    return;
+                };
+                let Err(syslog) = self.to_syslog(line, severity) else {
+                    return;
+                };
+                if self.fallback_to_stderr {
+                    // Never fail the change because of the audit.
+                    if !self.warned.swap(true, Ordering::Relaxed) {
+                        let _ = writeln!(
+                            std::io::stderr().lock(),
+                            "xtnl: audit: cannot write to {} ({journal}) nor {} ({syslog}); \
+                             audit lines go to standard error",
+                            self.journal.display(),
+                            self.socket.display()
+                        );
+                    }
+                    Self::to_stderr(line);
+                }
+            }
         }
+    }
+
+    fn record_with(
+        &self,
+        count: usize,
+        ops: &mut dyn Iterator<Item = String>,
+        outcome: AuditOutcome<'_>,
+    ) {
+        if self.target == AuditTarget::Off {
+            return;
+        }
+        // An attempt opens a new id; its result (and a denial, which has no attempt) uses
+        // the current one, or a new one.
+        let seq = match outcome {
+            AuditOutcome::Attempt | AuditOutcome::Denied(_) => {
+                self.sequence.fetch_add(1, Ordering::Relaxed) + 1
+            }
+            _ => self.sequence.load(Ordering::Relaxed),
+        };
+        let head = RecordHead {
+            invoker: &self.invoker,
+            netns: netns_inode(),
+            id: (std::process::id(), seq),
+            outcome: &outcome,
+        };
+        let line = record_text(&head, count, ops);
+        self.write(&head, &line);
     }
 }
 
@@ -164,21 +410,10 @@ impl Auditor for LineAuditor {
         ops: &mut dyn Iterator<Item = String>,
         outcome: AuditOutcome<'_>,
     ) {
-        if self.target == AuditTarget::Off {
-            return;
-        }
-        let line = audit_line(&self.invoker, count, ops, &outcome);
-        match self.target {
-            AuditTarget::Syslog => {
-                let severity = match outcome {
-                    AuditOutcome::Committed => SEVERITY_NOTICE,
-                    _ => SEVERITY_WARNING,
-                };
-                self.to_syslog(&line, severity)
-            }
-            AuditTarget::Stderr => Self::to_stderr(&line),
-            AuditTarget::Off => {}
-        }
+        self.record_with(count, ops, outcome)
+    }
+    fn record_tx(&self, tx: &Transaction, outcome: AuditOutcome<'_>) {
+        self.record_with(tx.len(), &mut tx.ops().iter().map(describe_op), outcome)
     }
 }
 
@@ -201,10 +436,14 @@ mod tests {
             "add rule ip nat PREROUTING".into(),
         ];
         let l = audit_line(&inv(), 2, &mut ops.into_iter(), &AuditOutcome::Committed);
-        assert_eq!(
-            l,
-            "uid=1000 euid=0 mode=secure result=ok ops=2: add chain ip nat vcld-1; add rule ip nat PREROUTING"
+        let want = format!(
+            "result id={}.0 via=setuid netns={} uid=1000 euid=0 mode=secure result=ok ops=2: add \
+             chain ip nat vcld-1; add rule ip nat PREROUTING",
+            std::process::id(),
+            netns_inode()
         );
+        assert_eq!(l, want);
+        assert_ne!(netns_inode(), 0);
     }
 
     #[test]
@@ -242,20 +481,46 @@ mod tests {
         let sock = dir.join("log");
         let _ = std::fs::remove_file(&sock);
         let server = UnixDatagram::bind(&sock).unwrap();
-        let a = LineAuditor::new(inv(), AuditTarget::Syslog).with_socket(&sock);
-        a.record(
-            1,
-            &mut std::iter::once("flush chain ip nat vcld-1".to_string()),
-            AuditOutcome::Committed,
-        );
+        let a = LineAuditor::new(inv(), AuditTarget::Syslog)
+            .with_journal_socket(dir.join("no-journal"))
+            .with_socket(&sock);
+        let one = || std::iter::once("flush chain ip nat vcld-1".to_string());
+        a.record(1, &mut one(), AuditOutcome::Attempt);
+        a.record(1, &mut one(), AuditOutcome::Committed);
         let mut buf = [0u8; 2048];
-        let n = server.recv(&mut buf).unwrap();
+        let pid = std::process::id();
+        let ns = netns_inode();
+        for (phase, result, pri) in [("attempt", "pending", 85), ("result", "ok", 85)] {
+            let n = server.recv(&mut buf).unwrap();
+            let got = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let want = format!(
+                "<{pri}>xtnl[{pid}]: {phase} id={pid}.1 via=setuid netns={ns} uid=1000 euid=0 \
+                 mode=secure result={result} ops=1: flush chain ip nat vcld-1"
+            );
+            assert_eq!(got, want);
+        }
+
+        // With a journal socket, the native protocol with its fields.
+        let journal = dir.join("journal");
+        let jserver = UnixDatagram::bind(&journal).unwrap();
+        let a = LineAuditor::new(inv(), AuditTarget::Syslog)
+            .with_journal_socket(&journal)
+            .with_socket(&sock);
+        a.record(1, &mut one(), AuditOutcome::Attempt);
+        let n = jserver.recv(&mut buf).unwrap();
         let got = String::from_utf8_lossy(&buf[..n]).into_owned();
-        let want = format!(
-            "<85>xtnl[{}]: uid=1000 euid=0 mode=secure result=ok ops=1: flush chain ip nat vcld-1",
-            std::process::id()
-        );
-        assert_eq!(got, want);
+        for f in [
+            "SYSLOG_IDENTIFIER=xtnl\n",
+            "PRIORITY=5\n",
+            "SYSLOG_FACILITY=10\n",
+            "XTNL_PHASE=attempt\n",
+            "XTNL_CALLER_UID=1000\n",
+            "XTNL_VIA=setuid\n",
+            "XTNL_RESULT=pending\n",
+        ] {
+            assert!(got.contains(f), "{f:?} in {got:?}");
+        }
+        assert!(got.starts_with("MESSAGE=attempt id="), "{got}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -140,6 +140,9 @@ pub struct Touch {
     pub jump_to: Option<String>,
     /// The handle of the existing rule a `delete-rule` removes, when known only by handle.
     pub handle: Option<u64>,
+    /// The rule a `delete-rule` names by handle is not in the generation the check read: the
+    /// kernel refuses the delete (ENOENT), so what it jumps to does not matter.
+    pub rule_absent: bool,
     /// The operation's index in its transaction and its description (as in error messages).
     pub op_index: usize,
     pub op: String,
@@ -154,6 +157,7 @@ impl Touch {
             verb,
             jump_to: None,
             handle: None,
+            rule_absent: false,
             op_index: 0,
             op: String::new(),
         }
@@ -266,17 +270,32 @@ fn model_jump(rule: &crate::model::Rule) -> Option<String> {
     }
 }
 
-/// The chain a rule's expressions jump or go to. In both encodings (native and iptables-nft's
-/// compat) a jump is an `immediate` expression with a chain verdict; a rule has at most one
-/// verdict that ends it, but every one found is considered, the last winning.
+/// Stands for the chain of a verdict-map lookup, which can be any chain of the table: an
+/// entry's `jump_to` allows it only with the pattern `*`.
+pub const VERDICT_MAP: &str = "*";
+
+/// The chain a rule's expressions jump or go to, as the kernel executes them: expressions run
+/// in order and the first verdict met ends the rule, so later verdicts never run. In both
+/// encodings (native and iptables-nft's compat) a jump is an `immediate` expression with a
+/// chain verdict; `continue` verdicts do not end the rule. A map lookup (kept as an unmodelled
+/// `lookup`) may produce a verdict naming any chain: it counts as a jump to
+/// [`VERDICT_MAP`].
 pub fn exprs_jump(exprs: &[Expr]) -> Option<String> {
-    exprs.iter().rev().find_map(|e| match e {
-        Expr::Immediate(i) => match &i.data {
-            ImmediateData::Verdict(Verdict::Jump(c) | Verdict::Goto(c)) => Some(c.clone()),
-            _ => None,
-        },
-        _ => None,
-    })
+    for e in exprs {
+        match e {
+            Expr::Immediate(i) => match &i.data {
+                ImmediateData::Verdict(Verdict::Jump(c) | Verdict::Goto(c)) => {
+                    return Some(c.clone());
+                }
+                ImmediateData::Verdict(Verdict::Continue) => {}
+                ImmediateData::Verdict(_) => return None,
+                _ => {}
+            },
+            Expr::Other(o) if o.name == "lookup" => return Some(VERDICT_MAP.to_owned()),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A glob over names: `*` any run of characters, `?` one character, everything else itself.
@@ -365,7 +384,7 @@ impl Allow {
         }
     }
     fn covers_jump(&self, t: &Touch) -> bool {
-        if !t.verb.is_rule_verb() {
+        if !t.verb.is_rule_verb() || t.rule_absent {
             return true;
         }
         match (&self.jump_to, &t.jump_to) {
@@ -454,19 +473,13 @@ impl Policy {
         Ok(())
     }
 
-    /// Whether checking this delete-rule touch needs the jump target of the rule it deletes
-    /// (an entry would allow it only for some targets).
+    /// Whether checking this delete-rule touch needs the jump target of the rule it deletes:
+    /// always when the rule is named by handle (by number, by spec, in a restore file, in a
+    /// JSON document, or a replacement), whatever the entries say. An entry without
+    /// `jump_to` allows deleting only rules that jump nowhere, and one with it only rules
+    /// that jump to its chains; neither can be judged without the rule's real target.
     pub fn needs_jump_target(&self, t: &Touch) -> bool {
-        t.verb == Verb::DeleteRule
-            && t.jump_to.is_none()
-            && t.handle.is_some()
-            && !self.allow.iter().any(|a| a.allows(t))
-            && self.allow.iter().any(|a| {
-                a.covers_table(t)
-                    && a.verbs.contains(&t.verb)
-                    && a.covers_chain(t)
-                    && a.jump_to.is_some()
-            })
+        t.verb == Verb::DeleteRule && t.jump_to.is_none() && t.handle.is_some() && !t.rule_absent
     }
 
     fn denial(&self, t: &Touch) -> Error {
@@ -499,8 +512,10 @@ impl Policy {
     }
 
     /// Checks a transaction as a session commits it: its size, then every touch, reading
-    /// (through the plan's reader, so in the same generation) the jump target of rules that
-    /// are deleted by handle where the policy allows deleting only some.
+    /// (through the plan's reader, so in the same generation as the commit) the jump target
+    /// of every rule deleted or replaced by handle. A handle the chain does not hold is not a
+    /// denial: the kernel refuses the delete itself (ENOENT), which the NAT-host plans take
+    /// as "the guess was wrong, plan again".
     pub fn check_transaction(&self, tx: &Transaction, reader: &mut Reader<'_>) -> Result<()> {
         self.check_size(tx.len())?;
         let mut ts = touches(tx);
@@ -519,10 +534,13 @@ impl Policy {
                 let rules = reader.raw_rules(&table, Some(chain))?;
                 cache.insert(cref.clone(), rules);
             }
-            t.jump_to = cache
+            match cache
                 .get(&cref)
                 .and_then(|rules| rules.iter().find(|r| r.handle == handle))
-                .and_then(|r| exprs_jump(&r.exprs));
+            {
+                Some(r) => t.jump_to = exprs_jump(&r.exprs),
+                None => t.rule_absent = true,
+            }
         }
         self.check(&ts)
     }

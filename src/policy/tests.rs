@@ -213,10 +213,22 @@ fn deleting_a_jump_needs_its_target() {
     t.jump_to = Some("DOCKER".into());
     assert!(p.check(&[t]).is_err());
     // In a reservation chain any rule may go.
-    let t = Touch {
+    // In a reservation chain any rule that jumps nowhere may go; its target is read all the
+    // same, since an entry without `jump_to` forbids jumps.
+    let mut t = Touch {
         handle: Some(7),
         ..Touch::new(Family::Ipv4, "nat", Some("vcld-7"), Verb::DeleteRule)
     };
+    assert!(p.needs_jump_target(&t));
+    p.check(&[t.clone()]).unwrap();
+    t.jump_to = Some("DOCKER".into());
+    assert!(
+        p.check(&[t.clone()]).is_err(),
+        "a jump under an entry without jump_to"
+    );
+    // A handle the chain does not hold: the kernel refuses the delete, not the policy.
+    t.jump_to = None;
+    t.rule_absent = true;
     assert!(!p.needs_jump_target(&t));
     p.check(&[t]).unwrap();
 }
@@ -303,4 +315,33 @@ fn the_readme_example_parses() {
         }],
     ));
     assert!(readme.contains(&m), "{m}");
+}
+
+#[test]
+fn the_first_verdict_met_is_the_rule_s_target() {
+    let imm = |v: Verdict| {
+        Expr::Immediate(Immediate {
+            dreg: 0,
+            data: ImmediateData::Verdict(v),
+        })
+    };
+    let two = vec![
+        imm(Verdict::Jump("other".into())),
+        imm(Verdict::Jump("vcld-1".into())),
+    ];
+    assert_eq!(crate::policy::exprs_jump(&two).as_deref(), Some("other"));
+    let accept_first = vec![imm(Verdict::Accept), imm(Verdict::Jump("other".into()))];
+    assert_eq!(crate::policy::exprs_jump(&accept_first), None);
+    let cont = vec![imm(Verdict::Continue), imm(Verdict::Goto("other".into()))];
+    assert_eq!(crate::policy::exprs_jump(&cont).as_deref(), Some("other"));
+    // Added by the policy's check: a rule whose first jump is to a protected chain is denied
+    // in PREROUTING even if a later verdict names a reservation chain.
+    let mut rule = jump_rule("other");
+    rule.exprs.push(imm(Verdict::Jump("vcld-1".into())));
+    let op = Op::AddEncodedRule {
+        chain: nat().chain("PREROUTING"),
+        position: crate::nft::RulePosition::Append,
+        rule,
+    };
+    assert!(check_ops(&policy(), vec![op]).is_err());
 }
