@@ -4,6 +4,7 @@
 mod apply;
 mod bench;
 mod demo;
+pub mod dropin;
 mod iptables;
 mod listing;
 mod nathost;
@@ -56,6 +57,7 @@ them; 5 denied by the policy, 6 policy file missing (privileged run), unsafe or 
 /// name the binary was invoked as (`xtnl6` or `ip6tables` default to IPv6).
 pub fn run(program: &str, args: &[String]) -> Result<i32> {
     let mut out = std::io::stdout().lock();
+    let identity = dropin::identify(program);
     let v6 = program.ends_with('6') || program.starts_with("ip6tables");
     let family = if v6 {
         crate::model::Family::Ipv6
@@ -65,13 +67,22 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
     let (args, backend) = take_backend(args)?;
     let (globals, args) = privileged::split_globals(&args)?;
     let first = args.first().map(String::as_str);
-    if !matches!(
-        first,
-        Some("version" | "--version" | "-V" | "help" | "--help" | "-h")
-    ) {
+    let identity_only =
+        identity.is_some() && (dropin::wants_version(args) || dropin::wants_help(args));
+    if !identity_only
+        && !matches!(
+            first,
+            Some("version" | "--version" | "-V" | "help" | "--help" | "-h")
+        )
+    {
         privileged::install(&globals)?;
     }
+    // A name that spells the backend (`iptables-legacy`) chooses it.
+    let backend = identity.as_ref().and_then(|i| i.backend).unwrap_or(backend);
     let backend = privileged::restrict_backend(backend, family)?;
+    if let Some(id) = &identity {
+        return dropin::run(&mut out, id, args, backend);
+    }
     let result = match first {
         Some("demo") if args.len() == 1 => demo::run(&mut out),
         Some("list") if args.len() <= 4 => listing::run(&mut out, &args[1..]),
@@ -131,7 +142,8 @@ fn take_backend(args: &[String]) -> Result<(Vec<String>, BackendChoice)> {
 /// stays exactly what iptables prints).
 pub(crate) fn resolve_backend(choice: BackendChoice, family: Family, verbose: bool) -> Backend {
     let (backend, why) = choice.resolve(family);
-    if verbose {
+    // Under an iptables name stderr stays what iptables prints.
+    if verbose && !dropin::active() {
         let _ = writeln!(
             std::io::stderr().lock(),
             "xtnl: backend {} ({why})",
@@ -145,6 +157,15 @@ pub(crate) fn io_error(e: std::io::Error) -> Error {
     Error::Netlink {
         context: "write output",
         source: e,
+    }
+}
+
+/// Prints an error as the program named `program` would: iptables' shapes under its names
+/// (see [`dropin::report`]), xtnl's otherwise.
+pub fn report_as(program: &str, err: &Error) -> i32 {
+    match dropin::identify(program) {
+        Some(id) => dropin::report(&id, err),
+        None => report(err),
     }
 }
 
@@ -165,6 +186,9 @@ pub fn report(err: &Error) -> i32 {
 
 fn hint(err: &Error) -> Option<&'static str> {
     Some(match err.kind() {
+        ErrorKind::LockBusy if lock_waited(err) => {
+            "Another app is currently holding the xtables lock. Stopped waiting (see -w)."
+        }
         ErrorKind::LockBusy => {
             "Another app is currently holding the xtables lock. Perhaps you want to use the -w option?"
         }
@@ -198,6 +222,16 @@ fn hint(err: &Error) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+fn lock_waited(err: &Error) -> bool {
+    matches!(
+        err.innermost(),
+        Error::LockBusy {
+            waited: Some(_),
+            ..
+        }
+    )
 }
 
 /// Whether the kernel answered EINVAL to a rule (its expressions, not the chain it names).

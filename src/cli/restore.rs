@@ -25,7 +25,8 @@ pub fn run_restore(
     mut family: Family,
     backend: BackendChoice,
 ) -> Result<()> {
-    let (mut noflush, mut wait, mut interval, mut file) = (false, WaitPolicy::FailFast, None, None);
+    let (mut noflush, mut interval, mut file) = (false, None, None);
+    let mut wait = WaitPolicy::default_for_command()?;
     let mut verbose = false;
     let mut it = args.iter().peekable();
     while let Some(a) = it.next() {
