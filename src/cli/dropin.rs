@@ -351,7 +351,9 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
             let _ = writeln!(e, "{message}");
         }
         Error::InvalidInput(msg) if err.kind() == ErrorKind::InvalidInput => {
-            if msg.starts_with("Bad argument") {
+            if msg.is_empty() {
+                // iptables' exit_tryhelp: the hint alone.
+            } else if msg.starts_with("Bad argument") {
                 let _ = writeln!(e, "{msg}");
             } else {
                 let _ = writeln!(e, "{head}: {msg}");

@@ -21,6 +21,13 @@ pub fn run(
     // `--json` (not an iptables option) turns a listing into the JSON listing.
     let as_json = args.iter().any(|a| a == "--json");
     let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    // Under an iptables name `-6` (ip6tables: `-4`) is a parameter problem, as in iptables;
+    // xtnl's own name switches the family with them.
+    if super::dropin::active()
+        && crate::ipt::args::family_flag(&args).is_some_and(|f| f != default_family)
+    {
+        return Err(crate::Error::InvalidInput(String::new()));
+    }
     let inv = parse::parse(&args, default_family)?;
     if as_json {
         let chain = match &inv.command {

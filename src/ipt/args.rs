@@ -68,29 +68,48 @@ fn long_without_value(opt: &str) -> bool {
 /// Rewrites bundled short options into one option per word, as getopt reads them; option
 /// values (the word after an option that takes one) are kept as they are.
 pub fn unbundle(argv: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(argv.len());
+    words(argv).into_iter().map(|(w, _)| w).collect()
+}
+
+/// The family a line is restricted to by `-4`/`--ipv4` or `-6`/`--ipv6` given as options
+/// (not as another option's value): iptables-restore ignores a `-6` line, ip6tables-restore
+/// a `-4` line.
+pub fn family_flag(argv: &[String]) -> Option<crate::model::Family> {
+    words(argv)
+        .into_iter()
+        .rev()
+        .find_map(|(w, option)| match (option, w.as_str()) {
+            (true, "-4" | "--ipv4") => Some(crate::model::Family::Ipv4),
+            (true, "-6" | "--ipv6") => Some(crate::model::Family::Ipv6),
+            _ => None,
+        })
+}
+
+/// [`unbundle`]'s words, each marked whether it is an option (true) or a value/positional.
+fn words(argv: &[String]) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::with_capacity(argv.len());
     let mut value_next = false;
     for a in argv {
         if std::mem::take(&mut value_next) || a == "!" || a == "-" {
-            out.push(a.clone());
+            out.push((a.clone(), false));
             continue;
         }
         if let Some(long) = a.strip_prefix("--") {
             value_next = !long.is_empty() && !long.contains('=') && !long_without_value(a);
-            out.push(a.clone());
+            out.push((a.clone(), true));
             continue;
         }
         let Some(body) = a.strip_prefix('-') else {
-            out.push(a.clone());
+            out.push((a.clone(), false));
             continue;
         };
         let chars: Vec<char> = body.chars().collect();
         let known = chars.first().and_then(|&c| short(c));
         match known {
-            None => out.push(a.clone()),
+            None => out.push((a.clone(), true)),
             Some(_) if chars.len() == 1 => {
                 value_next = short(chars[0]) == Some(Takes::Required);
-                out.push(a.clone());
+                out.push((a.clone(), true));
             }
             Some(_) => {
                 // Expand only what getopt would: letters up to the first one that takes a
@@ -104,14 +123,14 @@ pub fn unbundle(argv: &[String]) -> Vec<String> {
                             ok = false;
                             break;
                         }
-                        Some(Takes::Nothing) => words.push(format!("-{c}")),
+                        Some(Takes::Nothing) => words.push((format!("-{c}"), true)),
                         Some(t) => {
-                            words.push(format!("-{c}"));
+                            words.push((format!("-{c}"), true));
                             let rest: String = chars[i + 1..].iter().collect();
                             if rest.is_empty() {
                                 value_next = t == Takes::Required;
                             } else {
-                                words.push(rest);
+                                words.push((rest, false));
                             }
                             break;
                         }
@@ -121,7 +140,7 @@ pub fn unbundle(argv: &[String]) -> Vec<String> {
                     out.extend(words);
                 } else {
                     value_next = false;
-                    out.push(a.clone());
+                    out.push((a.clone(), true));
                 }
             }
         }
@@ -159,6 +178,60 @@ fn nth<'a>(mut lines: impl Iterator<Item = &'a str>, n: usize) -> String {
     }
 }
 
+/// iptables refuses a target option given twice (xtables' option parser: "can only be used
+/// once"); `earlier` are the target's options before this one.
+pub fn once(target: &str, opt: &str, earlier: &[(String, String)]) -> crate::Result<()> {
+    if earlier.iter().any(|(o, _)| o == opt) {
+        return Err(crate::Error::InvalidInput(format!(
+            "{target}: option \"{opt}\" can only be used once.\n"
+        )));
+    }
+    Ok(())
+}
+
+/// An address as iptables reads it, rewritten into `ADDR/PREFIX` for the parser: IPv4
+/// addresses of fewer than four parts are completed with zeros (`10` is `10.0.0.0`, `0/0`
+/// is `0.0.0.0/0`), and a mask written as an address (`/255.255.0.0`, `/ffff:ffff::`)
+/// becomes its prefix length when it is contiguous. Anything else is returned unchanged
+/// (the parser then names it).
+pub fn normalize_net(s: &str, family: crate::model::Family) -> String {
+    let (addr, mask) = match s.split_once('/') {
+        Some((a, m)) => (a, Some(m)),
+        None => (s, None),
+    };
+    let addr = if family == crate::model::Family::Ipv6 {
+        addr.to_owned()
+    } else {
+        complete_v4(addr).unwrap_or_else(|| addr.to_owned())
+    };
+    let mask = mask.map(|m| mask_prefix(m).map_or_else(|| m.to_owned(), |p| p.to_string()));
+    match mask {
+        Some(m) => format!("{addr}/{m}"),
+        None => addr,
+    }
+}
+
+/// `10` -> `10.0.0.0`, `10.1` -> `10.1.0.0` (iptables completes a network address).
+fn complete_v4(a: &str) -> Option<String> {
+    let parts: Vec<&str> = a.split('.').collect();
+    if parts.len() >= 4 || parts.iter().any(|p| p.parse::<u8>().is_err()) {
+        return None;
+    }
+    let mut v: Vec<&str> = parts;
+    v.resize(4, "0");
+    Some(v.join("."))
+}
+
+/// The prefix length of a contiguous mask written as an address.
+fn mask_prefix(m: &str) -> Option<u32> {
+    let bits: u128 = match m.parse::<std::net::IpAddr>().ok()? {
+        std::net::IpAddr::V4(a) => u128::from(u32::from(a)) << 96,
+        std::net::IpAddr::V6(a) => u128::from(a),
+    };
+    let ones = bits.leading_ones();
+    (bits.checked_shl(ones).unwrap_or(0) == 0).then_some(ones)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +266,37 @@ mod tests {
             u("--line-numbers -nL --log-prefix -vx"),
             "--line-numbers -n -L --log-prefix -vx"
         );
+    }
+
+    #[test]
+    fn family_flags_are_options_only() {
+        use crate::model::Family::{Ipv4, Ipv6};
+        let f = |s: &str| family_flag(&s.split(' ').map(str::to_owned).collect::<Vec<_>>());
+        assert_eq!(f("-6 -A c -s ::1"), Some(Ipv6));
+        assert_eq!(f("-A c -4 -j ACCEPT"), Some(Ipv4));
+        assert_eq!(f("-A c -m comment --comment -6 -j ACCEPT"), None);
+        assert_eq!(f("-A c -j ACCEPT"), None);
+    }
+
+    #[test]
+    fn addresses_as_iptables_reads_them() {
+        use crate::model::Family::{Ipv4, Ipv6};
+        assert_eq!(normalize_net("0/0", Ipv4), "0.0.0.0/0");
+        assert_eq!(normalize_net("10.1/16", Ipv4), "10.1.0.0/16");
+        assert_eq!(normalize_net("10", Ipv4), "10.0.0.0");
+        assert_eq!(normalize_net("1.2.3.4/255.255.0.0", Ipv4), "1.2.3.4/16");
+        assert_eq!(normalize_net("1.2.3.4/0.0.0.0", Ipv4), "1.2.3.4/0");
+        assert_eq!(
+            normalize_net("1.2.3.4/255.0.255.0", Ipv4),
+            "1.2.3.4/255.0.255.0"
+        );
+        assert_eq!(normalize_net("::/0", Ipv6), "::/0");
+        assert_eq!(
+            normalize_net("2001:db8::/ffff:ffff::", Ipv6),
+            "2001:db8::/32"
+        );
+        assert_eq!(normalize_net("host.example", Ipv4), "host.example");
+        assert_eq!(normalize_net("1.2.3.4/32/3", Ipv4), "1.2.3.4/32/3");
     }
 
     #[test]

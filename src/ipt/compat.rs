@@ -354,7 +354,7 @@ const CT_STATE_BITS: [(super::CtStates, u32); 5] = [
 
 /// `--reject-with` names and native reject codes: ICMP in ip tables, ICMPv6 in ip6,
 /// ICMPX (the four family-neutral codes) in inet.
-const REJECT_CODES: [(RejectWith, Family, u8); 15] = [
+const REJECT_CODES: [(RejectWith, Family, u8); 17] = [
     (RejectWith::IcmpNetUnreachable, Family::Ipv4, 0),
     (RejectWith::IcmpHostUnreachable, Family::Ipv4, 1),
     (RejectWith::IcmpProtoUnreachable, Family::Ipv4, 2),
@@ -366,6 +366,8 @@ const REJECT_CODES: [(RejectWith, Family, u8); 15] = [
     (RejectWith::Icmp6AdmProhibited, Family::Ipv6, 1),
     (RejectWith::Icmp6AddrUnreachable, Family::Ipv6, 3),
     (RejectWith::Icmp6PortUnreachable, Family::Ipv6, 4),
+    (RejectWith::Icmp6PolicyFail, Family::Ipv6, 5),
+    (RejectWith::Icmp6RejectRoute, Family::Ipv6, 6),
     (RejectWith::Icmp6NoRoute, Family::Inet, 0),
     (RejectWith::IcmpPortUnreachable, Family::Inet, 1),
     (RejectWith::IcmpHostUnreachable, Family::Inet, 2),

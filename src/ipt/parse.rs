@@ -839,7 +839,7 @@ fn parse_net(s: &str, family: Family) -> Result<IpNet> {
             "multiple addresses in `{s}' are not supported by xtnl; give one rule per address"
         )));
     }
-    let net: IpNet = s
+    let net: IpNet = super::args::normalize_net(s, family)
         .parse()
         .map_err(|_| bad(format!("host/network `{s}' not found")))?;
     if net.is_ipv4() != (family != Family::Ipv6) {
@@ -983,14 +983,10 @@ fn parse_to_ports(s: &str) -> Result<PortRange> {
     nat_ports(range, "--to-ports")
 }
 
-/// A NAT rewrites to these ports: port 0 is no port a connection can use (iptables 1.8.9
-/// and the kernel accept it, and every translated connection then fails).
-fn nat_ports(range: PortRange, opt: &str) -> Result<PortRange> {
-    if range.first() == 0 {
-        return Err(bad(format!(
-            "Port `0' not valid for {opt}: a NAT needs ports from 1 to 65535"
-        )));
-    }
+/// A NAT rewrites to these ports. Port 0 is accepted, as iptables-nft 1.8.9 and the kernel
+/// accept it (`REDIRECT --to-ports 0` is in scripts); a drop-in refuses nothing iptables
+/// takes.
+fn nat_ports(range: PortRange, _opt: &str) -> Result<PortRange> {
     Ok(range)
 }
 
@@ -1009,10 +1005,11 @@ fn parse_target(
         "LOG" => &["--log-prefix", "--log-level"],
         _ => &[],
     };
-    for (o, _) in opts {
+    for (i, (o, _)) in opts.iter().enumerate() {
         if !allowed.contains(&o.as_str()) {
             return Err(unknown_option(o));
         }
+        super::args::once(name, o, &opts[..i])?;
     }
     let get = |o: &str| {
         opts.iter()

@@ -123,6 +123,10 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
             Error::InvalidInput(m) => at(n, m),
             other => other,
         })?;
+        // A `-6` line is ip6tables-restore's only, a `-4` line iptables-restore's only.
+        if super::args::family_flag(&args).is_some_and(|f| f != family) {
+            continue;
+        }
         if args
             .iter()
             .any(|a| a == "-t" || a == "--table" || a.starts_with("--table="))
