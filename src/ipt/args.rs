@@ -193,9 +193,10 @@ pub fn once(target: &str, opt: &str, earlier: &[(String, String)]) -> crate::Res
 /// addresses of fewer than four parts are completed with zeros (`10` is `10.0.0.0`, `0/0`
 /// is `0.0.0.0/0`), and a mask written as an address (`/255.255.0.0`, `/ffff:ffff::`)
 /// becomes its prefix length when it is contiguous. Anything else is returned unchanged
-/// (the parser then names it).
+/// (the parser then names it; [`address_part`] is what iptables' message names).
 pub fn normalize_net(s: &str, family: crate::model::Family) -> String {
-    let (addr, mask) = match s.split_once('/') {
+    // iptables splits at the last '/': in `1.2.3.4/32/3` the address is `1.2.3.4/32`.
+    let (addr, mask) = match s.rsplit_once('/') {
         Some((a, m)) => (a, Some(m)),
         None => (s, None),
     };
@@ -208,6 +209,15 @@ pub fn normalize_net(s: &str, family: crate::model::Family) -> String {
     match mask {
         Some(m) => format!("{addr}/{m}"),
         None => addr,
+    }
+}
+
+/// The address part iptables names in "host/network `...' not found": all before the last
+/// '/' when what follows it is a mask iptables would read.
+pub fn address_part(s: &str) -> &str {
+    match s.rsplit_once('/') {
+        Some((a, m)) if m.parse::<u8>().is_ok() || mask_prefix(m).is_some() => a,
+        _ => s,
     }
 }
 

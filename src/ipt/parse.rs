@@ -839,9 +839,12 @@ fn parse_net(s: &str, family: Family) -> Result<IpNet> {
             "multiple addresses in `{s}' are not supported by xtnl; give one rule per address"
         )));
     }
-    let net: IpNet = super::args::normalize_net(s, family)
-        .parse()
-        .map_err(|_| bad(format!("host/network `{s}' not found")))?;
+    let net: IpNet = super::args::normalize_net(s, family).parse().map_err(|_| {
+        bad(format!(
+            "host/network `{}' not found",
+            super::args::address_part(s)
+        ))
+    })?;
     if net.is_ipv4() != (family != Family::Ipv6) {
         return Err(bad(format!(
             "host/network `{s}' is not an {} address",
