@@ -149,8 +149,18 @@ impl<'t> Applier<'t> {
                 self.require(chain)?;
                 self.check_jump(rule)?;
                 let Some(i) = self.find(chain, rule) else {
+                    // iptables-legacy 1.8.9 words it by the target: a verdict (or none) gives
+                    // "Bad rule", a chain or target extension "No chain/target/match".
+                    let verdict = matches!(
+                        rule.target,
+                        None | Some(
+                            crate::ipt::IptTarget::Accept
+                                | crate::ipt::IptTarget::Drop
+                                | crate::ipt::IptTarget::Return
+                        )
+                    );
                     return Err(refused(
-                        BAD_RULE,
+                        if verdict { BAD_RULE } else { NO_CHAIN },
                         format!("no rule in {chain} equals the given one"),
                     ));
                 };
