@@ -23,9 +23,8 @@ fn client() -> String {
 fn transcript(program: String, env: Vec<(&'static str, &'static str)>) -> String {
     in_netns(move || {
         let lock = private_lock_path();
-        let mut env = env;
         let lock = lock.to_str().expect("UTF-8").to_owned();
-        let mut e: Vec<(&str, &str)> = env.drain(..).collect();
+        let mut e: Vec<(&str, &str)> = env;
         e.push(("XTABLES_LOCKFILE", &lock));
         let o = run_env("python3", &[&client(), &program], &e);
         assert!(o.status.success(), "client against {program}: {}", text(&o));
