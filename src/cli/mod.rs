@@ -10,6 +10,7 @@ mod listing;
 mod nathost;
 mod privileged;
 mod restore;
+mod saveopts;
 
 use std::io::Write;
 

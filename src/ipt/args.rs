@@ -178,6 +178,16 @@ fn nth<'a>(mut lines: impl Iterator<Item = &'a str>, n: usize) -> String {
     }
 }
 
+/// `-c PACKETS BYTES` (`--set-counters`): the counters a new rule starts from.
+pub fn set_counters(packets: &str, bytes: Option<&str>) -> crate::Result<crate::model::Counters> {
+    let bad =
+        || crate::Error::InvalidInput("-c requires packet and byte counter (two numbers)".into());
+    Ok(crate::model::Counters {
+        packets: packets.parse().map_err(|_| bad())?,
+        bytes: bytes.ok_or_else(bad)?.parse().map_err(|_| bad())?,
+    })
+}
+
 /// iptables refuses a target option given twice (xtables' option parser: "can only be used
 /// once"); `earlier` are the target's options before this one.
 pub fn once(target: &str, opt: &str, earlier: &[(String, String)]) -> crate::Result<()> {

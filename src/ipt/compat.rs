@@ -115,7 +115,12 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
             }
         }
     }
-    out.push(Expr::Counter(Counter::default()));
+    // Counters start from zero, or from what `restore -c` gives.
+    let start = rule.counters.unwrap_or_default();
+    out.push(Expr::Counter(Counter {
+        packets: start.packets,
+        bytes: start.bytes,
+    }));
     match &rule.target {
         None => {}
         Some(IptTarget::Accept) => out.push(verdict(Verdict::Accept)),
@@ -510,7 +515,17 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                 // expression at a time: xt matches, and an xt target at the very end.
                 let last_part = i + 1 == n && m.action.is_none();
                 let count = o.exprs.len();
+                let mut skip = false;
                 for (k, e) in o.exprs.iter().enumerate() {
+                    if std::mem::take(&mut skip) {
+                        continue;
+                    }
+                    // `--sport X --dport Y` as one 4-byte load and one compare.
+                    if let Some(pm) = super::merged::ports(&o.exprs[k..], r.proto.as_ref()) {
+                        r.matches.push(pm);
+                        skip = true;
+                        continue;
+                    }
                     match e {
                         Expr::Match(x) => match xt_bridge::match_from_xt(x, family) {
                             Some(im) => r.matches.push(im),

@@ -7,6 +7,7 @@ pub mod args;
 pub mod compat;
 pub mod exec;
 pub mod listing;
+mod merged;
 pub mod parse;
 pub mod print;
 pub mod protocols;

@@ -368,7 +368,10 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             "-f" | "--fragment" => {
                 return Err(bad("option \"-f\" (fragments) is not supported by xtnl"));
             }
-            "-c" | "--set-counters" => return Err(bad("option \"-c\" is not supported by xtnl")),
+            "-c" | "--set-counters" => {
+                no_neg(neg)?;
+                rule.counters = Some(super::args::set_counters(a.value(opt)?, a.next())?);
+            }
             "--sport" | "--source-port" | "--dport" | "--destination-port" => {
                 let v = a.value(opt)?;
                 let ports = parse_ports(v, opt)?;

@@ -38,6 +38,11 @@ fn at(line: usize, msg: impl std::fmt::Display) -> Error {
 
 /// Parses a whole restore file.
 pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
+    parse_file_opts(text, family, false)
+}
+
+/// [`parse_file`]; with `counters` (`restore -c`) a rule's `[packets:bytes]` is restored.
+pub fn parse_file_opts(text: &str, family: Family, counters: bool) -> Result<Vec<Block>> {
     let mut blocks = Vec::new();
     let mut open: Option<Block> = None;
     let mut last = 0;
@@ -45,6 +50,14 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
         let n = i + 1;
         last = n;
         let line = raw.trim();
+        // A rule xtnl's save could not express: restoring without it would lose it.
+        if line.starts_with("# handle ") && line.contains("iptables syntax cannot express") {
+            return Err(at(
+                n,
+                "a rule that save could not express in iptables syntax (see the line); \
+                 restoring without it would lose it",
+            ));
+        }
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
@@ -112,12 +125,18 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
         }
         // An optional `[packets:bytes]` before the rule (iptables-save -c); counters are
         // not restored (iptables-nft-restore drops them too).
-        let rule = match line.strip_prefix('[') {
-            Some(rest) => rest
-                .split_once(']')
-                .map(|(_, r)| r.trim())
-                .ok_or_else(|| at(n, "bad counters"))?,
-            None => line,
+        let (rule, line_counters) = match line.strip_prefix('[') {
+            Some(rest) => {
+                let (c, r) = rest.split_once(']').ok_or_else(|| at(n, "bad counters"))?;
+                let parsed = c.split_once(':').and_then(|(p, b)| {
+                    Some(crate::model::Counters {
+                        packets: p.parse().ok()?,
+                        bytes: b.parse().ok()?,
+                    })
+                });
+                (r.trim(), Some(parsed.ok_or_else(|| at(n, "bad counters"))?))
+            }
+            None => (line, None),
         };
         let mut args = parse::split_words(rule).map_err(|e| match e {
             Error::InvalidInput(m) => at(n, m),
@@ -145,7 +164,11 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
                 "only commands that change the table belong in a restore file",
             ));
         }
-        block.lines.push((n, Line::Command(Box::new(inv.command))));
+        let mut command = inv.command;
+        if counters && let Some(c) = line_counters {
+            super::exec::set_counters(&mut command, c);
+        }
+        block.lines.push((n, Line::Command(Box::new(command))));
     }
     if let Some(b) = open {
         return Err(at(
