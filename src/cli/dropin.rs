@@ -362,6 +362,9 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
         }
         _ => {}
     }
+    if id.tool == Tool::Restore && report_restore(&mut e, id, err) {
+        return err.exit_status();
+    }
     match err {
         Error::Context { message, .. } => {
             let _ = writeln!(e, "{message}");
@@ -386,6 +389,54 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
         }
     }
     err.exit_status()
+}
+
+/// iptables-restore's shapes: a line it cannot parse, `PROG v1.8.9 (MODE): MESSAGE`, `Error
+/// occurred at line: N` and the `Try` line; a line the kernel refused, `PROG: line N failed`
+/// (iptables-nft-restore adds `: ` and iptables' words). Returns whether it printed.
+fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> bool {
+    let legacy = resolved_mode(id) == "legacy";
+    let prog = if legacy {
+        format!("{}-restore", id.base())
+    } else {
+        id.program.clone()
+    };
+    match err {
+        Error::InvalidInput(msg) => {
+            let Some((n, rest)) = msg
+                .strip_prefix("line ")
+                .and_then(|m| m.split_once(": "))
+                .filter(|(n, _)| n.parse::<usize>().is_ok())
+            else {
+                return false;
+            };
+            let _ = writeln!(
+                e,
+                "{prog} v{IPTABLES_VERSION} ({}): {rest}",
+                resolved_mode(id)
+            );
+            let _ = writeln!(e, "Error occurred at line: {n}");
+            let _ = writeln!(
+                e,
+                "Try `{prog} -h' or '{prog} --help' for more information."
+            );
+            true
+        }
+        Error::Context { message, source }
+            if message.starts_with("line ") && message.ends_with(" failed") =>
+        {
+            let words = match source.as_ref() {
+                Error::Context { message: m, .. } if !legacy => m
+                    .split_once(": ")
+                    .map(|(_, w)| format!(": {w}"))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            let _ = writeln!(e, "{prog}: {message}{words}");
+            true
+        }
+        _ => false,
+    }
 }
 
 /// iptables prints whole seconds.

@@ -46,14 +46,22 @@ fn in_use(message: &str, detail: String, errno: i32) -> Error {
 /// earlier command of the same transaction.
 #[derive(Debug, Clone)]
 enum Slot {
-    Kernel { handle: u64, rule: IptRule },
-    Pending { rule: IptRule },
+    Kernel {
+        handle: u64,
+        rule: IptRule,
+    },
+    /// Added by this plan; `op` is the index of its `AddEncodedRule` (None for a replaced
+    /// rule), so that a later `-I CHAIN N` can be placed relative to it.
+    Pending {
+        rule: IptRule,
+        op: Option<usize>,
+    },
 }
 
 impl Slot {
     fn rule(&self) -> &IptRule {
         match self {
-            Slot::Kernel { rule, .. } | Slot::Pending { rule } => rule,
+            Slot::Kernel { rule, .. } | Slot::Pending { rule, .. } => rule,
         }
     }
 }
@@ -406,8 +414,12 @@ impl Planner {
                 let encoded = self.encode(r, rule)?;
                 self.note_jump(rule, 1);
                 self.materialize(chain);
+                let op = Some(self.ops.len());
                 if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut()) {
-                    rules.push(Slot::Pending { rule: rule.clone() });
+                    rules.push(Slot::Pending {
+                        rule: rule.clone(),
+                        op,
+                    });
                 }
                 self.verbose_lines
                     .push(listing::change_line(rule, self.table.family));
@@ -421,19 +433,36 @@ impl Planner {
                 self.require(r, chain)?;
                 let encoded = self.encode(r, rule)?;
                 self.note_jump(rule, 1);
+                self.materialize(chain);
                 let position = if *index == 1 {
+                    let op = Some(self.ops.len());
                     if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut())
                     {
-                        rules.insert(0, Slot::Pending { rule: rule.clone() });
+                        rules.insert(
+                            0,
+                            Slot::Pending {
+                                rule: rule.clone(),
+                                op,
+                            },
+                        );
                     }
                     RulePosition::Head
                 } else {
                     let slots = self.rules(r, chain)?;
                     let position = match slots.get(index - 1) {
                         Some(Slot::Kernel { handle, .. }) => RulePosition::Before(*handle),
-                        Some(Slot::Pending { .. }) => {
+                        Some(Slot::Pending { op: Some(j), .. }) => {
+                            // Before a rule this plan adds: next to its operation, with its
+                            // position (see `insert_before_pending`).
+                            let j = *j;
+                            self.insert_before_pending(r, chain, *index, j, rule, encoded)?;
+                            self.verbose_lines
+                                .push(listing::change_line(rule, self.table.family));
+                            return Ok(());
+                        }
+                        Some(Slot::Pending { op: None, .. }) => {
                             return Err(Error::InvalidInput(format!(
-                                "inserting at {index} before a rule added earlier in the same transaction is not supported"
+                                "inserting at {index} before a rule replaced earlier in the same transaction is not supported"
                             )));
                         }
                         None if *index == slots.len() + 1 => RulePosition::Append,
@@ -444,10 +473,17 @@ impl Planner {
                             ));
                         }
                     };
-                    slots.insert(index - 1, Slot::Pending { rule: rule.clone() });
+                    let op = Some(self.ops.len());
+                    let slots = self.rules(r, chain)?;
+                    slots.insert(
+                        index - 1,
+                        Slot::Pending {
+                            rule: rule.clone(),
+                            op,
+                        },
+                    );
                     position
                 };
-                self.materialize(chain);
                 self.verbose_lines
                     .push(listing::change_line(rule, self.table.family));
                 self.ops.push(Op::AddEncodedRule {
@@ -513,7 +549,10 @@ impl Planner {
                 };
                 match encoded {
                     Some((rule, encoded)) => {
-                        *slot = Slot::Pending { rule: rule.clone() };
+                        *slot = Slot::Pending {
+                            rule: rule.clone(),
+                            op: None,
+                        };
                         self.note_jump(&old, -1);
                         self.note_jump(&rule, 1);
                         self.verbose_lines
@@ -719,6 +758,63 @@ impl Planner {
         Ok(())
     }
 
+    /// `-I CHAIN N` where rule N was added by this plan (operation `j`): the new rule's
+    /// operation goes next to that one with the same position, so that it lands just before
+    /// it: before operation `j` for an append or an insert before a handle (both then land at
+    /// the same place, the new one first), after it for an insert at the head or after a
+    /// handle (the later one lands in front).
+    fn insert_before_pending(
+        &mut self,
+        r: &mut Reader<'_>,
+        chain: &str,
+        index: usize,
+        j: usize,
+        rule: &IptRule,
+        encoded: EncodedRule,
+    ) -> Result<()> {
+        let Some(Op::AddEncodedRule { position, .. }) = self.ops.get(j) else {
+            return Err(Error::InvalidInput(format!(
+                "inserting at {index} before a rule added earlier in the same transaction is not supported"
+            )));
+        };
+        let position = *position;
+        let k = match position {
+            RulePosition::Append | RulePosition::Before(_) => j,
+            RulePosition::Head | RulePosition::After(_) => j + 1,
+        };
+        self.ops.insert(
+            k,
+            Op::AddEncodedRule {
+                chain: self.chain_ref(chain),
+                rule: encoded,
+                position,
+            },
+        );
+        for v in self.created_builtins.values_mut() {
+            if *v >= k {
+                *v += 1;
+            }
+        }
+        for c in self.chains.values_mut() {
+            for s in c.rules.iter_mut().flatten() {
+                if let Slot::Pending { op: Some(o), .. } = s
+                    && *o >= k
+                {
+                    *o += 1;
+                }
+            }
+        }
+        let slots = self.rules(r, chain)?;
+        slots.insert(
+            index - 1,
+            Slot::Pending {
+                rule: rule.clone(),
+                op: Some(k),
+            },
+        );
+        Ok(())
+    }
+
     /// Whether a rule in a chain not in `except` jumps or goes to `chain`.
     fn referenced_from_outside(
         &mut self,
@@ -765,6 +861,18 @@ impl Planner {
             ));
         }
         if self.lookup(r, chain)? {
+            // As `-F CHAIN`: the jumps in its rules no longer count against their targets.
+            if let Some(c) = self.chains.get_mut(chain)
+                && c.in_kernel
+                && c.rules.is_none()
+            {
+                c.flushed_unread = true;
+            }
+            if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
+                for s in rules {
+                    self.note_jump(s.rule(), -1);
+                }
+            }
             self.plan_flush(chain);
         } else {
             self.ensure_table();

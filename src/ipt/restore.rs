@@ -254,8 +254,9 @@ pub fn apply(
     }
 }
 
-/// The iptables tables `save` prints, in iptables-nft-save's order.
-const SAVE_ORDER: [&str; 5] = ["raw", "mangle", "security", "nat", "filter"];
+/// The iptables tables `save` prints, in iptables-nft-save 1.8.9's order (its
+/// `enum nft_table_type`: mangle, security, raw, filter, nat).
+const SAVE_ORDER: [&str; 5] = ["mangle", "security", "raw", "filter", "nat"];
 
 /// `iptables-save [-t table]`: every iptables table of the family that exists (or the one
 /// asked for, shown with its built-ins even when not created yet).

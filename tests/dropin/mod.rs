@@ -118,13 +118,40 @@ pub fn twin_run(
             setup,
         } in &steps
         {
-            let (program, mut env) = if ours && !setup {
+            let mut owned_env: Vec<(String, String)> = Vec::new();
+            let (program, mut env) = if tool == "sh" {
+                // A shell line: $IPT, $SAVE, $RESTORE (and $IP6T...) name this side's tools.
+                for (var, t) in [
+                    ("IPT", "iptables"),
+                    ("SAVE", "iptables-save"),
+                    ("RESTORE", "iptables-restore"),
+                    ("IP6T", "ip6tables"),
+                    ("SAVE6", "ip6tables-save"),
+                    ("RESTORE6", "ip6tables-restore"),
+                ] {
+                    let p = if ours && !setup {
+                        side.ours(&dir, t).0.to_str().expect("UTF-8").to_owned()
+                    } else {
+                        side.oracle(t)
+                    };
+                    owned_env.push((var.into(), p));
+                }
+                let e = if ours && !setup {
+                    side.ours(&dir, "iptables").1
+                } else {
+                    Vec::new()
+                };
+                ("sh".to_owned(), e)
+            } else if ours && !setup {
                 let (p, e) = side.ours(&dir, tool);
                 (p.to_str().expect("UTF-8").to_owned(), e)
             } else {
                 (side.oracle(tool), Vec::new())
             };
             env.push(("XTABLES_LOCKFILE", lock.as_str()));
+            for (k, v) in &owned_env {
+                env.push((k.as_str(), v.as_str()));
+            }
             let o = match stdin {
                 None => {
                     let a: Vec<&str> = args.iter().map(String::as_str).collect();
