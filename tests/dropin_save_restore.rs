@@ -78,6 +78,21 @@ fn cases() -> Vec<(&'static str, Vec<Step>)> {
             )],
         ),
         (
+            "-A, then -I at the head and between rules of the file, then among kernel rules",
+            vec![
+                restore(
+                    "iptables-restore",
+                    "",
+                    "*filter\n-A FORWARD -s 192.0.2.40\n-I FORWARD 1 -s 192.0.2.10\n-I FORWARD 2 -s 192.0.2.20\n-I FORWARD 3 -s 192.0.2.30\nCOMMIT\n",
+                ),
+                restore(
+                    "iptables-restore",
+                    "--noflush",
+                    "*filter\n-A FORWARD -s 192.0.2.50\n-I FORWARD 1 -s 192.0.2.5\n-I FORWARD 3 -s 192.0.2.15\n-I FORWARD 5 -s 192.0.2.25\n-I FORWARD 9 -s 192.0.2.45\n-I FORWARD 11 -s 192.0.2.55\n-A FORWARD -s 192.0.2.60\n-F FORWARD\n-A FORWARD -s 192.0.2.70\n-I FORWARD 1 -s 192.0.2.65\nCOMMIT\n",
+                ),
+            ],
+        ),
+        (
             "-I CHAIN N past the rules of the file",
             vec![restore(
                 "iptables-restore",

@@ -84,6 +84,10 @@ struct ChainState {
     /// Flushed by this plan before its rules were read: their jumps still count in the
     /// use counts read from the kernel until they are read (see `account_unread_flushes`).
     flushed_unread: bool,
+    /// Rules this plan added before the chain's rules were loaded, with whether each went
+    /// to the head (`-I CHAIN 1`) or the end (`-A`); placed around the kernel's rules when
+    /// they are loaded, so that a later `-I CHAIN N` counts them.
+    early: Vec<(bool, Slot)>,
 }
 
 impl ChainState {
@@ -97,6 +101,7 @@ impl ChainState {
             rules: None,
             kernel_rules: 0,
             flushed_unread: false,
+            early: Vec::new(),
         }
     }
     fn virtual_builtin(b: &Builtin) -> Self {
@@ -109,6 +114,7 @@ impl ChainState {
             rules: Some(Vec::new()),
             kernel_rules: 0,
             flushed_unread: false,
+            early: Vec::new(),
         }
     }
     fn created() -> Self {
@@ -121,6 +127,7 @@ impl ChainState {
             rules: Some(Vec::new()),
             kernel_rules: 0,
             flushed_unread: false,
+            early: Vec::new(),
         }
     }
 }
@@ -287,14 +294,21 @@ impl Planner {
                 Vec::new()
             };
             state.kernel_rules = raw.len();
-            state.rules = Some(
-                raw.iter()
-                    .map(|x| Slot::Kernel {
-                        handle: x.handle,
-                        rule: compat::decode(&table, x),
-                    })
-                    .collect(),
-            );
+            let mut slots: Vec<Slot> = raw
+                .iter()
+                .map(|x| Slot::Kernel {
+                    handle: x.handle,
+                    rule: compat::decode(&table, x),
+                })
+                .collect();
+            for (head, slot) in state.early.drain(..) {
+                if head {
+                    slots.insert(0, slot);
+                } else {
+                    slots.push(slot);
+                }
+            }
+            state.rules = Some(slots);
         }
         Ok(state.rules.get_or_insert_with(Vec::new))
     }
@@ -415,11 +429,15 @@ impl Planner {
                 self.note_jump(rule, 1);
                 self.materialize(chain);
                 let op = Some(self.ops.len());
-                if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut()) {
-                    rules.push(Slot::Pending {
+                if let Some(c) = self.chains.get_mut(chain) {
+                    let slot = Slot::Pending {
                         rule: rule.clone(),
                         op,
-                    });
+                    };
+                    match c.rules.as_mut() {
+                        Some(rules) => rules.push(slot),
+                        None => c.early.push((false, slot)),
+                    }
                 }
                 self.verbose_lines
                     .push(listing::change_line(rule, self.table.family));
@@ -436,15 +454,15 @@ impl Planner {
                 self.materialize(chain);
                 let position = if *index == 1 {
                     let op = Some(self.ops.len());
-                    if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut())
-                    {
-                        rules.insert(
-                            0,
-                            Slot::Pending {
-                                rule: rule.clone(),
-                                op,
-                            },
-                        );
+                    if let Some(c) = self.chains.get_mut(chain) {
+                        let slot = Slot::Pending {
+                            rule: rule.clone(),
+                            op,
+                        };
+                        match c.rules.as_mut() {
+                            Some(rules) => rules.insert(0, slot),
+                            None => c.early.push((true, slot)),
+                        }
                     }
                     RulePosition::Head
                 } else {
@@ -667,6 +685,14 @@ impl Planner {
                 {
                     c.flushed_unread = true;
                 }
+                let early: Vec<Slot> = self
+                    .chains
+                    .get(chain)
+                    .map(|c| c.early.iter().map(|(_, s)| s.clone()).collect())
+                    .unwrap_or_default();
+                for s in early {
+                    self.note_jump(s.rule(), -1);
+                }
                 if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
                     for s in rules {
                         self.note_jump(s.rule(), -1);
@@ -686,6 +712,7 @@ impl Planner {
                 }
                 for c in self.chains.values_mut() {
                     c.rules = Some(Vec::new());
+                    c.early.clear();
                 }
             }
             Command::Zero(chain) => {
@@ -796,7 +823,8 @@ impl Planner {
             }
         }
         for c in self.chains.values_mut() {
-            for s in c.rules.iter_mut().flatten() {
+            let early = c.early.iter_mut().map(|(_, s)| s);
+            for s in c.rules.iter_mut().flatten().chain(early) {
                 if let Slot::Pending { op: Some(o), .. } = s
                     && *o >= k
                 {
@@ -868,6 +896,14 @@ impl Planner {
             {
                 c.flushed_unread = true;
             }
+            let early: Vec<Slot> = self
+                .chains
+                .get(chain)
+                .map(|c| c.early.iter().map(|(_, s)| s.clone()).collect())
+                .unwrap_or_default();
+            for s in early {
+                self.note_jump(s.rule(), -1);
+            }
             if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
                 for s in rules {
                     self.note_jump(s.rule(), -1);
@@ -896,6 +932,7 @@ impl Planner {
         }
         if let Some(c) = self.chains.get_mut(chain) {
             c.rules = Some(Vec::new());
+            c.early.clear();
         }
     }
 
@@ -908,6 +945,7 @@ impl Planner {
         }
         for c in self.chains.values_mut() {
             c.rules = Some(Vec::new());
+            c.early.clear();
         }
         for b in tables::builtins(&self.table.name).unwrap_or(&[]) {
             if self
