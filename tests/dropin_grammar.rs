@@ -185,8 +185,16 @@ const CASES: &[(&str, &str, &str)] = &[
         "iptables",
         "-v -D c -d 192.0.2.1 -j DROP",
     ),
-    // -E onto an existing name
+    // -E onto an existing name (checked before the old name)
     ("-N d", "iptables", "-E c d"),
+    ("-N d", "iptables", "-E nochain d"),
+    ("", "iptables", "-E nochain d"),
+    // -v -C echoes the rule it finds
+    (
+        "-A c -s 192.0.2.1 -j ACCEPT",
+        "iptables",
+        "-v -C c -s 192.0.2.1 -j ACCEPT",
+    ),
     ("", "iptables", "-E c INPUT"),
     // the lock options
     ("", "iptables", "-w 1 -S"),

@@ -522,6 +522,9 @@ impl Planner {
                     ));
                 };
                 if matches!(cmd, Command::Check { .. }) {
+                    // `-v -C` echoes the rule it found.
+                    self.verbose_lines
+                        .push(listing::change_line(rule, self.table.family));
                     return Ok(());
                 }
                 let handle = match slots.remove(i) {
@@ -745,13 +748,7 @@ impl Planner {
                 self.set_policy(b, *policy);
             }
             Command::Rename { from, to } => {
-                self.require(r, from)?;
-                if self.chains.get(from).is_some_and(|c| c.base.is_some()) {
-                    return Err(refused(
-                        "iptables: Can't rename built-in chain.",
-                        format!("chain {from}"),
-                    ));
-                }
+                // iptables checks the new name first: `-E missing existing` is "File exists."
                 let clashes = matches!(to.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE");
                 if clashes || self.lookup(r, to)? {
                     return Err(Error::AlreadyExists(failure(
@@ -759,6 +756,13 @@ impl Planner {
                         format!("rename chain {from} to {to}"),
                     ))
                     .context("iptables: File exists."));
+                }
+                self.require(r, from)?;
+                if self.chains.get(from).is_some_and(|c| c.base.is_some()) {
+                    return Err(refused(
+                        "iptables: Can't rename built-in chain.",
+                        format!("chain {from}"),
+                    ));
                 }
                 let state = self
                     .chains
