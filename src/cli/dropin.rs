@@ -362,6 +362,23 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
         }
         _ => {}
     }
+    if err.kind() == ErrorKind::NotPermitted {
+        // What iptables-nft prints without CAP_NET_ADMIN (its first request is the
+        // generation id); save and restore name themselves as invoked.
+        let who = match id.tool {
+            Tool::Iptables => head.clone(),
+            Tool::Save | Tool::Restore => {
+                format!("{} v{IPTABLES_VERSION} ({})", id.program, resolved_mode(id))
+            }
+        };
+        let what = if resolved_mode(id) == "legacy" {
+            "Permission denied (you must be root)"
+        } else {
+            "Could not fetch rule set generation id: Permission denied (you must be root)"
+        };
+        let _ = writeln!(e, "{who}: {what}");
+        return err.exit_status();
+    }
     if id.tool == Tool::Restore && report_restore(&mut e, id, err) {
         return err.exit_status();
     }
