@@ -93,6 +93,31 @@ fn cases() -> Vec<(&'static str, Vec<Step>)> {
             ],
         ),
         (
+            "-D of rules the file added, by number and by spec, among kernel rules",
+            vec![
+                setup("iptables", "-A FORWARD -s 192.0.2.1"),
+                setup("iptables", "-A FORWARD -s 192.0.2.2"),
+                restore(
+                    "iptables-restore",
+                    "--noflush",
+                    "*filter\n-A FORWARD -s 192.0.2.3\n-A FORWARD -s 192.0.2.4\n-I FORWARD 1 -s 192.0.2.5\n-D FORWARD 5\n-D FORWARD -s 192.0.2.3\n-D FORWARD 2\n-I FORWARD 2 -s 192.0.2.6\n-A FORWARD -s 192.0.2.7\nCOMMIT\n",
+                ),
+            ],
+        ),
+        (
+            "-R then -I before the replaced rule, and -D of a replaced rule",
+            vec![
+                setup("iptables", "-A FORWARD -s 192.0.2.1"),
+                setup("iptables", "-A FORWARD -s 192.0.2.2"),
+                setup("iptables", "-A FORWARD -s 192.0.2.3"),
+                restore(
+                    "iptables-restore",
+                    "--noflush",
+                    "*filter\n-R FORWARD 2 -s 192.0.2.20\n-I FORWARD 2 -s 192.0.2.15\n-R FORWARD 4 -s 192.0.2.30\n-D FORWARD 4\nCOMMIT\n",
+                ),
+            ],
+        ),
+        (
             "-I CHAIN N past the rules of the file",
             vec![restore(
                 "iptables-restore",

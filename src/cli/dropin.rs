@@ -447,6 +447,8 @@ fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> bool {
                     .split_once(": ")
                     .map(|(_, w)| format!(": {w}"))
                     .unwrap_or_default(),
+                // What xtnl itself cannot do: say so.
+                Error::InvalidInput(m) => format!(": {m}"),
                 _ => String::new(),
             };
             let _ = writeln!(e, "{prog}: {message}{words}");

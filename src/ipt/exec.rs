@@ -532,8 +532,16 @@ impl Planner {
                         self.note_jump(&old, -1);
                         handle
                     }
-                    Slot::Pending { .. } => {
-                        return Err(Error::InvalidInput("deleting a rule added earlier in the same transaction is not supported".into()));
+                    Slot::Pending { op: Some(j), .. } => {
+                        // A rule this plan adds: drop its operation instead.
+                        self.note_jump(rule, -1);
+                        self.drop_pending_op(j);
+                        self.verbose_lines
+                            .push(listing::change_line(rule, self.table.family));
+                        return Ok(());
+                    }
+                    Slot::Pending { op: None, .. } => {
+                        return Err(Error::InvalidInput("deleting a rule replaced earlier in the same transaction is not supported".into()));
                     }
                 };
                 self.verbose_lines
@@ -549,6 +557,7 @@ impl Planner {
                     Command::Replace { rule, .. } => Some((rule.clone(), self.encode(r, rule)?)),
                     _ => None,
                 };
+                let next_op = self.ops.len();
                 let slots = self.rules(r, chain)?;
                 let len = slots.len();
                 let Some(slot) = slots.get_mut(index - 1) else {
@@ -562,17 +571,27 @@ impl Planner {
                         format!("rule {index} of {len} in {chain}"),
                     ));
                 };
-                let Slot::Kernel { handle, rule: old } = slot.clone() else {
-                    return Err(Error::InvalidInput(
-                        "changing a rule added earlier in the same transaction is not supported"
-                            .into(),
-                    ));
+                let (handle, old) = match slot.clone() {
+                    Slot::Kernel { handle, rule } => (handle, rule),
+                    // `-D CHAIN N` of a rule this plan adds: drop its operation instead.
+                    Slot::Pending { op: Some(j), rule } if encoded.is_none() => {
+                        slots.remove(index - 1);
+                        self.note_jump(&rule, -1);
+                        self.drop_pending_op(j);
+                        return Ok(());
+                    }
+                    Slot::Pending { .. } => {
+                        return Err(Error::InvalidInput(
+                            "changing a rule added earlier in the same transaction is not supported"
+                                .into(),
+                        ));
+                    }
                 };
                 match encoded {
                     Some((rule, encoded)) => {
                         *slot = Slot::Pending {
                             rule: rule.clone(),
-                            op: None,
+                            op: Some(next_op),
                         };
                         self.note_jump(&old, -1);
                         self.note_jump(&rule, 1);
@@ -803,15 +822,22 @@ impl Planner {
         rule: &IptRule,
         encoded: EncodedRule,
     ) -> Result<()> {
-        let Some(Op::AddEncodedRule { position, .. }) = self.ops.get(j) else {
-            return Err(Error::InvalidInput(format!(
-                "inserting at {index} before a rule added earlier in the same transaction is not supported"
-            )));
-        };
-        let position = *position;
-        let k = match position {
-            RulePosition::Append | RulePosition::Before(_) => j,
-            RulePosition::Head | RulePosition::After(_) => j + 1,
+        let (position, k) = match self.ops.get(j) {
+            Some(Op::AddEncodedRule { position, .. }) => {
+                let k = match position {
+                    RulePosition::Append | RulePosition::Before(_) => j,
+                    RulePosition::Head | RulePosition::After(_) => j + 1,
+                };
+                (*position, k)
+            }
+            // A replaced rule: before the replacement runs, in front of the rule it replaces
+            // (the replacement then takes that rule's place, after the new one).
+            Some(Op::ReplaceEncodedRule { handle, .. }) => (RulePosition::Before(*handle), j),
+            _ => {
+                return Err(Error::InvalidInput(format!(
+                    "inserting at {index} before a rule added earlier in the same transaction is not supported"
+                )));
+            }
         };
         self.ops.insert(
             k,
@@ -845,6 +871,35 @@ impl Planner {
             },
         );
         Ok(())
+    }
+
+    /// Removes operation `j` (the addition of a rule this plan no longer adds) and renumbers
+    /// what refers to later operations.
+    fn drop_pending_op(&mut self, j: usize) {
+        // A replaced rule: the rule it replaced goes too.
+        if let Some(Op::ReplaceEncodedRule { chain, handle, .. }) = self.ops.get(j) {
+            self.ops[j] = Op::DeleteRule {
+                chain: chain.clone(),
+                handle: *handle,
+            };
+            return;
+        }
+        self.ops.remove(j);
+        for v in self.created_builtins.values_mut() {
+            if *v > j {
+                *v -= 1;
+            }
+        }
+        for c in self.chains.values_mut() {
+            let early = c.early.iter_mut().map(|(_, s)| s);
+            for s in c.rules.iter_mut().flatten().chain(early) {
+                if let Slot::Pending { op: Some(o), .. } = s
+                    && *o > j
+                {
+                    *o -= 1;
+                }
+            }
+        }
     }
 
     /// Whether a rule in a chain not in `except` jumps or goes to `chain`.
