@@ -225,8 +225,9 @@ pub fn normalize_net(s: &str, family: crate::model::Family) -> String {
 /// The address part iptables names in "host/network `...' not found": all before the last
 /// '/' when what follows it is a mask iptables would read.
 pub fn address_part(s: &str) -> &str {
+    let max = |a: &str| if a.contains(':') { 128 } else { 32 };
     match s.rsplit_once('/') {
-        Some((a, m)) if m.parse::<u8>().is_ok() || mask_prefix(m).is_some() => a,
+        Some((a, m)) if m.parse::<u8>().is_ok_and(|n| n <= max(a)) || mask_prefix(m).is_some() => a,
         _ => s,
     }
 }
@@ -317,6 +318,9 @@ mod tests {
         );
         assert_eq!(normalize_net("host.example", Ipv4), "host.example");
         assert_eq!(normalize_net("1.2.3.4/32/3", Ipv4), "1.2.3.4/32/3");
+        assert_eq!(address_part("1.2.3.4/32/3"), "1.2.3.4/32");
+        assert_eq!(address_part("192.0.2.0/33"), "192.0.2.0/33");
+        assert_eq!(address_part("host/24"), "host");
     }
 
     #[test]
