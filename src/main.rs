@@ -21,9 +21,20 @@ fn main() {
             })
         })
         .collect();
+    // `xtnl iptables ARGS` runs as `iptables ARGS`, as `xtables-nft-multi iptables` does.
+    let (name, args) = match args {
+        Ok(mut a)
+            if xtnl::cli::dropin::identify(&name).is_none()
+                && a.first()
+                    .is_some_and(|f| xtnl::cli::dropin::identify(f).is_some()) =>
+        {
+            (a.remove(0), Ok(a))
+        }
+        other => (name, other),
+    };
     let status = match args.and_then(|args| xtnl::cli::run(&name, &args)) {
         Ok(status) => status,
-        Err(e) => xtnl::cli::report(&e),
+        Err(e) => xtnl::cli::report_as(&name, &e),
     };
     std::process::exit(status);
 }

@@ -1158,16 +1158,17 @@ fn ipv6_as_xtnl6_like_ip6tables_nft() {
 
 /// iptables-nft 1.8.9 does not take the xtables lock at all (nf_tables transactions need
 /// none), so the oracle here is iptables-legacy's behaviour: a change waits `-w` seconds for
-/// the lock and then fails with status 4; without `-w` it fails at once; reads never take it.
+/// the lock and then fails with status 4; `-w 0` fails at once; without `-w` xtnl waits its
+/// bounded default (iptables-legacy 1.8.9 waits forever there); reads never take it.
 #[test]
 fn wait_option_and_the_xtables_lock() {
     in_netns(|| {
         let x = Tool::xtnl(&[]);
         let lock = x.lock.clone().expect("xtnl has a lock path");
         x.must("-N kept");
-        // 4 s rather than 3: the two timed waits below take 2 s of it.
+        // 5 s: the three timed waits below take 3 s of it.
         let mut holder = Command::new("flock")
-            .args(["-x", &lock, "sleep", "4"])
+            .args(["-x", &lock, "sleep", "5"])
             .spawn()
             .expect("start flock (util-linux)");
         let start = Instant::now();
@@ -1194,16 +1195,30 @@ fn wait_option_and_the_xtables_lock() {
             );
         }
 
+        // Without -w xtnl waits its bounded default (shortened here to 1 s through
+        // XTNL_LOCK_WAIT; tests/dropin_lock.rs covers the default itself), then fails.
         let t = Instant::now();
-        let r = x.run("-A INPUT -j ACCEPT");
+        let o = common::run_env(
+            common::xtnl_bin(),
+            &["-A", "INPUT", "-j", "ACCEPT"],
+            &[("XTABLES_LOCKFILE", lock.as_str()), ("XTNL_LOCK_WAIT", "1")],
+        );
+        let took = t.elapsed();
+        let r = Res::new(o);
         assert!(r.has(4, busy), "xtnl -A without -w: {}", r.show());
         assert!(
-            t.elapsed() < Duration::from_millis(500),
-            "xtnl -A without -w waited {:?}",
-            t.elapsed()
+            took >= Duration::from_millis(900) && took < Duration::from_millis(2500),
+            "xtnl -A without -w gave up after {took:?}, not after its 1 s default"
         );
+        // `-w 0` asks to fail at once.
+        let t = Instant::now();
         let r = x.run("-w 0 -A INPUT -j ACCEPT");
         assert!(r.has(4, busy), "xtnl -w 0 -A: {}", r.show());
+        assert!(
+            t.elapsed() < Duration::from_millis(500),
+            "xtnl -w 0 -A waited {:?}",
+            t.elapsed()
+        );
 
         // Reads do not wait.
         let r = x.must("-S");

@@ -35,15 +35,18 @@ pub fn run(
     backend: BackendChoice,
 ) -> Result<i32> {
     let mut source: Option<&str> = None;
-    let mut wait = WaitPolicy::Forever;
+    let mut wait = WaitPolicy::default_for_command()?;
     let mut it = args.iter().peekable();
     while let Some(a) = it.next() {
         match a.as_str() {
             "-w" | "--wait" => {
-                if let Some(secs) = it.peek().and_then(|s| s.parse::<u64>().ok()) {
-                    it.next();
-                    wait = WaitPolicy::Timeout(std::time::Duration::from_secs(secs));
-                }
+                wait = match it.peek().and_then(|s| s.parse::<u64>().ok()) {
+                    Some(secs) => {
+                        it.next();
+                        WaitPolicy::Timeout(std::time::Duration::from_secs(secs))
+                    }
+                    None => WaitPolicy::Forever,
+                };
             }
             o if o.starts_with('-') && o != "-" => {
                 return Err(Error::InvalidInput(format!("unknown apply option {o:?}")));

@@ -35,6 +35,7 @@ pub const DELEGATED_COMMANDS: &[&str] = &[
     "list",
     "version",
     "help",
+    "doctor",
 ];
 
 /// The `PATH` of a delegated run (sudo's usual `secure_path`). xtnl starts no program in a

@@ -21,6 +21,13 @@ pub fn run(
     // `--json` (not an iptables option) turns a listing into the JSON listing.
     let as_json = args.iter().any(|a| a == "--json");
     let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    // Under an iptables name `-6` (ip6tables: `-4`) is a parameter problem, as in iptables;
+    // xtnl's own name switches the family with them.
+    if super::dropin::active()
+        && crate::ipt::args::family_flag(&args).is_some_and(|f| f != default_family)
+    {
+        return Err(crate::Error::InvalidInput(String::new()));
+    }
     let inv = parse::parse(&args, default_family)?;
     if as_json {
         let chain = match &inv.command {
@@ -47,6 +54,13 @@ pub fn run(
         writeln!(out, "{v}").map_err(io_error)?;
         return Ok(());
     }
+    if inv.rule_number.is_some() && matches!(inv.command, parse::Command::Zero(_)) {
+        return Err(crate::Error::InvalidInput(
+            "xtnl does not zero one rule's counters (-Z CHAIN RULENUM); nothing was zeroed \
+             (`-Z CHAIN` zeroes the whole chain)"
+                .into(),
+        ));
+    }
     let mut lock = XtablesLock::from_env(inv.wait);
     if let Some(interval) = inv.wait_interval {
         lock = lock.with_poll_interval(interval);
@@ -54,7 +68,7 @@ pub fn run(
     if super::resolve_backend(backend, inv.family, inv.verbose) == Backend::Legacy {
         // x_tables: every write takes the lock around its read-modify-replace.
         let legacy = crate::legacy::Legacy::open(inv.family, lock)?;
-        let text = crate::legacy::execute(&legacy, &inv)?;
+        let text = one_rule(crate::legacy::execute(&legacy, &inv)?, &inv);
         out.write_all(text.as_bytes()).map_err(io_error)?;
         return out.flush().map_err(io_error);
     }
@@ -65,9 +79,20 @@ pub fn run(
         LockMode::Never
     };
     let mut session = Session::builder().lock(lock).lock_mode(mode).open()?;
-    let text = exec::execute(&mut session, &inv)?;
+    let text = one_rule(exec::execute(&mut session, &inv)?, &inv);
     out.write_all(text.as_bytes()).map_err(io_error)?;
     out.flush().map_err(io_error)?;
     // A short-lived process: do not make the caller wait for the kernel's reclaim.
     session.close_detached()
+}
+
+/// `-S CHAIN N` and `-L CHAIN N` print that one rule (nothing past the last one).
+fn one_rule(text: String, inv: &parse::Invocation) -> String {
+    match (&inv.command, inv.rule_number) {
+        (parse::Command::ListRules(_), Some(n)) => {
+            crate::ipt::args::nth_rule_of_list_rules(&text, n)
+        }
+        (parse::Command::List(_), Some(n)) => crate::ipt::args::nth_rule_of_list(&text, n),
+        _ => text,
+    }
 }

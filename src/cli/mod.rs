@@ -6,11 +6,13 @@ mod bench;
 mod delegated;
 mod demo;
 mod doctor;
+pub mod dropin;
 mod iptables;
 mod listing;
 mod nathost;
 mod privileged;
 mod restore;
+mod saveopts;
 
 use std::io::Write;
 
@@ -59,9 +61,7 @@ them; 5 denied by the policy, 6 policy file missing (privileged run), unsafe or 
 /// name the binary was invoked as (`xtnl6` or `ip6tables` default to IPv6).
 pub fn run(program: &str, args: &[String]) -> Result<i32> {
     let mut out = std::io::stdout().lock();
-    if args.first().is_some_and(|a| a == "doctor") {
-        return doctor::run(&mut out, &args[1..]); // read-only, runs before any set-up can fail
-    }
+    let identity = dropin::identify(program);
     let v6 = program.ends_with('6') || program.starts_with("ip6tables");
     let family = if v6 {
         crate::model::Family::Ipv6
@@ -71,14 +71,35 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
     let (args, backend) = take_backend(args)?;
     let (globals, args) = privileged::split_globals(&args)?;
     let first = args.first().map(String::as_str);
-    delegated::enter(first)?;
-    if !matches!(
-        first,
-        Some("version" | "--version" | "-V" | "help" | "--help" | "-h")
-    ) {
+    // Under an iptables name the command is that tool's (iptables commands, save, restore).
+    delegated::enter(match &identity {
+        Some(id) => Some(match id.tool {
+            dropin::Tool::Iptables => "-",
+            dropin::Tool::Save => "save",
+            dropin::Tool::Restore => "restore",
+        }),
+        None => first,
+    })?;
+    if identity.is_none() && first == Some("doctor") {
+        // Read-only; runs before the policy set-up below, which it diagnoses.
+        return doctor::run(&mut out, &args[1..]);
+    }
+    let identity_only =
+        identity.is_some() && (dropin::wants_version(args) || dropin::wants_help(args));
+    if !identity_only
+        && !matches!(
+            first,
+            Some("version" | "--version" | "-V" | "help" | "--help" | "-h")
+        )
+    {
         privileged::install(&globals)?;
     }
+    // A name that spells the backend (`iptables-legacy`) chooses it.
+    let backend = identity.as_ref().and_then(|i| i.backend).unwrap_or(backend);
     let backend = privileged::restrict_backend(backend, family)?;
+    if let Some(id) = &identity {
+        return dropin::run(&mut out, id, args, backend);
+    }
     let result = match first {
         Some("demo") if args.len() == 1 => demo::run(&mut out),
         Some("list") if args.len() <= 4 => listing::run(&mut out, &args[1..]),
@@ -97,7 +118,6 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
         )
         .map_err(io_error),
         Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
-        Some("doctor") => return doctor::run(&mut out, &args[1..]), // after global options
         Some("bench") => bench::run(&mut out, &args[1..]),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
             nathost::run(&mut out, args, backend)
@@ -140,7 +160,8 @@ fn take_backend(args: &[String]) -> Result<(Vec<String>, BackendChoice)> {
 /// stays exactly what iptables prints).
 pub(crate) fn resolve_backend(choice: BackendChoice, family: Family, verbose: bool) -> Backend {
     let (backend, why) = choice.resolve(family);
-    if verbose {
+    // Under an iptables name stderr stays what iptables prints.
+    if verbose && !dropin::active() {
         let _ = writeln!(
             std::io::stderr().lock(),
             "xtnl: backend {} ({why})",
@@ -154,6 +175,15 @@ pub(crate) fn io_error(e: std::io::Error) -> Error {
     Error::Netlink {
         context: "write output",
         source: e,
+    }
+}
+
+/// Prints an error as the program named `program` would: iptables' shapes under its names
+/// (see [`dropin::report`]), xtnl's otherwise.
+pub fn report_as(program: &str, err: &Error) -> i32 {
+    match dropin::identify(program) {
+        Some(id) => dropin::report(&id, err),
+        None => report(err),
     }
 }
 
@@ -174,6 +204,9 @@ pub fn report(err: &Error) -> i32 {
 
 fn hint(err: &Error) -> Option<&'static str> {
     Some(match err.kind() {
+        ErrorKind::LockBusy if lock_waited(err) => {
+            "Another app is currently holding the xtables lock. Stopped waiting (see -w)."
+        }
         ErrorKind::LockBusy => {
             "Another app is currently holding the xtables lock. Perhaps you want to use the -w option?"
         }
@@ -207,6 +240,16 @@ fn hint(err: &Error) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+fn lock_waited(err: &Error) -> bool {
+    matches!(
+        err.innermost(),
+        Error::LockBusy {
+            waited: Some(_),
+            ..
+        }
+    )
 }
 
 /// Whether the kernel answered EINVAL to a rule (its expressions, not the chain it names).

@@ -76,7 +76,7 @@ fn common(args: &[String]) -> Result<(Common, Rest)> {
     let mut c = Common {
         family: Family::Ipv4,
         table: None,
-        wait: WaitPolicy::Forever,
+        wait: WaitPolicy::default_for_command()?,
         json: false,
     };
     let mut rest = Vec::new();

@@ -2,7 +2,6 @@
 //! `xtnl save [-t table] [-4|-6]`: iptables-restore/save formats.
 
 use std::io::{BufRead, Read, Write};
-use std::time::Duration;
 
 use super::io_error;
 use crate::backend::{Backend, BackendChoice};
@@ -24,10 +23,11 @@ fn read_restore(
     mut input: impl std::io::BufRead,
     name: &str,
     family: Family,
+    counters: bool,
 ) -> Result<Vec<restore::Block>> {
     let policy = crate::policy::process_policy();
     let max_line = crate::limits::MAX_RESTORE_LINE;
-    let mut parser = restore::Parser::new(family);
+    let mut parser = restore::Parser::new(family).with_counters(counters);
     let mut buf = Vec::new();
     let mut total: u64 = 0;
     loop {
@@ -107,65 +107,42 @@ fn bad(msg: impl Into<String>) -> Error {
 pub fn run_restore(
     out: &mut impl Write,
     args: &[String],
-    mut family: Family,
+    family: Family,
     backend: BackendChoice,
 ) -> Result<()> {
-    let (mut noflush, mut wait, mut interval, mut file) = (false, WaitPolicy::FailFast, None, None);
-    let mut verbose = false;
-    let mut it = args.iter().peekable();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-n" | "--noflush" => noflush = true,
-            "-v" | "--verbose" => verbose = true,
-            "-4" | "--ipv4" => family = Family::Ipv4,
-            "-6" | "--ipv6" => family = Family::Ipv6,
-            "-w" | "--wait" => {
-                wait = match it.peek() {
-                    Some(s) if s.parse::<u64>().is_ok() => {
-                        let secs: u64 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-                        if secs == 0 {
-                            WaitPolicy::FailFast
-                        } else {
-                            WaitPolicy::Timeout(Duration::from_secs(secs))
-                        }
-                    }
-                    _ => WaitPolicy::Forever,
-                }
-            }
-            "-W" | "--wait-interval" => {
-                let v = it.next().ok_or_else(|| bad("-W needs microseconds"))?;
-                interval =
-                    Some(Duration::from_micros(v.parse().map_err(|_| {
-                        bad(format!("wait interval not numeric: {v:?}"))
-                    })?));
-            }
-            f if !f.starts_with('-') && file.is_none() => file = Some(f.to_string()),
-            other => return Err(bad(format!("unknown restore option {other:?}"))),
-        }
-    }
+    let opts = super::saveopts::parse_restore(args, family)?;
+    let (family, file, verbose) = (opts.family, opts.file.clone(), opts.verbose);
     if let Some(path) = &file {
         super::privileged::caller_file(path)?;
     }
     let name = file.as_deref().unwrap_or("standard input");
-    let blocks = match &file {
+    let mut blocks = match &file {
         Some(path) => {
             let f =
                 std::fs::File::open(path).map_err(|e| bad(format!("cannot read {name}: {e}")))?;
-            read_restore(std::io::BufReader::new(f), name, family)?
+            read_restore(std::io::BufReader::new(f), name, family, opts.counters)?
         }
-        None => read_restore(std::io::stdin().lock(), name, family)?,
+        None => read_restore(std::io::stdin().lock(), name, family, opts.counters)?,
     };
-    let mut lock = XtablesLock::from_env(wait);
-    if let Some(i) = interval {
+    // `-T TABLE`: only that table's blocks.
+    if let Some(t) = &opts.table {
+        blocks.retain(|b| b.table == *t);
+    }
+    // `--test`: the whole file parsed (every line checked), nothing sent.
+    if opts.test {
+        return out.flush().map_err(io_error);
+    }
+    let mut lock = XtablesLock::from_env(opts.wait);
+    if let Some(i) = opts.interval {
         lock = lock.with_poll_interval(i);
     }
     if super::resolve_backend(backend, family, verbose) == Backend::Legacy {
         let legacy = crate::legacy::Legacy::open(family, lock)?;
-        crate::legacy::restore(&legacy, &blocks, noflush)?;
+        crate::legacy::restore(&legacy, &blocks, opts.noflush)?;
         return out.flush().map_err(io_error);
     }
     let mut session = Session::builder().lock(lock).open()?;
-    restore::apply(&mut session, &blocks, family, noflush)?;
+    restore::apply(&mut session, &blocks, family, opts.noflush)?;
     out.flush().map_err(io_error)?;
     session.close_detached()
 }
@@ -173,44 +150,51 @@ pub fn run_restore(
 pub fn run_save(
     out: &mut impl Write,
     args: &[String],
-    mut family: Family,
+    family: Family,
     backend: BackendChoice,
 ) -> Result<()> {
-    let mut table = None;
-    let mut verbose = false;
-    let mut as_json = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => as_json = true,
-            "-t" | "--table" => {
-                table = Some(it.next().ok_or_else(|| bad("-t needs a table"))?.clone())
-            }
-            "-4" | "--ipv4" => family = Family::Ipv4,
-            "-6" | "--ipv6" => family = Family::Ipv6,
-            "-v" | "--verbose" => verbose = true,
-            other => return Err(bad(format!("unknown save option {other:?}"))),
-        }
+    let opts = super::saveopts::parse_save(args, family)?;
+    let family = opts.family;
+    let table = opts.table.clone();
+    if let Some(path) = &opts.file {
+        super::privileged::caller_file(path)?;
     }
-    if super::resolve_backend(backend, family, verbose) == Backend::Legacy {
+    let legacy = super::resolve_backend(backend, family, opts.verbose) == Backend::Legacy;
+    let bodies: Vec<(String, String)> = if legacy {
         let legacy =
             crate::legacy::Legacy::open(family, XtablesLock::from_env(WaitPolicy::FailFast))?;
-        let text = crate::legacy::save(&legacy, table.as_deref())?;
-        return out.write_all(text.as_bytes()).map_err(io_error);
-    }
-    let mut session = Session::open()?;
-    if as_json {
-        let mut tables = Vec::new();
+        crate::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
+    } else {
+        let mut session = Session::open()?;
+        if opts.json {
+            let mut tables = Vec::new();
+            for name in restore::saved_tables(&mut session, family, table.as_deref())? {
+                let t = crate::nft::TableRef::new(family, &name);
+                let chains = crate::ipt::listing::chains(&mut session, &t, None)?;
+                tables.push(crate::json::table_value(&name, &chains));
+            }
+            let v = crate::json::listing_value(family, tables);
+            writeln!(out, "{v}").map_err(io_error)?;
+            return Ok(());
+        }
+        let mut bodies = Vec::new();
         for name in restore::saved_tables(&mut session, family, table.as_deref())? {
             let t = crate::nft::TableRef::new(family, &name);
-            let chains = crate::ipt::listing::chains(&mut session, &t, None)?;
-            tables.push(crate::json::table_value(&name, &chains));
+            let body = crate::ipt::listing::save_table_counters(&mut session, &t, opts.counters)?;
+            bodies.push((name, body));
         }
-        let v = crate::json::listing_value(family, tables);
-        writeln!(out, "{v}").map_err(io_error)?;
-        return Ok(());
+        bodies
+    };
+    let generated_by = super::dropin::save_generated_by(legacy);
+    let (text, lost) = super::saveopts::assemble(&bodies, generated_by.as_deref());
+    match &opts.file {
+        Some(path) => std::fs::write(path, text.as_bytes())
+            .map_err(|e| bad(format!("cannot write {path}: {e}")))?,
+        None => out.write_all(text.as_bytes()).map_err(io_error)?,
     }
-    let text = restore::save(&mut session, family, table.as_deref())?;
-    out.write_all(text.as_bytes()).map_err(io_error)?;
+    if !lost.is_empty() {
+        out.flush().map_err(io_error)?;
+        return Err(super::saveopts::lost_error(&lost));
+    }
     Ok(())
 }

@@ -115,7 +115,12 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
             }
         }
     }
-    out.push(Expr::Counter(Counter::default()));
+    // Counters start from zero, or from what `restore -c` gives.
+    let start = rule.counters.unwrap_or_default();
+    out.push(Expr::Counter(Counter {
+        packets: start.packets,
+        bytes: start.bytes,
+    }));
     match &rule.target {
         None => {}
         Some(IptTarget::Accept) => out.push(verdict(Verdict::Accept)),
@@ -354,7 +359,7 @@ const CT_STATE_BITS: [(super::CtStates, u32); 5] = [
 
 /// `--reject-with` names and native reject codes: ICMP in ip tables, ICMPv6 in ip6,
 /// ICMPX (the four family-neutral codes) in inet.
-const REJECT_CODES: [(RejectWith, Family, u8); 15] = [
+const REJECT_CODES: [(RejectWith, Family, u8); 17] = [
     (RejectWith::IcmpNetUnreachable, Family::Ipv4, 0),
     (RejectWith::IcmpHostUnreachable, Family::Ipv4, 1),
     (RejectWith::IcmpProtoUnreachable, Family::Ipv4, 2),
@@ -366,6 +371,8 @@ const REJECT_CODES: [(RejectWith, Family, u8); 15] = [
     (RejectWith::Icmp6AdmProhibited, Family::Ipv6, 1),
     (RejectWith::Icmp6AddrUnreachable, Family::Ipv6, 3),
     (RejectWith::Icmp6PortUnreachable, Family::Ipv6, 4),
+    (RejectWith::Icmp6PolicyFail, Family::Ipv6, 5),
+    (RejectWith::Icmp6RejectRoute, Family::Ipv6, 6),
     (RejectWith::Icmp6NoRoute, Family::Inet, 0),
     (RejectWith::IcmpPortUnreachable, Family::Inet, 1),
     (RejectWith::IcmpHostUnreachable, Family::Inet, 2),
@@ -508,7 +515,17 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                 // expression at a time: xt matches, and an xt target at the very end.
                 let last_part = i + 1 == n && m.action.is_none();
                 let count = o.exprs.len();
+                let mut skip = false;
                 for (k, e) in o.exprs.iter().enumerate() {
+                    if std::mem::take(&mut skip) {
+                        continue;
+                    }
+                    // `--sport X --dport Y` as one 4-byte load and one compare.
+                    if let Some(pm) = super::merged::ports(&o.exprs[k..], r.proto.as_ref()) {
+                        r.matches.push(pm);
+                        skip = true;
+                        continue;
+                    }
                     match e {
                         Expr::Match(x) => match xt_bridge::match_from_xt(x, family) {
                             Some(im) => r.matches.push(im),

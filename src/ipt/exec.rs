@@ -46,14 +46,22 @@ fn in_use(message: &str, detail: String, errno: i32) -> Error {
 /// earlier command of the same transaction.
 #[derive(Debug, Clone)]
 enum Slot {
-    Kernel { handle: u64, rule: IptRule },
-    Pending { rule: IptRule },
+    Kernel {
+        handle: u64,
+        rule: IptRule,
+    },
+    /// Added by this plan; `op` is the index of its `AddEncodedRule` (None for a replaced
+    /// rule), so that a later `-I CHAIN N` can be placed relative to it.
+    Pending {
+        rule: IptRule,
+        op: Option<usize>,
+    },
 }
 
 impl Slot {
     fn rule(&self) -> &IptRule {
         match self {
-            Slot::Kernel { rule, .. } | Slot::Pending { rule } => rule,
+            Slot::Kernel { rule, .. } | Slot::Pending { rule, .. } => rule,
         }
     }
 }
@@ -76,6 +84,10 @@ struct ChainState {
     /// Flushed by this plan before its rules were read: their jumps still count in the
     /// use counts read from the kernel until they are read (see `account_unread_flushes`).
     flushed_unread: bool,
+    /// Rules this plan added before the chain's rules were loaded, with whether each went
+    /// to the head (`-I CHAIN 1`) or the end (`-A`); placed around the kernel's rules when
+    /// they are loaded, so that a later `-I CHAIN N` counts them.
+    early: Vec<(bool, Slot)>,
 }
 
 impl ChainState {
@@ -89,6 +101,7 @@ impl ChainState {
             rules: None,
             kernel_rules: 0,
             flushed_unread: false,
+            early: Vec::new(),
         }
     }
     fn virtual_builtin(b: &Builtin) -> Self {
@@ -101,6 +114,7 @@ impl ChainState {
             rules: Some(Vec::new()),
             kernel_rules: 0,
             flushed_unread: false,
+            early: Vec::new(),
         }
     }
     fn created() -> Self {
@@ -113,6 +127,7 @@ impl ChainState {
             rules: Some(Vec::new()),
             kernel_rules: 0,
             flushed_unread: false,
+            early: Vec::new(),
         }
     }
 }
@@ -279,14 +294,21 @@ impl Planner {
                 Vec::new()
             };
             state.kernel_rules = raw.len();
-            state.rules = Some(
-                raw.iter()
-                    .map(|x| Slot::Kernel {
-                        handle: x.handle,
-                        rule: compat::decode(&table, x),
-                    })
-                    .collect(),
-            );
+            let mut slots: Vec<Slot> = raw
+                .iter()
+                .map(|x| Slot::Kernel {
+                    handle: x.handle,
+                    rule: compat::decode(&table, x),
+                })
+                .collect();
+            for (head, slot) in state.early.drain(..) {
+                if head {
+                    slots.insert(0, slot);
+                } else {
+                    slots.push(slot);
+                }
+            }
+            state.rules = Some(slots);
         }
         Ok(state.rules.get_or_insert_with(Vec::new))
     }
@@ -406,8 +428,16 @@ impl Planner {
                 let encoded = self.encode(r, rule)?;
                 self.note_jump(rule, 1);
                 self.materialize(chain);
-                if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut()) {
-                    rules.push(Slot::Pending { rule: rule.clone() });
+                let op = Some(self.ops.len());
+                if let Some(c) = self.chains.get_mut(chain) {
+                    let slot = Slot::Pending {
+                        rule: rule.clone(),
+                        op,
+                    };
+                    match c.rules.as_mut() {
+                        Some(rules) => rules.push(slot),
+                        None => c.early.push((false, slot)),
+                    }
                 }
                 self.verbose_lines
                     .push(listing::change_line(rule, self.table.family));
@@ -421,19 +451,36 @@ impl Planner {
                 self.require(r, chain)?;
                 let encoded = self.encode(r, rule)?;
                 self.note_jump(rule, 1);
+                self.materialize(chain);
                 let position = if *index == 1 {
-                    if let Some(Some(rules)) = self.chains.get_mut(chain).map(|c| c.rules.as_mut())
-                    {
-                        rules.insert(0, Slot::Pending { rule: rule.clone() });
+                    let op = Some(self.ops.len());
+                    if let Some(c) = self.chains.get_mut(chain) {
+                        let slot = Slot::Pending {
+                            rule: rule.clone(),
+                            op,
+                        };
+                        match c.rules.as_mut() {
+                            Some(rules) => rules.insert(0, slot),
+                            None => c.early.push((true, slot)),
+                        }
                     }
                     RulePosition::Head
                 } else {
                     let slots = self.rules(r, chain)?;
                     let position = match slots.get(index - 1) {
                         Some(Slot::Kernel { handle, .. }) => RulePosition::Before(*handle),
-                        Some(Slot::Pending { .. }) => {
+                        Some(Slot::Pending { op: Some(j), .. }) => {
+                            // Before a rule this plan adds: next to its operation, with its
+                            // position (see `insert_before_pending`).
+                            let j = *j;
+                            self.insert_before_pending(r, chain, *index, j, rule, encoded)?;
+                            self.verbose_lines
+                                .push(listing::change_line(rule, self.table.family));
+                            return Ok(());
+                        }
+                        Some(Slot::Pending { op: None, .. }) => {
                             return Err(Error::InvalidInput(format!(
-                                "inserting at {index} before a rule added earlier in the same transaction is not supported"
+                                "inserting at {index} before a rule replaced earlier in the same transaction is not supported"
                             )));
                         }
                         None if *index == slots.len() + 1 => RulePosition::Append,
@@ -444,10 +491,17 @@ impl Planner {
                             ));
                         }
                     };
-                    slots.insert(index - 1, Slot::Pending { rule: rule.clone() });
+                    let op = Some(self.ops.len());
+                    let slots = self.rules(r, chain)?;
+                    slots.insert(
+                        index - 1,
+                        Slot::Pending {
+                            rule: rule.clone(),
+                            op,
+                        },
+                    );
                     position
                 };
-                self.materialize(chain);
                 self.verbose_lines
                     .push(listing::change_line(rule, self.table.family));
                 self.ops.push(Op::AddEncodedRule {
@@ -468,6 +522,9 @@ impl Planner {
                     ));
                 };
                 if matches!(cmd, Command::Check { .. }) {
+                    // `-v -C` echoes the rule it found.
+                    self.verbose_lines
+                        .push(listing::change_line(rule, self.table.family));
                     return Ok(());
                 }
                 let handle = match slots.remove(i) {
@@ -475,8 +532,16 @@ impl Planner {
                         self.note_jump(&old, -1);
                         handle
                     }
-                    Slot::Pending { .. } => {
-                        return Err(Error::InvalidInput("deleting a rule added earlier in the same transaction is not supported".into()));
+                    Slot::Pending { op: Some(j), .. } => {
+                        // A rule this plan adds: drop its operation instead.
+                        self.note_jump(rule, -1);
+                        self.drop_pending_op(j);
+                        self.verbose_lines
+                            .push(listing::change_line(rule, self.table.family));
+                        return Ok(());
+                    }
+                    Slot::Pending { op: None, .. } => {
+                        return Err(Error::InvalidInput("deleting a rule replaced earlier in the same transaction is not supported".into()));
                     }
                 };
                 self.verbose_lines
@@ -492,6 +557,7 @@ impl Planner {
                     Command::Replace { rule, .. } => Some((rule.clone(), self.encode(r, rule)?)),
                     _ => None,
                 };
+                let next_op = self.ops.len();
                 let slots = self.rules(r, chain)?;
                 let len = slots.len();
                 let Some(slot) = slots.get_mut(index - 1) else {
@@ -505,15 +571,28 @@ impl Planner {
                         format!("rule {index} of {len} in {chain}"),
                     ));
                 };
-                let Slot::Kernel { handle, rule: old } = slot.clone() else {
-                    return Err(Error::InvalidInput(
-                        "changing a rule added earlier in the same transaction is not supported"
-                            .into(),
-                    ));
+                let (handle, old) = match slot.clone() {
+                    Slot::Kernel { handle, rule } => (handle, rule),
+                    // `-D CHAIN N` of a rule this plan adds: drop its operation instead.
+                    Slot::Pending { op: Some(j), rule } if encoded.is_none() => {
+                        slots.remove(index - 1);
+                        self.note_jump(&rule, -1);
+                        self.drop_pending_op(j);
+                        return Ok(());
+                    }
+                    Slot::Pending { .. } => {
+                        return Err(Error::InvalidInput(
+                            "changing a rule added earlier in the same transaction is not supported"
+                                .into(),
+                        ));
+                    }
                 };
                 match encoded {
                     Some((rule, encoded)) => {
-                        *slot = Slot::Pending { rule: rule.clone() };
+                        *slot = Slot::Pending {
+                            rule: rule.clone(),
+                            op: Some(next_op),
+                        };
                         self.note_jump(&old, -1);
                         self.note_jump(&rule, 1);
                         self.verbose_lines
@@ -628,6 +707,14 @@ impl Planner {
                 {
                     c.flushed_unread = true;
                 }
+                let early: Vec<Slot> = self
+                    .chains
+                    .get(chain)
+                    .map(|c| c.early.iter().map(|(_, s)| s.clone()).collect())
+                    .unwrap_or_default();
+                for s in early {
+                    self.note_jump(s.rule(), -1);
+                }
                 if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
                     for s in rules {
                         self.note_jump(s.rule(), -1);
@@ -647,6 +734,7 @@ impl Planner {
                 }
                 for c in self.chains.values_mut() {
                     c.rules = Some(Vec::new());
+                    c.early.clear();
                 }
             }
             Command::Zero(chain) => {
@@ -679,13 +767,7 @@ impl Planner {
                 self.set_policy(b, *policy);
             }
             Command::Rename { from, to } => {
-                self.require(r, from)?;
-                if self.chains.get(from).is_some_and(|c| c.base.is_some()) {
-                    return Err(refused(
-                        "iptables: Can't rename built-in chain.",
-                        format!("chain {from}"),
-                    ));
-                }
+                // iptables checks the new name first: `-E missing existing` is "File exists."
                 let clashes = matches!(to.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE");
                 if clashes || self.lookup(r, to)? {
                     return Err(Error::AlreadyExists(failure(
@@ -693,6 +775,13 @@ impl Planner {
                         format!("rename chain {from} to {to}"),
                     ))
                     .context("iptables: File exists."));
+                }
+                self.require(r, from)?;
+                if self.chains.get(from).is_some_and(|c| c.base.is_some()) {
+                    return Err(refused(
+                        "iptables: Can't rename built-in chain.",
+                        format!("chain {from}"),
+                    ));
                 }
                 let state = self
                     .chains
@@ -717,6 +806,100 @@ impl Planner {
             }
         }
         Ok(())
+    }
+
+    /// `-I CHAIN N` where rule N was added by this plan (operation `j`): the new rule's
+    /// operation goes next to that one with the same position, so that it lands just before
+    /// it: before operation `j` for an append or an insert before a handle (both then land at
+    /// the same place, the new one first), after it for an insert at the head or after a
+    /// handle (the later one lands in front).
+    fn insert_before_pending(
+        &mut self,
+        r: &mut Reader<'_>,
+        chain: &str,
+        index: usize,
+        j: usize,
+        rule: &IptRule,
+        encoded: EncodedRule,
+    ) -> Result<()> {
+        let (position, k) = match self.ops.get(j) {
+            Some(Op::AddEncodedRule { position, .. }) => {
+                let k = match position {
+                    RulePosition::Append | RulePosition::Before(_) => j,
+                    RulePosition::Head | RulePosition::After(_) => j + 1,
+                };
+                (*position, k)
+            }
+            // A replaced rule: before the replacement runs, in front of the rule it replaces
+            // (the replacement then takes that rule's place, after the new one).
+            Some(Op::ReplaceEncodedRule { handle, .. }) => (RulePosition::Before(*handle), j),
+            _ => {
+                return Err(Error::InvalidInput(format!(
+                    "inserting at {index} before a rule added earlier in the same transaction is not supported"
+                )));
+            }
+        };
+        self.ops.insert(
+            k,
+            Op::AddEncodedRule {
+                chain: self.chain_ref(chain),
+                rule: encoded,
+                position,
+            },
+        );
+        for v in self.created_builtins.values_mut() {
+            if *v >= k {
+                *v += 1;
+            }
+        }
+        for c in self.chains.values_mut() {
+            let early = c.early.iter_mut().map(|(_, s)| s);
+            for s in c.rules.iter_mut().flatten().chain(early) {
+                if let Slot::Pending { op: Some(o), .. } = s
+                    && *o >= k
+                {
+                    *o += 1;
+                }
+            }
+        }
+        let slots = self.rules(r, chain)?;
+        slots.insert(
+            index - 1,
+            Slot::Pending {
+                rule: rule.clone(),
+                op: Some(k),
+            },
+        );
+        Ok(())
+    }
+
+    /// Removes operation `j` (the addition of a rule this plan no longer adds) and renumbers
+    /// what refers to later operations.
+    fn drop_pending_op(&mut self, j: usize) {
+        // A replaced rule: the rule it replaced goes too.
+        if let Some(Op::ReplaceEncodedRule { chain, handle, .. }) = self.ops.get(j) {
+            self.ops[j] = Op::DeleteRule {
+                chain: chain.clone(),
+                handle: *handle,
+            };
+            return;
+        }
+        self.ops.remove(j);
+        for v in self.created_builtins.values_mut() {
+            if *v > j {
+                *v -= 1;
+            }
+        }
+        for c in self.chains.values_mut() {
+            let early = c.early.iter_mut().map(|(_, s)| s);
+            for s in c.rules.iter_mut().flatten().chain(early) {
+                if let Slot::Pending { op: Some(o), .. } = s
+                    && *o > j
+                {
+                    *o -= 1;
+                }
+            }
+        }
     }
 
     /// Whether a rule in a chain not in `except` jumps or goes to `chain`.
@@ -765,6 +948,26 @@ impl Planner {
             ));
         }
         if self.lookup(r, chain)? {
+            // As `-F CHAIN`: the jumps in its rules no longer count against their targets.
+            if let Some(c) = self.chains.get_mut(chain)
+                && c.in_kernel
+                && c.rules.is_none()
+            {
+                c.flushed_unread = true;
+            }
+            let early: Vec<Slot> = self
+                .chains
+                .get(chain)
+                .map(|c| c.early.iter().map(|(_, s)| s.clone()).collect())
+                .unwrap_or_default();
+            for s in early {
+                self.note_jump(s.rule(), -1);
+            }
+            if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
+                for s in rules {
+                    self.note_jump(s.rule(), -1);
+                }
+            }
             self.plan_flush(chain);
         } else {
             self.ensure_table();
@@ -788,6 +991,7 @@ impl Planner {
         }
         if let Some(c) = self.chains.get_mut(chain) {
             c.rules = Some(Vec::new());
+            c.early.clear();
         }
     }
 
@@ -800,6 +1004,7 @@ impl Planner {
         }
         for c in self.chains.values_mut() {
             c.rules = Some(Vec::new());
+            c.early.clear();
         }
         for b in tables::builtins(&self.table.name).unwrap_or(&[]) {
             if self
@@ -891,6 +1096,16 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
         }
     }
     Ok(out)
+}
+
+/// Gives the rule a command adds the counters it starts from (`restore -c`, `-c P B`).
+pub(crate) fn set_counters(cmd: &mut Command, c: crate::model::Counters) {
+    if let Command::Append { rule, .. }
+    | Command::Insert { rule, .. }
+    | Command::Replace { rule, .. } = cmd
+    {
+        rule.counters = Some(c);
+    }
 }
 
 /// ip6tables says `ip6tables:` where iptables says `iptables:`.

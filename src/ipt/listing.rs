@@ -224,12 +224,26 @@ fn write_rules<'a>(
 /// A table's body in iptables-save format: chain lines, then rules (inexpressible ones as
 /// `#` lines with their handle, which restore ignores).
 pub fn save_table(session: &mut Session, table: &TableRef) -> Result<String> {
+    save_table_counters(session, table, false)
+}
+
+/// [`save_table`], with rule counters when `counters` (`save -c`).
+pub fn save_table_counters(
+    session: &mut Session,
+    table: &TableRef,
+    counters: bool,
+) -> Result<String> {
     let chains = read(session, table, None)?;
-    Ok(render_save(&chains))
+    Ok(render_save_counters(&chains, counters))
 }
 
 /// A table's body in iptables-save format, from chains read by either backend.
 pub(crate) fn render_save(chains: &[ChainListing]) -> String {
+    render_save_counters(chains, false)
+}
+
+/// [`render_save`], with `[packets:bytes]` before each rule when `counters` (`save -c`).
+pub(crate) fn render_save_counters(chains: &[ChainListing], counters: bool) -> String {
     let mut out = String::new();
     for c in chains {
         match c.policy {
@@ -249,8 +263,34 @@ pub(crate) fn render_save(chains: &[ChainListing]) -> String {
             }
         }
     }
-    write_rules(&mut out, chains.iter(), false);
+    if counters {
+        write_rules_counted(&mut out, chains.iter());
+    } else {
+        write_rules(&mut out, chains.iter(), false);
+    }
     out
+}
+
+/// The rules as `iptables-save -c` prints them: `[packets:bytes] -A ...`.
+fn write_rules_counted<'a>(out: &mut String, chains: impl Iterator<Item = &'a ChainListing>) {
+    for c in chains {
+        for (handle, rule) in &c.rules {
+            if rule.is_expressible() {
+                let n = rule.counters.unwrap_or_default();
+                let line = print::append_line(&c.name, rule, false);
+                let _ = writeln!(out, "[{}:{}] {line}", n.packets, n.bytes);
+            } else {
+                write_rules(
+                    out,
+                    std::iter::once(&ChainListing {
+                        rules: vec![(*handle, rule.clone())],
+                        ..c.clone()
+                    }),
+                    false,
+                );
+            }
+        }
+    }
 }
 
 /// `xtables_print_num`: exact (`-x`) 8 wide, else 5 wide with K/M/G/T past 99,999.

@@ -3,9 +3,11 @@
 //! `iptables -S` prints ([`print`]), iptables' tables and built-in chains ([`tables`]), and
 //! the encoding iptables-nft uses in those tables ([`compat`]).
 
+pub mod args;
 pub mod compat;
 pub mod exec;
 pub mod listing;
+mod merged;
 pub mod parse;
 pub mod print;
 pub mod protocols;

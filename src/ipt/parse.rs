@@ -21,7 +21,8 @@ pub struct Invocation {
     pub family: Family,
     pub table: String,
     pub command: Command,
-    /// `-w [secs]`: `None` without `-w` (fail at once if the lock is held).
+    /// `-w [secs]`; without `-w` the bounded default ([`WaitPolicy::default_for_command`]);
+    /// `-w 0` fails at once.
     pub wait: WaitPolicy,
     /// `-W usecs`: the lock poll interval.
     pub wait_interval: Option<Duration>,
@@ -31,6 +32,8 @@ pub struct Invocation {
     pub line_numbers: bool,
     /// `-L -Z`: zero the counters after listing them.
     pub zero_after_list: bool,
+    /// `-S CHAIN N`, `-L CHAIN N`, `-Z CHAIN N`: the one rule the command is about.
+    pub rule_number: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,6 +172,7 @@ enum Pending {
 /// Parses one iptables command line (without the program name). `default_family` is IPv6
 /// when invoked as `ip6tables`/`xtnl6`.
 pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
+    let argv = &super::args::unbundle(argv);
     let mut a = Args {
         args: argv,
         pos: 0,
@@ -177,7 +181,8 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
     let mut family = default_family;
     let mut table: Option<String> = None;
     let mut command: Option<(char, Vec<&str>)> = None;
-    let mut wait = WaitPolicy::FailFast;
+    let mut wait = WaitPolicy::default_for_command()?;
+    let mut wait_given = false;
     let mut wait_interval = None;
     let (mut numeric, mut verbose, mut exact, mut line_numbers) = (false, false, false, false);
     let mut zero_after_list = false;
@@ -243,7 +248,8 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
                 'A' | 'C' | 'N' => (1, 0),
                 'I' | 'D' => (1, 1),
                 'R' | 'P' | 'E' => (2, 0),
-                'X' | 'F' | 'Z' | 'S' | 'L' => (0, 1),
+                'X' | 'F' => (0, 1),
+                'Z' | 'S' | 'L' => (0, 2),
                 _ => (0, 0),
             };
             for _ in 0..required {
@@ -279,6 +285,7 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             "-4" | "--ipv4" => family = Family::Ipv4,
             "-6" | "--ipv6" => family = Family::Ipv6,
             "-w" | "--wait" => {
+                wait_given = true;
                 wait = match a.optional_value() {
                     None => WaitPolicy::Forever,
                     Some(s) => {
@@ -295,9 +302,10 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             }
             "-W" | "--wait-interval" => {
                 let s = a.value(opt)?;
-                let us: u64 = s
-                    .parse()
-                    .map_err(|_| bad(format!("wait interval not numeric: \"{s}\"")))?;
+                let us: u64 = s.parse().map_err(|_| bad("wait interval not numeric"))?;
+                if us > 999_999 {
+                    return Err(bad(format!("too long usec wait {us} > 999999 usec")));
+                }
                 wait_interval = Some(Duration::from_micros(us));
             }
             "-n" | "--numeric" => numeric = true,
@@ -360,7 +368,10 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             "-f" | "--fragment" => {
                 return Err(bad("option \"-f\" (fragments) is not supported by xtnl"));
             }
-            "-c" | "--set-counters" => return Err(bad("option \"-c\" is not supported by xtnl")),
+            "-c" | "--set-counters" => {
+                no_neg(neg)?;
+                rule.counters = Some(super::args::set_counters(a.value(opt)?, a.next())?);
+            }
             "--sport" | "--source-port" | "--dport" | "--destination-port" => {
                 let v = a.value(opt)?;
                 let ports = parse_ports(v, opt)?;
@@ -464,6 +475,9 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
     if negate {
         return Err(bad("! must come before an option"));
     }
+    if wait_interval.is_some() && !wait_given {
+        return Err(bad("--wait-interval only makes sense with --wait\n"));
+    }
 
     for m in modules {
         rule.matches.push(match m {
@@ -546,6 +560,10 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
     };
     let table = table.unwrap_or_else(|| "filter".into());
     validate_name("table", &table)?;
+    let rule_number = match letter {
+        'S' | 'L' | 'Z' if cargs.len() > 1 => Some(index(1)?),
+        _ => None,
+    };
     let command = match letter {
         'A' => Command::Append {
             chain: chain(0)?,
@@ -706,6 +724,7 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
         exact,
         line_numbers,
         zero_after_list,
+        rule_number,
     })
 }
 
@@ -823,9 +842,12 @@ fn parse_net(s: &str, family: Family) -> Result<IpNet> {
             "multiple addresses in `{s}' are not supported by xtnl; give one rule per address"
         )));
     }
-    let net: IpNet = s
-        .parse()
-        .map_err(|_| bad(format!("host/network `{s}' not found")))?;
+    let net: IpNet = super::args::normalize_net(s, family).parse().map_err(|_| {
+        bad(format!(
+            "host/network `{}' not found",
+            super::args::address_part(s)
+        ))
+    })?;
     if net.is_ipv4() != (family != Family::Ipv6) {
         return Err(bad(format!(
             "host/network `{s}' is not an {} address",
@@ -967,14 +989,10 @@ fn parse_to_ports(s: &str) -> Result<PortRange> {
     nat_ports(range, "--to-ports")
 }
 
-/// A NAT rewrites to these ports: port 0 is no port a connection can use (iptables 1.8.9
-/// and the kernel accept it, and every translated connection then fails).
-fn nat_ports(range: PortRange, opt: &str) -> Result<PortRange> {
-    if range.first() == 0 {
-        return Err(bad(format!(
-            "Port `0' not valid for {opt}: a NAT needs ports from 1 to 65535"
-        )));
-    }
+/// A NAT rewrites to these ports. Port 0 is accepted, as iptables-nft 1.8.9 and the kernel
+/// accept it (`REDIRECT --to-ports 0` is in scripts); a drop-in refuses nothing iptables
+/// takes.
+fn nat_ports(range: PortRange, _opt: &str) -> Result<PortRange> {
     Ok(range)
 }
 
@@ -993,10 +1011,11 @@ fn parse_target(
         "LOG" => &["--log-prefix", "--log-level"],
         _ => &[],
     };
-    for (o, _) in opts {
+    for (i, (o, _)) in opts.iter().enumerate() {
         if !allowed.contains(&o.as_str()) {
             return Err(unknown_option(o));
         }
+        super::args::once(name, o, &opts[..i])?;
     }
     let get = |o: &str| {
         opts.iter()

@@ -38,7 +38,12 @@ fn at(line: usize, msg: impl std::fmt::Display) -> Error {
 
 /// Parses a whole restore file.
 pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
-    let mut p = Parser::new(family);
+    parse_file_opts(text, family, false)
+}
+
+/// [`parse_file`]; with `counters` (`restore -c`) a rule's `[packets:bytes]` is restored.
+pub fn parse_file_opts(text: &str, family: Family, counters: bool) -> Result<Vec<Block>> {
+    let mut p = Parser::new(family).with_counters(counters);
     for raw in text.lines() {
         p.line(raw)?;
     }
@@ -50,6 +55,8 @@ pub fn parse_file(text: &str, family: Family) -> Result<Vec<Block>> {
 #[derive(Debug)]
 pub struct Parser {
     family: Family,
+    /// `restore -c`: a rule's `[packets:bytes]` is restored.
+    counters: bool,
     blocks: Vec<Block>,
     open: Option<Block>,
     /// Lines seen so far (the last line's number).
@@ -63,11 +70,18 @@ impl Parser {
     pub fn new(family: Family) -> Parser {
         Parser {
             family,
+            counters: false,
             blocks: Vec::new(),
             open: None,
             last: 0,
             changes: 0,
         }
+    }
+
+    /// With `counters` (`restore -c`), rules keep the `[packets:bytes]` written before them.
+    pub fn with_counters(mut self, counters: bool) -> Parser {
+        self.counters = counters;
+        self
     }
 
     /// Lines read so far that change something; the transaction holds at least this many
@@ -86,9 +100,18 @@ impl Parser {
         self.last += 1;
         let n = self.last;
         let family = self.family;
+        let counters = self.counters;
         let blocks = &mut self.blocks;
         let open = &mut self.open;
         let line = raw.trim();
+        // A rule xtnl's save could not express: restoring without it would lose it.
+        if line.starts_with("# handle ") && line.contains("iptables syntax cannot express") {
+            return Err(at(
+                n,
+                "a rule that save could not express in iptables syntax (see the line); \
+                 restoring without it would lose it",
+            ));
+        }
         if line.is_empty() || line.starts_with('#') {
             return Ok(());
         }
@@ -157,17 +180,27 @@ impl Parser {
         }
         // An optional `[packets:bytes]` before the rule (iptables-save -c); counters are
         // not restored (iptables-nft-restore drops them too).
-        let rule = match line.strip_prefix('[') {
-            Some(rest) => rest
-                .split_once(']')
-                .map(|(_, r)| r.trim())
-                .ok_or_else(|| at(n, "bad counters"))?,
-            None => line,
+        let (rule, line_counters) = match line.strip_prefix('[') {
+            Some(rest) => {
+                let (c, r) = rest.split_once(']').ok_or_else(|| at(n, "bad counters"))?;
+                let parsed = c.split_once(':').and_then(|(p, b)| {
+                    Some(crate::model::Counters {
+                        packets: p.parse().ok()?,
+                        bytes: b.parse().ok()?,
+                    })
+                });
+                (r.trim(), Some(parsed.ok_or_else(|| at(n, "bad counters"))?))
+            }
+            None => (line, None),
         };
         let mut args = parse::split_words(rule).map_err(|e| match e {
             Error::InvalidInput(m) => at(n, m),
             other => other,
         })?;
+        // A `-6` line is ip6tables-restore's only, a `-4` line iptables-restore's only.
+        if super::args::family_flag(&args).is_some_and(|f| f != family) {
+            return Ok(());
+        }
         if args
             .iter()
             .any(|a| a == "-t" || a == "--table" || a.starts_with("--table="))
@@ -196,7 +229,11 @@ impl Parser {
                  separately, after the restore",
             ));
         }
-        block.lines.push((n, Line::Command(Box::new(inv.command))));
+        let mut command = inv.command;
+        if counters && let Some(c) = line_counters {
+            super::exec::set_counters(&mut command, c);
+        }
+        block.lines.push((n, Line::Command(Box::new(command))));
         self.changes += 1;
         Ok(())
     }
@@ -288,8 +325,9 @@ pub fn apply(
     }
 }
 
-/// The iptables tables `save` prints, in iptables-nft-save's order.
-const SAVE_ORDER: [&str; 5] = ["raw", "mangle", "security", "nat", "filter"];
+/// The iptables tables `save` prints, in iptables-nft-save 1.8.9's order (its
+/// `enum nft_table_type`: mangle, security, raw, filter, nat).
+const SAVE_ORDER: [&str; 5] = ["mangle", "security", "raw", "filter", "nat"];
 
 /// `iptables-save [-t table]`: every iptables table of the family that exists (or the one
 /// asked for, shown with its built-ins even when not created yet).

@@ -97,6 +97,8 @@ pub enum RejectWith {
     Icmp6AdmProhibited,
     Icmp6AddrUnreachable,
     Icmp6PortUnreachable,
+    Icmp6PolicyFail,
+    Icmp6RejectRoute,
 }
 
 impl RejectWith {
@@ -115,6 +117,8 @@ impl RejectWith {
             Icmp6AdmProhibited => "icmp6-adm-prohibited",
             Icmp6AddrUnreachable => "icmp6-addr-unreachable",
             Icmp6PortUnreachable => "icmp6-port-unreachable",
+            Icmp6PolicyFail => "icmp6-policy-fail",
+            Icmp6RejectRoute => "icmp6-reject-route",
         }
     }
     /// The default for the family (`-j REJECT` alone).
@@ -152,7 +156,7 @@ impl RejectWith {
                 IcmpAdminProhibited,
                 &["icmp-admin-prohibited", "admin-prohib"],
             ),
-            (TcpReset, &["tcp-reset"]),
+            (TcpReset, &["tcp-reset", "tcp-rst"]),
         ];
         let v6 = [
             (Icmp6NoRoute, &["icmp6-no-route", "no-route"][..]),
@@ -169,6 +173,8 @@ impl RejectWith {
                 &["icmp6-port-unreachable", "port-unreach"],
             ),
             (TcpReset, &["tcp-reset"]),
+            (Icmp6PolicyFail, &["icmp6-policy-fail", "policy-fail"]),
+            (Icmp6RejectRoute, &["icmp6-reject-route", "reject-route"]),
         ];
         let table: &[(RejectWith, &[&str])] = if family == Family::Ipv6 { &v6 } else { &v4 };
         table

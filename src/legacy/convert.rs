@@ -135,7 +135,7 @@ pub fn to_rule(family: Family, table: &str, rule: &IptRule) -> Result<Rule> {
         raw: Raw::owned(family, bytes),
         verdict,
         counters: Counters::default(),
-        carry: Carry::Zero,
+        carry: rule.counters.map_or(Carry::Zero, Carry::Start),
     })
 }
 

@@ -149,12 +149,24 @@ impl<'t> Applier<'t> {
                 self.require(chain)?;
                 self.check_jump(rule)?;
                 let Some(i) = self.find(chain, rule) else {
+                    // iptables-legacy 1.8.9 words it by the target: a verdict (or none) gives
+                    // "Bad rule", a chain or target extension "No chain/target/match".
+                    let verdict = matches!(
+                        rule.target,
+                        None | Some(
+                            crate::ipt::IptTarget::Accept
+                                | crate::ipt::IptTarget::Drop
+                                | crate::ipt::IptTarget::Return
+                        )
+                    );
                     return Err(refused(
-                        BAD_RULE,
+                        if verdict { BAD_RULE } else { NO_CHAIN },
                         format!("no rule in {chain} equals the given one"),
                     ));
                 };
                 if matches!(cmd, Command::Check { .. }) {
+                    // `-v -C` echoes the rule it found.
+                    self.verbose_lines.push(self.change_line(rule));
                     return Ok(());
                 }
                 self.verbose_lines.push(self.change_line(rule));
@@ -262,11 +274,7 @@ impl<'t> Applier<'t> {
                 self.changed = true;
             }
             Command::Rename { from, to } => {
-                self.require(from)?;
-                // libiptc looks up only user chains to rename.
-                if self.table.chain(from).is_some_and(Chain::is_builtin) {
-                    return Err(not_found(from, &self.table.name));
-                }
+                // iptables checks the new name first: `-E missing existing` is "File exists."
                 let clashes = matches!(to.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE");
                 if clashes || self.table.chain(to).is_some() {
                     return Err(Error::AlreadyExists(failure(
@@ -274,6 +282,11 @@ impl<'t> Applier<'t> {
                         format!("rename chain {from} to {to}"),
                     ))
                     .context("iptables: File exists."));
+                }
+                self.require(from)?;
+                // libiptc looks up only user chains to rename.
+                if self.table.chain(from).is_some_and(Chain::is_builtin) {
+                    return Err(not_found(from, &self.table.name));
                 }
                 check_chain_name(to)?;
                 let Some(i) = self.table.chains.iter().position(|c| c.name == *from) else {

@@ -213,6 +213,7 @@ impl XtSocket {
             .map(|c| match c {
                 Carry::From(i) => old.get(*i).copied().unwrap_or_default(),
                 Carry::Zero => Counters::default(),
+                Carry::Start(c) => *c,
             })
             .collect();
         // The new table counts from zero; adding is only needed where something was counted.

@@ -286,6 +286,26 @@ pub fn save(legacy: &Legacy, table: Option<&str>) -> Result<String> {
     Ok(out)
 }
 
+/// Each table's body in iptables-save format (`counters`: `[p:b]` before each rule), in the
+/// order iptables-legacy-save prints them.
+pub fn save_bodies(
+    legacy: &Legacy,
+    table: Option<&str>,
+    counters: bool,
+) -> Result<Vec<(String, String)>> {
+    let names = match table {
+        Some(t) => vec![t.to_string()],
+        None => loaded_tables(legacy.family()),
+    };
+    let mut out = Vec::new();
+    for name in names {
+        let t = legacy.read(&name)?;
+        let body = crate::ipt::listing::render_save_counters(&exec::chain_listings(&t), counters);
+        out.push((name, body));
+    }
+    Ok(out)
+}
+
 /// The chains of a table as iptables-legacy lists them (or only `chain`), for the JSON
 /// listing.
 pub fn listings(

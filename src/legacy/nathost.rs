@@ -26,7 +26,7 @@ struct View<'l> {
 fn id_of(r: &super::table::Rule) -> Option<u64> {
     match r.carry {
         Carry::From(i) => Some(i as u64),
-        Carry::Zero => None,
+        Carry::Zero | Carry::Start(_) => None,
     }
 }
 

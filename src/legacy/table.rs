@@ -36,6 +36,8 @@ pub enum Carry {
     From(usize),
     /// Start from zero (new rules, `-Z`, `-P`).
     Zero,
+    /// Start from these counters (`restore -c`: the file's `[packets:bytes]`).
+    Start(Counters),
 }
 
 /// An entry's bytes: a slice of the blob it was read in (shared), or its own.
