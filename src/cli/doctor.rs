@@ -102,9 +102,9 @@ pub(crate) fn run(out: &mut impl Write, args: &[String]) -> Result<i32> {
 /// The run (who, with what) and the binary's own privileges (setuid, file capabilities).
 fn binary(r: &mut Report, who: &crate::privilege::Invoker) {
     let how = match who.elevation {
-        Elevation::None => "not delegated",
-        Elevation::Secure => "delegated (secure mode: setuid or file capabilities)",
-        Elevation::Sudo => "delegated (sudo)",
+        Elevation::None => "not delegated".to_string(),
+        Elevation::Secure => "delegated (secure mode: setuid or file capabilities)".to_string(),
+        Elevation::Tool(_) => format!("delegated ({})", who.via()),
     };
     let caps = process_caps();
     let has_admin = caps.is_some_and(|c| c & (1 << CAP_NET_ADMIN) != 0);
