@@ -9,6 +9,7 @@ mod listing;
 mod nathost;
 mod privileged;
 mod restore;
+mod set_listing;
 
 use std::io::Write;
 

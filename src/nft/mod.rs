@@ -5,6 +5,8 @@
 pub mod codec;
 mod listing;
 mod session;
+pub mod set;
+pub mod set_rules;
 mod transaction;
 
 pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};

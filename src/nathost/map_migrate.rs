@@ -1,0 +1,1 @@
+//! Migration between the chain layout and the map layout (one atomic transaction).
