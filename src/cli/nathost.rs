@@ -108,6 +108,8 @@ fn common(args: &[String]) -> Result<(Common, Rest)> {
             | "--private-network"
             | "--public-address"
             | "--ports"
+            | "--layout"
+            | "--to"
             | "--chain" => {
                 let v = a.value(w)?.clone();
                 rest.push((w.clone(), Some(v)));
@@ -211,7 +213,12 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
         Some(c) => (c, "", &args[1..]),
         None => return Err(Error::InvalidInput("no command given".into())),
     };
-    let (c, rest) = common(rest_args)?;
+    let (c, mut rest) = common(rest_args)?;
+    let layout = super::nathost_map::take_layout(&mut rest)?;
+    if cmd == "migrate" || (cmd, sub) == ("forward", "list") {
+        return super::nathost_map::run_other(out, cmd, &c.family, c.wait, c.json, &rest);
+    }
+    let map_teardown_keys = super::nathost_map::teardown_keys(layout, cmd, &mut rest)?;
     let table = c.table.clone().unwrap_or_else(|| "nat".into());
     // Everything is checked before the kernel is asked anything: bad input never reaches it.
     let family = c.family;
@@ -355,6 +362,10 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
         }
     };
     op.validate(family)?;
+    if layout == crate::nathost::map::Layout::Map {
+        let report = super::nathost_map::run(&op, family, c.wait, map_teardown_keys)?;
+        return print_report(out, &report, c.json);
+    }
     match super::resolve_backend(backend, family, false) {
         Backend::Nft => {
             let mut session = open(&c)?;
