@@ -474,3 +474,113 @@ fn migration_keeps_a_forwarded_connection_and_the_map_wins_over_chains() {
     assert_eq!(lab.in_nathost("nft", &["list", "ruleset"]), before);
     drop(conn);
 }
+
+#[test]
+fn json_apply_takes_the_layout_and_the_policy_and_audit_cover_elements() {
+    common::in_netns(|| {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let tag = std::process::id();
+        let doc = dir.join(format!("map-apply-{tag}.json"));
+        let policy = dir.join(format!("map-policy-{tag}.toml"));
+        let lock = common::private_lock_path();
+        let env = [("XTABLES_LOCKFILE", lock.to_str().unwrap())];
+        let write = |text: &str| std::fs::write(&doc, text).unwrap();
+        write(
+            r#"{"transactions": [{"operations": [
+                {"op": "reservation_setup", "chain": "vcld-1", "layout": "map",
+                 "forwards": [{"protocol": "tcp", "public_port": 50001, "to": "198.51.100.2:22",
+                               "in_interface": "eth1"}]},
+                {"op": "forward_add", "chain": "vcld-1", "layout": "map",
+                 "forward": {"protocol": "udp", "public_port": 50002, "to": "198.51.100.2:53"}}
+            ]}]}"#,
+        );
+        let out = common::run_env(common::xtnl_bin(), &["apply", doc.to_str().unwrap()], &env);
+        assert!(out.status.success(), "{}", text(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["transactions"][0]["operations"][1]["outcome"], "changed");
+        let listed = common::run_ok(common::xtnl_bin(), &["forward", "list", "--layout", "map"]);
+        assert!(
+            listed.contains("vcld-1 eth1:tcp/50001=198.51.100.2:22"),
+            "{listed}"
+        );
+        assert!(
+            listed.contains("vcld-1 udp/50002=198.51.100.2:53"),
+            "{listed}"
+        );
+
+        // One layout per transaction, said at the operation that breaks it.
+        write(
+            r#"{"transactions": [{"operations": [
+                {"op": "teardown", "chain": "vcld-1", "layout": "map"},
+                {"op": "teardown", "chain": "vcld-2"}
+            ]}]}"#,
+        );
+        let out = common::run_env(common::xtnl_bin(), &["apply", doc.to_str().unwrap()], &env);
+        assert!(!out.status.success());
+        assert!(
+            text(&out).contains(".transactions[0].operations[1].layout"),
+            "{}",
+            text(&out)
+        );
+        write(
+            r#"{"transactions": [{"operations": [{"op": "teardown", "chain": "vcld-1", "layout": "maps"}]}]}"#,
+        );
+        let out = common::run_env(common::xtnl_bin(), &["apply", doc.to_str().unwrap()], &env);
+        assert!(
+            text(&out).contains("layout \\\"maps\\\" is not chains or map"),
+            "{}",
+            text(&out)
+        );
+
+        // A policy that allows element changes in the forward maps only: the teardown goes
+        // through and is audited with the elements it removed; creating the layout is not
+        // allowed by it.
+        std::fs::write(
+            &policy,
+            "[[allow]]\ntable = \"xtnl_nat\"\nsets = [\"fwd*\"]\nverbs = [\"add-element\", \"delete-element\"]\n",
+        )
+        .unwrap();
+        let p = policy.to_str().unwrap();
+        let out = common::run_env(
+            common::xtnl_bin(),
+            &[
+                "--policy-file",
+                p,
+                "--audit",
+                "stderr",
+                "teardown",
+                "vcld-1",
+                "--layout",
+                "map",
+            ],
+            &env,
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("result=ok ops=2: delete 1 element(s) from ip xtnl_nat fwd [0x31687465"),
+            "{err}"
+        );
+        let out = common::run_env(
+            common::xtnl_bin(),
+            &[
+                "--policy-file",
+                p,
+                "--audit",
+                "stderr",
+                "forward",
+                "add",
+                "-6",
+                "vcld-3",
+                "--layout",
+                "map",
+                "tcp/50003=[2001:db8::2]:22",
+            ],
+            &env,
+        );
+        assert!(!out.status.success());
+        assert!(text(&out).contains("denied"), "{}", text(&out));
+        let _ = std::fs::remove_file(&doc);
+        let _ = std::fs::remove_file(&policy);
+    });
+}

@@ -17,7 +17,7 @@ use super::{Op, Reader};
 use crate::error::{Error, Result};
 use crate::model::validate_name;
 use crate::transport::{Batch, Request};
-use crate::wire::expr::{Counter, Expr};
+use crate::wire::expr::{Counter, Expr, hex};
 use crate::wire::netlink::{NLM_F_CREATE, NLM_F_EXCL};
 use crate::wire::nftables::{msg, split_nfgenmsg};
 use crate::wire::set::{ElemListRepr, ElemRepr, SetDefRepr, SetPolicy, field, flags, udata};
@@ -526,13 +526,39 @@ impl fmt::Display for SetOp {
                 set,
                 elements,
                 ..
-            } => write!(f, "add {} element(s) to {table} {set}", elements.len()),
+            } => {
+                write!(f, "add {} element(s) to {table} {set}", elements.len())?;
+                let shown = elements.iter().map(|e| match e.comment() {
+                    Some(c) => format!("{} {c:?}", hex(&e.key)),
+                    None => hex(&e.key),
+                });
+                list_some(f, shown, elements.len())
+            }
             SetOp::DeleteElements { table, set, keys } => {
-                write!(f, "delete {} element(s) from {table} {set}", keys.len())
+                write!(f, "delete {} element(s) from {table} {set}", keys.len())?;
+                list_some(f, keys.iter().map(|k| hex(k)), keys.len())
             }
             SetOp::Flush { table, set } => write!(f, "flush set {table} {set}"),
         }
     }
+}
+
+/// Names the first few elements (audit lines and errors say which ones changed).
+fn list_some(
+    f: &mut fmt::Formatter<'_>,
+    items: impl Iterator<Item = String>,
+    total: usize,
+) -> fmt::Result {
+    const SHOWN: usize = 4;
+    let items: Vec<String> = items.take(SHOWN).collect();
+    if items.is_empty() {
+        return Ok(());
+    }
+    write!(f, " [{}", items.join(", "))?;
+    if total > SHOWN {
+        write!(f, ", and {} more", total - SHOWN)?;
+    }
+    write!(f, "]")
 }
 
 impl From<SetOp> for Op {
