@@ -373,7 +373,7 @@ fn map_layout_forwards_count_and_stop_after_teardown_ipv4_and_ipv6() {
     // nft reads the layout as nft syntax.
     let listing = lab.in_nathost("nft", &["list", "table", "ip", "xtnl_nat"]);
     assert!(
-        listing.contains("dnat ip to iifname . meta l4proto . th dport map @fwd"),
+        listing.contains("dnat ip to iifname . meta l4proto . th dport map @forwards"),
         "{listing}"
     );
     assert!(listing.contains("masquerade"), "{listing}");
@@ -537,7 +537,7 @@ fn json_apply_takes_the_layout_and_the_policy_and_audit_cover_elements() {
         // allowed by it.
         std::fs::write(
             &policy,
-            "[[allow]]\ntable = \"xtnl_nat\"\nsets = [\"fwd*\"]\nverbs = [\"add-element\", \"delete-element\"]\n",
+            "[[allow]]\ntable = \"xtnl_nat\"\nsets = [\"forwards*\"]\nverbs = [\"add-element\", \"delete-element\"]\n",
         )
         .unwrap();
         let p = policy.to_str().unwrap();
@@ -558,7 +558,9 @@ fn json_apply_takes_the_layout_and_the_policy_and_audit_cover_elements() {
         assert!(out.status.success(), "{}", text(&out));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("result=ok ops=2: delete 1 element(s) from ip xtnl_nat fwd [0x31687465"),
+            err.contains(
+                "result=ok ops=2: delete 1 element(s) from ip xtnl_nat forwards [0x31687465"
+            ),
             "{err}"
         );
         let out = common::run_env(

@@ -5,11 +5,11 @@
 //!
 //! ```text
 //! table ip xtnl_nat {                       # ip6 xtnl_nat alike, with ipv6_addr values
-//!   map fwd     { type ifname . inet_proto . inet_service : ipv4_addr . inet_service; counter; }
-//!   map fwd_any { type inet_proto . inet_service : ipv4_addr . inet_service; counter; }
+//!   map forwards     { type ifname . inet_proto . inet_service : ipv4_addr . inet_service; counter; }
+//!   map forwards_any { type inet_proto . inet_service : ipv4_addr . inet_service; counter; }
 //!   chain prerouting { type nat hook prerouting priority -110; policy accept;
-//!     dnat ip to iifname . meta l4proto . th dport map @fwd
-//!     dnat ip to meta l4proto . th dport map @fwd_any }
+//!     dnat ip to iifname . meta l4proto . th dport map @forwards
+//!     dnat ip to meta l4proto . th dport map @forwards_any }
 //!   chain postrouting { type nat hook postrouting priority 110; policy accept;
 //!     # host set-up: oifname PUBLIC ip daddr != PRIVATE-NET masquerade
 //!   }
@@ -39,9 +39,11 @@ use crate::wire::set::{ElemData, ElemRepr};
 /// The table of the map layout (in family ip and ip6).
 pub const TABLE: &str = "xtnl_nat";
 /// Forwards that name their in-interface.
-pub const FWD_MAP: &str = "fwd";
+/// (`fwd` would be shorter, but it is a keyword of nft's grammar: `nft list map ip xtnl_nat
+/// fwd` would not parse.)
+pub const FWD_MAP: &str = "forwards";
 /// Forwards on any interface.
-pub const FWD_ANY_MAP: &str = "fwd_any";
+pub const FWD_ANY_MAP: &str = "forwards_any";
 pub const PREROUTING: &str = "prerouting";
 pub const POSTROUTING: &str = "postrouting";
 /// Before iptables' nat PREROUTING (-100, iptables-nft and iptables-legacy alike): the

@@ -19,8 +19,8 @@ use crate::wire::set::ElemRepr;
 /// What the plan knows of elements: the kernel's, as changed by earlier operations.
 struct View {
     family: Family,
-    /// The layout exists (or this transaction creates it).
-    layout: bool,
+    /// Whether the layout exists (or this transaction creates it); `None`: not read yet.
+    layout: Option<bool>,
     /// `(map, key)` -> the element after the operations planned so far.
     known: HashMap<(&'static str, Vec<u8>), Option<ElemRepr>>,
     /// Both maps were listed (teardown without forwards, sweep).
@@ -31,17 +31,32 @@ struct View {
 impl View {
     fn get(&mut self, r: &mut Reader<'_>, keys: &[ForwardKey]) -> Result<Vec<Option<ElemRepr>>> {
         let wanted: Vec<(&'static str, Vec<u8>)> = keys.iter().map(element_key).collect();
-        if self.layout && !self.listed {
+        if self.layout != Some(false) && !self.listed {
             for map in [FWD_MAP, FWD_ANY_MAP] {
                 let missing: Vec<Vec<u8>> = wanted
                     .iter()
                     .filter(|(m, k)| *m == map && !self.known.contains_key(&(map, k.clone())))
                     .map(|(_, k)| k.clone())
                     .collect();
-                if missing.is_empty() {
+                if missing.is_empty() || self.layout == Some(false) {
                     continue;
                 }
-                let found = r.elements_by_key(&table(self.family), map, &missing)?;
+                let t = table(self.family);
+                let found = if self.layout == Some(true) {
+                    r.elements_by_key(&t, map, &missing)?
+                } else {
+                    // Whether the layout exists is learnt in the same round trip.
+                    match r.set_elements_by_key(&t, map, &missing)? {
+                        Some(found) => {
+                            self.layout = Some(true);
+                            found
+                        }
+                        None => {
+                            self.layout = Some(false);
+                            vec![None; missing.len()]
+                        }
+                    }
+                };
                 for (k, e) in missing.into_iter().zip(found) {
                     self.known.insert((map, k), e);
                 }
@@ -55,7 +70,10 @@ impl View {
 
     /// Every element of both maps, as planned so far.
     fn all(&mut self, r: &mut Reader<'_>) -> Result<Vec<(&'static str, ElemRepr)>> {
-        if self.layout && !self.listed {
+        if self.layout.is_none() {
+            self.layout = Some(layout_present(r, self.family, false)?);
+        }
+        if self.layout == Some(true) && !self.listed {
             for map in [FWD_MAP, FWD_ANY_MAP] {
                 for e in r.elements(&table(self.family), map)? {
                     self.known.entry((map, e.key.clone())).or_insert(Some(e));
@@ -72,19 +90,28 @@ impl View {
         Ok(out)
     }
 
+    /// Creates the layout unless it is known to exist (`full`: check its rules too).
     fn ensure_layout(&mut self, r: &mut Reader<'_>, full: bool) -> Result<bool> {
-        if self.layout && !full {
+        if self.layout == Some(true) && !full {
             return Ok(false);
         }
-        if layout_present(r, self.family, full)? {
-            self.layout = true;
+        if self.layout != Some(false) && layout_present(r, self.family, full)? {
+            self.layout = Some(true);
             return Ok(false);
         }
         for op in layout_ops(self.family) {
             self.tx.push(op);
         }
-        self.layout = true;
+        self.layout = Some(true);
         Ok(true)
+    }
+
+    /// Whether there is a layout to remove anything from (reads it if not known).
+    fn has_layout(&mut self, r: &mut Reader<'_>) -> Result<bool> {
+        if self.layout.is_none() {
+            self.layout = Some(layout_present(r, self.family, false)?);
+        }
+        Ok(self.layout == Some(true))
     }
 
     fn add(&mut self, map: &'static str, e: ElemRepr) {
@@ -120,26 +147,21 @@ fn plan_one(v: &mut View, r: &mut Reader<'_>, op: &MapOp) -> Result<Outcome> {
             reservation,
             forwards,
         } => {
-            v.ensure_layout(r, false)?;
+            if forwards.is_empty() {
+                v.ensure_layout(r, false)?;
+            }
             add_forwards(v, r, reservation, forwards)?;
         }
         MapOp::ForwardAdd {
             reservation,
             forward,
-        } => {
-            v.ensure_layout(r, false)?;
-            add_forwards(v, r, reservation, std::slice::from_ref(forward))?;
-        }
+        } => add_forwards(v, r, reservation, std::slice::from_ref(forward))?,
         MapOp::ForwardRemove {
             reservation,
             key,
             to,
         } => {
             otherwise = Outcome::Absent;
-            if !v.layout && !layout_present(r, v.family, false)? {
-                return Ok(Outcome::Absent);
-            }
-            v.layout = true;
             if let Some(Some(e)) = v.get(r, std::slice::from_ref(key))?.pop()
                 && owner(&e).as_deref() == Some(reservation)
             {
@@ -155,10 +177,9 @@ fn plan_one(v: &mut View, r: &mut Reader<'_>, op: &MapOp) -> Result<Outcome> {
             forwards,
         } => {
             otherwise = Outcome::Absent;
-            if !v.layout && !layout_present(r, v.family, false)? {
+            if forwards.is_none() && !v.has_layout(r)? {
                 return Ok(Outcome::Absent);
             }
-            v.layout = true;
             let doomed: Vec<(&'static str, Vec<u8>)> = match forwards {
                 Some(keys) => v
                     .get(r, keys)?
@@ -180,10 +201,9 @@ fn plan_one(v: &mut View, r: &mut Reader<'_>, op: &MapOp) -> Result<Outcome> {
         }
         MapOp::Sweep { prefix, keep } => {
             otherwise = Outcome::Absent;
-            if !v.layout && !layout_present(r, v.family, false)? {
+            if !v.has_layout(r)? {
                 return Ok(Outcome::Absent);
             }
-            v.layout = true;
             let doomed = v
                 .all(r)?
                 .into_iter()
@@ -228,6 +248,8 @@ fn add_forwards(
 ) -> Result<()> {
     let keys: Vec<ForwardKey> = forwards.iter().map(|f| f.key()).collect();
     let current = v.get(r, &keys)?;
+    // The same round trip said whether the layout exists.
+    v.ensure_layout(r, false)?;
     let mut adds: HashMap<&'static str, Vec<ElemRepr>> = HashMap::new();
     for (f, cur) in forwards.iter().zip(current) {
         let (map, e) = element(v.family, reservation, f)?;
@@ -293,7 +315,7 @@ pub fn transact_ops(
 ) -> Result<(Transaction, Vec<Outcome>)> {
     let mut v = View {
         family,
-        layout: false,
+        layout: None,
         known: HashMap::new(),
         listed: false,
         tx: Transaction::new(),

@@ -183,7 +183,7 @@ pub struct Committed<T> {
 pub struct Reader<'s> {
     pub(super) sock: &'s mut NlSocket,
     pub(super) stats: &'s mut SessionStats,
-    generation: Option<u32>,
+    pub(super) generation: Option<u32>,
 }
 
 impl Reader<'_> {

@@ -630,6 +630,96 @@ impl Reader<'_> {
         Ok(lists.into_iter().flat_map(|l| l.elements).collect())
     }
 
+    /// Whether the set exists and, if it does, the elements holding these keys: the
+    /// generation (when not read yet), the set and the elements in one round trip (for up
+    /// to a few hundred keys). `None` when the set is absent.
+    pub fn set_elements_by_key(
+        &mut self,
+        table: &TableRef,
+        set: &str,
+        keys: &[Vec<u8>],
+    ) -> Result<Option<Vec<Option<ElemRepr>>>> {
+        if keys.len() + 2 > GETS_PER_ROUND_TRIP {
+            return match self.set(table, set)? {
+                None => Ok(None),
+                Some(_) => self.elements_by_key(table, set, keys).map(Some),
+            };
+        }
+        let pin = self.generation.is_none();
+        let family = table.family.nfproto();
+        let no_attrs = |_: &mut crate::wire::attr::AttrWriter<'_>| {};
+        let set_attrs = |w: &mut crate::wire::attr::AttrWriter<'_>| {
+            w.strz(field::SET_TABLE, &table.name)
+                .strz(field::SET_NAME, set);
+        };
+        let elem_attrs: Vec<_> = keys
+            .iter()
+            .map(|k| {
+                let list = ElemListRepr {
+                    family,
+                    table: table.name.clone(),
+                    set: set.to_owned(),
+                    set_id: None,
+                    elements: vec![ElemRepr::key(k.clone())],
+                };
+                move |w: &mut crate::wire::attr::AttrWriter<'_>| list.emit(w)
+            })
+            .collect();
+        let mut gets = Vec::with_capacity(keys.len() + 2);
+        if pin {
+            gets.push(Request {
+                msg: msg::GETGEN,
+                family: crate::wire::nftables::nfproto::UNSPEC,
+                attrs: &no_attrs,
+                what: "read generation id",
+            });
+        }
+        gets.push(Request {
+            msg: GETSET,
+            family,
+            attrs: &set_attrs,
+            what: "get set",
+        });
+        for a in &elem_attrs {
+            gets.push(Request {
+                msg: msg::GETSETELEM,
+                family,
+                attrs: a,
+                what: "get set element",
+            });
+        }
+        let answers = self.sock.pipelined(&gets, None, |_, _| Ok(()))?;
+        let mut replies = answers.replies.into_iter();
+        let mut next = || {
+            replies.next().unwrap_or_else(|| {
+                Err(Error::Netlink {
+                    context: "get set element",
+                    source: std::io::Error::other("no answer"),
+                })
+            })
+        };
+        if pin {
+            let payload = next()?;
+            let (_, attrs) = split_nfgenmsg(&payload)?;
+            self.generation = Some(crate::wire::nftables::GenRepr::parse(attrs)?.id);
+        }
+        if absent(next())?.is_none() {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let found = match absent(next())? {
+                Some(payload) => {
+                    let (fam, attrs) = split_nfgenmsg(&payload)?;
+                    ElemListRepr::parse(fam, attrs)?.elements.into_iter().next()
+                }
+                None => None,
+            };
+            out.push(found.filter(|e| e.key == *key));
+        }
+        Ok(Some(out))
+    }
+
     /// The elements holding these keys (`None` for an absent one), asked one by one with
     /// single-element gets, many per round trip: the cost is the keys', not the set's.
     pub fn elements_by_key(
