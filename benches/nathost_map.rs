@@ -406,7 +406,7 @@ fn populate_vs_nft(n: usize, notes: &mut Vec<String>) {
     let mut file = String::new();
     let _ = writeln!(
         file,
-        "table ip {t} {{ map forwards {{ type ifname . inet_proto . inet_service : ipv4_addr . inet_service; counter; }} }}",
+        "table ip {t} {{\n  map forwards {{ type ifname . inet_proto . inet_service : ipv4_addr . inet_service; counter; }}\n}}",
         t = map::TABLE
     );
     let _ = write!(file, "add element ip {} forwards {{ ", map::TABLE);
@@ -432,6 +432,11 @@ fn populate_vs_nft(n: usize, notes: &mut Vec<String>) {
         .expect("/usr/bin/time nft");
     let nft_time = t.elapsed();
     let _ = std::fs::remove_file(&path);
+    assert!(
+        o.status.success(),
+        "nft -f: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let nft_kb = String::from_utf8_lossy(&o.stderr)
         .trim()
         .lines()

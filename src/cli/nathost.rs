@@ -363,6 +363,11 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
     };
     op.validate(family)?;
     if layout == crate::nathost::map::Layout::Map {
+        if c.table.is_some() {
+            return Err(Error::InvalidInput(
+                "-t does not apply to the map layout: its table is xtnl_nat".into(),
+            ));
+        }
         let report = super::nathost_map::run(&op, family, c.wait, map_teardown_keys)?;
         return print_report(out, &report, c.json);
     }
