@@ -586,3 +586,43 @@ fn json_apply_takes_the_layout_and_the_policy_and_audit_cover_elements() {
         let _ = std::fs::remove_file(&policy);
     });
 }
+
+#[test]
+fn the_map_wins_over_iptables_legacy_nat_and_migrate_refuses_a_legacy_host() {
+    let lab = Lab::new();
+    let spec = format!("eth1:tcp/50460={}", compute(false, 3389));
+    lab.xtnl_ok(&[
+        "--backend",
+        "legacy",
+        "reservation",
+        "setup",
+        "vcld-20",
+        "--forward",
+        &spec,
+    ]);
+    assert_eq!(
+        lab.ask(public(false, 50460)).as_deref(),
+        Ok("A:hello"),
+        "legacy DNAT"
+    );
+    let other = format!("eth1:tcp/50460={}", compute(false, 3390));
+    lab.xtnl_ok(&["forward", "add", "vcld-21", "--layout", "map", &other]);
+    assert_eq!(
+        lab.ask(public(false, 50460)).as_deref(),
+        Ok("B:hello"),
+        "map wins"
+    );
+    lab.xtnl_ok(&["teardown", "vcld-21", "--layout", "map"]);
+    assert_eq!(
+        lab.ask(public(false, 50460)).as_deref(),
+        Ok("A:hello"),
+        "legacy again"
+    );
+    let refused = lab.xtnl(&["--backend", "legacy", "migrate", "--to", "map"]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).contains("iptables-legacy"),
+        "{}",
+        text(&refused)
+    );
+}

@@ -216,6 +216,16 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
     let (c, mut rest) = common(rest_args)?;
     let layout = super::nathost_map::take_layout(&mut rest)?;
     if cmd == "migrate" || (cmd, sub) == ("forward", "list") {
+        let legacy =
+            cmd == "migrate" && super::resolve_backend(backend, c.family, false) == Backend::Legacy;
+        if legacy {
+            return Err(Error::InvalidInput(
+                "migrate moves iptables-nft's chains in one nf_tables transaction; this host's \
+                 iptables is iptables-legacy, whose tables cannot join it (--backend nft to \
+                 migrate iptables-nft's chains anyway)"
+                    .into(),
+            ));
+        }
         return super::nathost_map::run_other(out, cmd, &c.family, c.wait, c.json, &rest);
     }
     let map_teardown_keys = super::nathost_map::teardown_keys(layout, cmd, &mut rest)?;
