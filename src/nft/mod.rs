@@ -6,6 +6,7 @@ pub mod codec;
 mod listing;
 mod session;
 pub mod set;
+mod set_read;
 pub mod set_rules;
 mod transaction;
 

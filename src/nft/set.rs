@@ -1,8 +1,8 @@
 //! Named sets and maps: their description ([`SetSpec`], with nft's data types so that `nft
 //! list` prints them as nft would), the operations a [`super::Transaction`] carries
-//! ([`SetOp`]: create/delete a set, add/delete/flush elements) and the reads a plan or a
-//! listing makes ([`Reader::set`], [`Reader::sets`], [`Reader::elements`],
-//! [`Reader::elements_by_key`]).
+//! ([`SetOp`]: create/delete a set, add/delete/flush elements); the reads a plan or a
+//! listing makes are in `set_read.rs` ([`super::Reader::set`], [`super::Reader::sets`],
+//! [`super::Reader::elements`], [`super::Reader::elements_by_key`]).
 //!
 //! Element messages are split so that each stays well under the 64 KiB a netlink attribute
 //! can hold; every message is acknowledged, and a failure names the operation and the range
@@ -11,26 +11,25 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use super::session::{absent, dump_all};
+use super::Op;
 use super::transaction::TableRef;
-use super::{Op, Reader};
 use crate::error::{Error, Result};
 use crate::model::validate_name;
-use crate::transport::{Batch, Request};
+use crate::transport::Batch;
 use crate::wire::expr::{Counter, Expr, hex};
 use crate::wire::netlink::{NLM_F_CREATE, NLM_F_EXCL};
-use crate::wire::nftables::{msg, split_nfgenmsg};
+use crate::wire::nftables::msg;
 use crate::wire::set::{ElemListRepr, ElemRepr, SetDefRepr, SetPolicy, field, flags, udata};
 
 /// `NFT_MSG_DELSET`, `NFT_MSG_DELSETELEM` (not in [`msg`], which predates sets).
 const DELSET: u8 = 11;
-const GETSET: u8 = 10;
+pub(super) const GETSET: u8 = 10;
 const DELSETELEM: u8 = 14;
 
 /// Encoded bytes of elements per message (the ELEMENTS nest must stay under 64 KiB).
 const ELEMENT_BYTES_PER_MSG: usize = 48 * 1024;
 /// Single-element gets sent per round trip.
-const GETS_PER_ROUND_TRIP: usize = 256;
+pub(super) const GETS_PER_ROUND_TRIP: usize = 256;
 
 /// nft's data types that xtnl names (`nft describe`): their type number and length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -571,204 +570,6 @@ impl super::Transaction {
     /// Adds a set operation.
     pub fn set_op(&mut self, op: SetOp) -> &mut Self {
         self.push(Op::Set(op))
-    }
-}
-
-impl Reader<'_> {
-    /// One set, by name: a single-object request. `None` when the table holds no such set.
-    pub fn set(&mut self, table: &TableRef, name: &str) -> Result<Option<SetDefRepr>> {
-        self.pin()?;
-        let reply = absent(self.sock.request_with(
-            GETSET,
-            table.family.nfproto(),
-            |w| {
-                w.strz(field::SET_TABLE, &table.name)
-                    .strz(field::SET_NAME, name);
-            },
-            "get set",
-        ))?;
-        let Some(payload) = reply else {
-            return Ok(None);
-        };
-        let (fam, attrs) = split_nfgenmsg(&payload)?;
-        Ok(Some(SetDefRepr::parse(fam, attrs)?))
-    }
-
-    /// The named sets and maps of a table (anonymous ones left out).
-    pub fn sets(&mut self, table: &TableRef) -> Result<Vec<SetDefRepr>> {
-        self.pin()?;
-        let name = table.name.clone();
-        dump_all(
-            self.sock,
-            &mut self.stats.dump_restarts,
-            GETSET,
-            table.family.nfproto(),
-            &|w| {
-                w.strz(field::SET_TABLE, &name);
-            },
-            |fam, attrs| {
-                let s = SetDefRepr::parse(fam, attrs)?;
-                Ok((s.table == name && s.flags & flags::ANONYMOUS == 0).then_some(s))
-            },
-        )
-    }
-
-    /// Every element of a set: a dump, restarted while commits interrupt it.
-    pub fn elements(&mut self, table: &TableRef, set: &str) -> Result<Vec<ElemRepr>> {
-        self.pin()?;
-        let lists = dump_all(
-            self.sock,
-            &mut self.stats.dump_restarts,
-            msg::GETSETELEM,
-            table.family.nfproto(),
-            &|w| {
-                w.strz(field::LIST_TABLE, &table.name)
-                    .strz(field::LIST_SET, set);
-            },
-            |fam, attrs| Ok(Some(ElemListRepr::parse(fam, attrs)?)),
-        )?;
-        Ok(lists.into_iter().flat_map(|l| l.elements).collect())
-    }
-
-    /// Whether the set exists and, if it does, the elements holding these keys: the
-    /// generation (when not read yet), the set and the elements in one round trip (for up
-    /// to a few hundred keys). `None` when the set is absent.
-    pub fn set_elements_by_key(
-        &mut self,
-        table: &TableRef,
-        set: &str,
-        keys: &[Vec<u8>],
-    ) -> Result<Option<Vec<Option<ElemRepr>>>> {
-        if keys.len() + 2 > GETS_PER_ROUND_TRIP {
-            return match self.set(table, set)? {
-                None => Ok(None),
-                Some(_) => self.elements_by_key(table, set, keys).map(Some),
-            };
-        }
-        let pin = self.generation.is_none();
-        let family = table.family.nfproto();
-        let no_attrs = |_: &mut crate::wire::attr::AttrWriter<'_>| {};
-        let set_attrs = |w: &mut crate::wire::attr::AttrWriter<'_>| {
-            w.strz(field::SET_TABLE, &table.name)
-                .strz(field::SET_NAME, set);
-        };
-        let elem_attrs: Vec<_> = keys
-            .iter()
-            .map(|k| {
-                let list = ElemListRepr {
-                    family,
-                    table: table.name.clone(),
-                    set: set.to_owned(),
-                    set_id: None,
-                    elements: vec![ElemRepr::key(k.clone())],
-                };
-                move |w: &mut crate::wire::attr::AttrWriter<'_>| list.emit(w)
-            })
-            .collect();
-        let mut gets = Vec::with_capacity(keys.len() + 2);
-        if pin {
-            gets.push(Request {
-                msg: msg::GETGEN,
-                family: crate::wire::nftables::nfproto::UNSPEC,
-                attrs: &no_attrs,
-                what: "read generation id",
-            });
-        }
-        gets.push(Request {
-            msg: GETSET,
-            family,
-            attrs: &set_attrs,
-            what: "get set",
-        });
-        for a in &elem_attrs {
-            gets.push(Request {
-                msg: msg::GETSETELEM,
-                family,
-                attrs: a,
-                what: "get set element",
-            });
-        }
-        let answers = self.sock.pipelined(&gets, None, |_, _| Ok(()))?;
-        let mut replies = answers.replies.into_iter();
-        let mut next = || {
-            replies.next().unwrap_or_else(|| {
-                Err(Error::Netlink {
-                    context: "get set element",
-                    source: std::io::Error::other("no answer"),
-                })
-            })
-        };
-        if pin {
-            let payload = next()?;
-            let (_, attrs) = split_nfgenmsg(&payload)?;
-            self.generation = Some(crate::wire::nftables::GenRepr::parse(attrs)?.id);
-        }
-        if absent(next())?.is_none() {
-            return Ok(None);
-        }
-        let mut out = Vec::with_capacity(keys.len());
-        for key in keys {
-            let found = match absent(next())? {
-                Some(payload) => {
-                    let (fam, attrs) = split_nfgenmsg(&payload)?;
-                    ElemListRepr::parse(fam, attrs)?.elements.into_iter().next()
-                }
-                None => None,
-            };
-            out.push(found.filter(|e| e.key == *key));
-        }
-        Ok(Some(out))
-    }
-
-    /// The elements holding these keys (`None` for an absent one), asked one by one with
-    /// single-element gets, many per round trip: the cost is the keys', not the set's.
-    pub fn elements_by_key(
-        &mut self,
-        table: &TableRef,
-        set: &str,
-        keys: &[Vec<u8>],
-    ) -> Result<Vec<Option<ElemRepr>>> {
-        self.pin()?;
-        let mut out = Vec::with_capacity(keys.len());
-        for chunk in keys.chunks(GETS_PER_ROUND_TRIP) {
-            let attrs: Vec<_> = chunk
-                .iter()
-                .map(|k| {
-                    let list = ElemListRepr {
-                        family: table.family.nfproto(),
-                        table: table.name.clone(),
-                        set: set.to_owned(),
-                        set_id: None,
-                        elements: vec![ElemRepr::key(k.clone())],
-                    };
-                    move |w: &mut crate::wire::attr::AttrWriter<'_>| list.emit(w)
-                })
-                .collect();
-            let gets: Vec<Request<'_>> = attrs
-                .iter()
-                .map(|a| Request {
-                    msg: msg::GETSETELEM,
-                    family: table.family.nfproto(),
-                    attrs: a,
-                    what: "get set element",
-                })
-                .collect();
-            let answers = self.sock.pipelined(&gets, None, |_, _| Ok(()))?;
-            for (reply, key) in answers.replies.into_iter().zip(chunk) {
-                let found = match absent(reply)? {
-                    Some(payload) => {
-                        let (fam, attrs) = split_nfgenmsg(&payload)?;
-                        ElemListRepr::parse(fam, attrs)?.elements.into_iter().next()
-                    }
-                    None => None,
-                };
-                // Kernel 6.18 answers a get of an absent key in a hash set sized with
-                // `policy memory` with another element (`nft get element` prints it too):
-                // only an element holding the very key asked for counts.
-                out.push(found.filter(|e| e.key == *key));
-            }
-        }
-        Ok(out)
     }
 }
 
