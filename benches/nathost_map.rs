@@ -632,8 +632,144 @@ fn main() {
             }
         }
     }
+    let svg = plot(&table, &sizes);
+    let svg_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(if quick {
+        "target/map-layout-quick.svg"
+    } else {
+        "benches/results/map-layout.svg"
+    });
+    match std::fs::write(&svg_path, svg) {
+        Ok(()) => notes.push(format!("plot: {}", svg_path.display())),
+        Err(e) => notes.push(format!("plot not written to {}: {e}", svg_path.display())),
+    }
     println!("\n## Notes\n");
     for n in notes {
         println!("- {n}");
     }
+}
+
+/// p50 against N, log-log: set-up (left) and teardown (right), one line per tool.
+fn plot(table: &Table, sizes: &[usize]) -> String {
+    const W: f64 = 520.0;
+    const H: f64 = 360.0;
+    const M: (f64, f64, f64, f64) = (70.0, 20.0, 40.0, 50.0); // left, right, top, bottom
+    let panels: [(&str, [(&str, &str); 7]); 2] = [
+        (
+            "set up a reservation / add a forward (p50)",
+            [
+                ("map: set-up", "#1f77b4"),
+                ("map beside chains: map: set-up", "#17becf"),
+                ("bare batch: add element", "#444444"),
+                ("chains: set-up", "#2ca02c"),
+                ("iptables-nft: set-up (3 commands)", "#ff7f0e"),
+                ("iptables-legacy -w: set-up (3 commands)", "#d62728"),
+                ("nft add element", "#9467bd"),
+            ],
+        ),
+        (
+            "tear a reservation down (p50)",
+            [
+                ("map: teardown (forwards given)", "#1f77b4"),
+                (
+                    "map beside chains: map: teardown (forwards given)",
+                    "#17becf",
+                ),
+                ("bare batch: delete element", "#444444"),
+                ("chains: teardown", "#2ca02c"),
+                ("iptables-nft: teardown (3 commands)", "#ff7f0e"),
+                ("iptables-legacy -w: teardown (3 commands)", "#d62728"),
+                ("", ""),
+            ],
+        ),
+    ];
+    let xs: Vec<f64> = sizes.iter().map(|&n| (n as f64).log10()).collect();
+    let (xmin, xmax) = (
+        xs.first().copied().unwrap_or(2.0),
+        xs.last()
+            .copied()
+            .unwrap_or(5.0)
+            .max(xs.first().copied().unwrap_or(2.0) + 1.0),
+    );
+    let (ylo, yhi) = (1.0_f64, 6.0_f64); // 10 µs .. 1 s
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+        W * 2.0
+    );
+    for (i, (title, series)) in panels.iter().enumerate() {
+        let ox = i as f64 * W;
+        let (x0, x1, y0, y1) = (ox + M.0, ox + W - M.1, M.2, H - M.3);
+        let px = |x: f64| x0 + (x - xmin) / (xmax - xmin) * (x1 - x0);
+        let py = |y: f64| y1 - (y.clamp(ylo, yhi) - ylo) / (yhi - ylo) * (y1 - y0);
+        let _ = writeln!(
+            s,
+            "<text x=\"{x0}\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{title}</text>"
+        );
+        let _ = writeln!(
+            s,
+            "<rect x=\"{x0}\" y=\"{y0}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>",
+            x1 - x0,
+            y1 - y0
+        );
+        for d in ylo as i32..=yhi as i32 {
+            let y = py(d as f64);
+            let label = ["1 µs", "10 µs", "100 µs", "1 ms", "10 ms", "100 ms", "1 s"][d as usize];
+            let _ = writeln!(
+                s,
+                "<line x1=\"{x0}\" y1=\"{y:.1}\" x2=\"{x1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>",
+                x0 - 4.0,
+                y + 4.0
+            );
+        }
+        for &n in sizes {
+            let x = px((n as f64).log10());
+            let _ = writeln!(
+                s,
+                "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{n}</text>",
+                y1 + 16.0
+            );
+        }
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">N (forwards; reservations for chains and iptables)</text>",
+            (x0 + x1) / 2.0,
+            y1 + 34.0
+        );
+        for (k, (op, colour)) in series.iter().enumerate() {
+            if op.is_empty() {
+                continue;
+            }
+            let pts: Vec<String> = sizes
+                .iter()
+                .filter_map(|&n| {
+                    let st = table.get(&(*op, n)).and_then(|v| Stats::of(v))?;
+                    let y = (st.p50.as_secs_f64() * 1e6).max(1.0).log10();
+                    Some(format!("{:.1},{:.1}", px((n as f64).log10()), py(y)))
+                })
+                .collect();
+            if pts.is_empty() {
+                continue;
+            }
+            let dash = if op.starts_with("bare") {
+                " stroke-dasharray=\"4 3\""
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                s,
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/>",
+                pts.join(" ")
+            );
+            let ly = y0 + 12.0 + k as f64 * 13.0;
+            let _ = writeln!(
+                s,
+                "<line x1=\"{:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/><text x=\"{:.1}\" y=\"{:.1}\">{op}</text>",
+                x0 + 6.0,
+                x0 + 24.0,
+                x0 + 28.0,
+                ly + 4.0
+            );
+        }
+    }
+    s.push_str("</svg>\n");
+    s
 }
