@@ -129,6 +129,21 @@ impl MapOp {
     /// The map-layout form of a NAT-host operation (the chain name is the reservation's).
     pub fn from_operation(op: &super::Operation) -> Result<MapOp> {
         use super::Operation as O;
+        // The layout's table is its own: a table named for the chain layout is not silently
+        // dropped.
+        let table = match op {
+            O::ReservationSetup(r) => Some(&r.table),
+            O::ForwardAdd { table, .. }
+            | O::ForwardRemove { table, .. }
+            | O::Teardown { table, .. }
+            | O::Sweep { table, .. } => Some(table),
+            _ => None,
+        };
+        if let Some(t) = table.filter(|t| t.as_str() != "nat") {
+            return Err(Error::InvalidInput(format!(
+                "table {t} does not apply to the map layout: its table is {TABLE}"
+            )));
+        }
         Ok(match op {
             O::ReservationSetup(r) => MapOp::Setup {
                 reservation: r.chain.clone(),

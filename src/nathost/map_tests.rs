@@ -56,3 +56,17 @@ fn only_nathost_operations_have_a_map_form() {
     assert_eq!(Layout::parse("map").unwrap(), Layout::Map);
     assert!(Layout::parse("maps").is_err());
 }
+
+#[test]
+fn a_chain_layout_table_is_refused_in_the_map_layout() {
+    let op = crate::nathost::Operation::Teardown {
+        table: "other".into(),
+        chain: "vcld-1".into(),
+        entry: "PREROUTING".into(),
+    };
+    let err = MapOp::from_operation(&op).unwrap_err().to_string();
+    assert!(
+        err.contains("table other does not apply to the map layout"),
+        "{err}"
+    );
+}
