@@ -271,6 +271,10 @@ fn many_elements_dump_get_by_key_delete_and_errors() {
         });
         s.commit(&tx).expect("5000 elements in one transaction");
         assert_eq!(s.read(|r| r.elements(&t, "m")).unwrap().len(), 5000);
+        // Kernels that report an element count (NFTA_SET_COUNT) report this one.
+        let set = s.read(|r| r.set(&t, "m")).unwrap().expect("the set");
+        assert!(set.count.is_none_or(|n| n == 5000), "{:?}", set.count);
+        assert!(set.unknown.is_empty(), "{:?}", set.unknown);
         let got = s
             .read(|r| r.elements_by_key(&t, "m", &[key(7), key(6000)]))
             .unwrap();

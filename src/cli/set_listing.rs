@@ -22,7 +22,11 @@ pub fn read_sets(s: &mut Session, t: &TableRef) -> Result<Vec<SetListing>> {
         let sets = r.sets(t)?;
         let mut out = Vec::with_capacity(sets.len());
         for set in sets {
-            let elements = r.elements(t, &set.name)?.len();
+            // Newer kernels report the count; older ones are asked for the elements.
+            let elements = match set.count {
+                Some(n) => n as usize,
+                None => r.elements(t, &set.name)?.len(),
+            };
             out.push(SetListing { set, elements });
         }
         Ok(out)

@@ -38,6 +38,10 @@ pub mod field {
     pub const SET_HANDLE: u16 = 16;
     pub const SET_EXPR: u16 = 17;
     pub const SET_EXPRESSIONS: u16 = 18;
+    /// Reported by newer kernels: the backend's name (`hash`, `rhash`, `pipapo`...).
+    pub const SET_TYPE: u16 = 19;
+    /// Reported by newer kernels: how many elements the set holds.
+    pub const SET_COUNT: u16 = 20;
 
     pub const DESC_SIZE: u16 = 1;
     pub const DESC_CONCAT: u16 = 2;
@@ -218,6 +222,10 @@ pub struct SetDefRepr {
     pub obj_type: Option<u32>,
     /// Expressions every element gets (`counter` in a set's body).
     pub exprs: Vec<Expr>,
+    /// Reported (kernel 6.x): the backend the kernel chose.
+    pub backend: Option<String>,
+    /// Reported (kernel 6.x): the number of elements.
+    pub count: Option<u32>,
     /// Attribute types this parser does not know.
     pub unknown: Vec<u16>,
 }
@@ -267,6 +275,14 @@ impl SetDefRepr {
                 field::SET_EXPRESSIONS => {
                     s.exprs = parse_expr_list(&a).ctx("set").ctx("NFTA_SET_EXPRESSIONS")?;
                 }
+                field::SET_TYPE => match a.string("NFTA_SET_TYPE") {
+                    Ok(t) => s.backend = Some(t),
+                    Err(_) => s.unknown.push(a.ty),
+                },
+                field::SET_COUNT => match a.u32_be("NFTA_SET_COUNT") {
+                    Ok(n) => s.count = Some(n),
+                    Err(_) => s.unknown.push(a.ty),
+                },
                 field::SET_PAD => {}
                 other => s.unknown.push(other),
             }
