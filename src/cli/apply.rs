@@ -81,7 +81,14 @@ pub fn run(
                 .lock(XtablesLock::from_env(wait))
                 .lock_mode(LockMode::Always)
                 .open()?;
-            let (result, status) = json::apply(&mut session, &doc);
+            let (result, status) = json::apply_each(&doc, |t| match t.layout {
+                crate::nathost::map::Layout::Map => {
+                    crate::nathost::map::transact_operations(&mut session, t.family, &t.operations)
+                }
+                crate::nathost::map::Layout::Chains => {
+                    crate::nathost::transact(&mut session, t.family, &t.operations)
+                }
+            });
             writeln!(out, "{result}").map_err(io_error)?;
             out.flush().map_err(io_error)?;
             session.close_detached()?;
@@ -94,7 +101,25 @@ pub fn run(
                     e.insert(Legacy::open(t.family, XtablesLock::from_env(wait))?);
                 }
             }
+            // The map layout lives in nf_tables whatever the iptables backend.
+            let mut map_session = None;
             json::apply_each(&doc, |t| match by_family.get_mut(&t.family) {
+                _ if t.layout == crate::nathost::map::Layout::Map => {
+                    if map_session.is_none() {
+                        map_session = Some(
+                            Session::builder()
+                                .lock(XtablesLock::from_env(wait))
+                                .lock_mode(LockMode::Always)
+                                .open()?,
+                        );
+                    }
+                    match map_session.as_mut() {
+                        Some(s) => {
+                            crate::nathost::map::transact_operations(s, t.family, &t.operations)
+                        }
+                        None => Err(Error::InvalidInput("no nf_tables session".into())),
+                    }
+                }
                 Some(legacy) => crate::nathost::transact(legacy, t.family, &t.operations),
                 None => Err(Error::InvalidInput(
                     "no x_tables handle for this family".into(),

@@ -32,10 +32,13 @@ pub const DELEGATED_COMMANDS: &[&str] = &[
     "teardown",
     "sweep",
     "host",
+    "migrate",
     "list",
     "version",
     "help",
     "doctor",
+    // `serve --stdio` only: serve refuses `--socket` in a delegated run itself.
+    "serve",
 ];
 
 /// The `PATH` of a delegated run (sudo's usual `secure_path`). xtnl starts no program in a

@@ -20,7 +20,8 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
     }
     for t in &tables {
         let snap = s.snapshot(t)?;
-        print_table(out, t, &snap, args.get(2).map(String::as_str))?;
+        let sets = super::set_listing::read_sets(&mut s, t)?;
+        print_table_with(out, t, &snap, args.get(2).map(String::as_str), &sets)?;
     }
     Ok(())
 }
@@ -32,7 +33,21 @@ pub fn print_table(
     snap: &TableSnapshot,
     only_chain: Option<&str>,
 ) -> Result<()> {
+    print_table_with(out, t, snap, only_chain, &[])
+}
+
+/// [`print_table`] with the table's named sets and maps first, as nft lists them.
+pub fn print_table_with(
+    out: &mut impl Write,
+    t: &TableRef,
+    snap: &TableSnapshot,
+    only_chain: Option<&str>,
+    sets: &[super::set_listing::SetListing],
+) -> Result<()> {
     writeln!(out, "table {t} {{").map_err(io_error)?;
+    if only_chain.is_none() {
+        super::set_listing::print_sets(out, sets)?;
+    }
     for c in &snap.chains {
         if only_chain.is_some_and(|n| n != c.chain.name) {
             continue;

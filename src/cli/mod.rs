@@ -10,9 +10,11 @@ pub mod dropin;
 mod iptables;
 mod listing;
 mod nathost;
+mod nathost_map;
 mod privileged;
 mod restore;
 mod saveopts;
+mod set_listing;
 
 use std::io::Write;
 
@@ -113,13 +115,16 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
             "{}",
             USAGE
                 .replace("{DOCTOR}", doctor::USAGE)
-                .replace("{NATHOST}", nathost::USAGE)
+                .replace(
+                    "{NATHOST}",
+                    &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE)
+                )
                 .replace("{BENCH}", bench::USAGE)
         )
         .map_err(io_error),
         Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
         Some("bench") => bench::run(&mut out, &args[1..]),
-        Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {
+        Some("reservation" | "forward" | "teardown" | "sweep" | "host" | "migrate") => {
             nathost::run(&mut out, args, backend)
         }
         Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, backend),

@@ -108,6 +108,8 @@ fn common(args: &[String]) -> Result<(Common, Rest)> {
             | "--private-network"
             | "--public-address"
             | "--ports"
+            | "--layout"
+            | "--to"
             | "--chain" => {
                 let v = a.value(w)?.clone();
                 rest.push((w.clone(), Some(v)));
@@ -211,7 +213,22 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
         Some(c) => (c, "", &args[1..]),
         None => return Err(Error::InvalidInput("no command given".into())),
     };
-    let (c, rest) = common(rest_args)?;
+    let (c, mut rest) = common(rest_args)?;
+    let layout = super::nathost_map::take_layout(&mut rest)?;
+    if cmd == "migrate" || (cmd, sub) == ("forward", "list") {
+        let legacy =
+            cmd == "migrate" && super::resolve_backend(backend, c.family, false) == Backend::Legacy;
+        if legacy {
+            return Err(Error::InvalidInput(
+                "migrate moves iptables-nft's chains in one nf_tables transaction; this host's \
+                 iptables is iptables-legacy, whose tables cannot join it (--backend nft to \
+                 migrate iptables-nft's chains anyway)"
+                    .into(),
+            ));
+        }
+        return super::nathost_map::run_other(out, cmd, &c.family, c.wait, c.json, &rest);
+    }
+    let map_teardown_keys = super::nathost_map::teardown_keys(layout, cmd, &mut rest)?;
     let table = c.table.clone().unwrap_or_else(|| "nat".into());
     // Everything is checked before the kernel is asked anything: bad input never reaches it.
     let family = c.family;
@@ -355,6 +372,15 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
         }
     };
     op.validate(family)?;
+    if layout == crate::nathost::map::Layout::Map {
+        if c.table.is_some() {
+            return Err(Error::InvalidInput(
+                "-t does not apply to the map layout: its table is xtnl_nat".into(),
+            ));
+        }
+        let report = super::nathost_map::run(&op, family, c.wait, map_teardown_keys)?;
+        return print_report(out, &report, c.json);
+    }
     match super::resolve_backend(backend, family, false) {
         Backend::Nft => {
             let mut session = open(&c)?;

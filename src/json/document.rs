@@ -100,6 +100,9 @@ enum PortIn {
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 enum OperationIn {
     ReservationSetup {
+        /// `"chains"` (default) or `"map"`: see [`crate::nathost::map::Layout`].
+        #[serde(default)]
+        layout: Option<String>,
         #[serde(default)]
         table: Option<String>,
         chain: String,
@@ -111,12 +114,18 @@ enum OperationIn {
         forwards: Vec<ForwardIn>,
     },
     ForwardAdd {
+        /// `"chains"` (default) or `"map"`: see [`crate::nathost::map::Layout`].
+        #[serde(default)]
+        layout: Option<String>,
         #[serde(default)]
         table: Option<String>,
         chain: String,
         forward: ForwardIn,
     },
     ForwardRemove {
+        /// `"chains"` (default) or `"map"`: see [`crate::nathost::map::Layout`].
+        #[serde(default)]
+        layout: Option<String>,
         #[serde(default)]
         table: Option<String>,
         chain: String,
@@ -128,6 +137,9 @@ enum OperationIn {
         to: Option<String>,
     },
     Teardown {
+        /// `"chains"` (default) or `"map"`: see [`crate::nathost::map::Layout`].
+        #[serde(default)]
+        layout: Option<String>,
         #[serde(default)]
         table: Option<String>,
         chain: String,
@@ -135,12 +147,18 @@ enum OperationIn {
         entry: Option<String>,
     },
     Sweep {
+        /// `"chains"` (default) or `"map"`: see [`crate::nathost::map::Layout`].
+        #[serde(default)]
+        layout: Option<String>,
         #[serde(default)]
         table: Option<String>,
         prefix: String,
         keep: Vec<String>,
     },
     HostSetup {
+        /// `"chains"` (default) or `"map"`: see [`crate::nathost::map::Layout`].
+        #[serde(default)]
+        layout: Option<String>,
         #[serde(default)]
         chain: Option<String>,
         public_interface: String,
@@ -187,6 +205,20 @@ enum OperationIn {
 pub struct TransactionDoc {
     pub family: Family,
     pub operations: Vec<Operation>,
+    /// The layout of its NAT-host operations (one per transaction; `"layout"` on each).
+    pub layout: crate::nathost::map::Layout,
+}
+
+fn layout_of(o: &OperationIn) -> Option<&str> {
+    match o {
+        OperationIn::ReservationSetup { layout, .. }
+        | OperationIn::ForwardAdd { layout, .. }
+        | OperationIn::ForwardRemove { layout, .. }
+        | OperationIn::Teardown { layout, .. }
+        | OperationIn::Sweep { layout, .. }
+        | OperationIn::HostSetup { layout, .. } => layout.as_deref(),
+        _ => None,
+    }
 }
 
 /// A parsed and validated document.
@@ -259,13 +291,33 @@ pub fn parse(bytes: &[u8]) -> Result<Document> {
             ));
         }
         let mut operations = Vec::with_capacity(t.operations.len());
+        let mut layout = None;
         for (oi, o) in t.operations.into_iter().enumerate() {
             let opath = format!("{tpath}.operations[{oi}]");
+            let this = crate::nathost::map::Layout::parse(layout_of(&o).unwrap_or("chains"))
+                .map_err(|e| at(&format!("{opath}.layout"), e))?;
+            if layout.is_some_and(|l| l != this) {
+                return Err(invalid(
+                    &format!("{opath}.layout"),
+                    "the operations of one transaction share one layout; put the others in a \
+                     transaction of their own",
+                ));
+            }
+            layout = Some(this);
             let op = convert(family, o, &opath)?;
             op.validate(family).map_err(|e| at(&opath, e))?;
+            if this == crate::nathost::map::Layout::Map {
+                crate::nathost::map::MapOp::from_operation(&op)
+                    .and_then(|m| m.validate(family))
+                    .map_err(|e| at(&opath, e))?;
+            }
             operations.push(op);
         }
-        transactions.push(TransactionDoc { family, operations });
+        transactions.push(TransactionDoc {
+            family,
+            operations,
+            layout: layout.unwrap_or_default(),
+        });
     }
     Ok(Document { transactions })
 }
@@ -405,6 +457,7 @@ fn convert(family: Family, o: OperationIn, path: &str) -> Result<Operation> {
             entry,
             jump_comment,
             forwards,
+            ..
         } => {
             let mut r = Reservation::new(chain);
             r.family = family;
@@ -424,6 +477,7 @@ fn convert(family: Family, o: OperationIn, path: &str) -> Result<Operation> {
             table,
             chain,
             forward: f,
+            ..
         } => Operation::ForwardAdd {
             table: table_or(table, "nat"),
             chain,
@@ -436,6 +490,7 @@ fn convert(family: Family, o: OperationIn, path: &str) -> Result<Operation> {
             public_port,
             in_interface,
             to,
+            ..
         } => Operation::ForwardRemove {
             table: table_or(table, "nat"),
             chain,
@@ -457,6 +512,7 @@ fn convert(family: Family, o: OperationIn, path: &str) -> Result<Operation> {
             table,
             chain,
             entry,
+            ..
         } => Operation::Teardown {
             table: table_or(table, "nat"),
             chain,
@@ -466,6 +522,7 @@ fn convert(family: Family, o: OperationIn, path: &str) -> Result<Operation> {
             table,
             prefix,
             keep,
+            ..
         } => Operation::Sweep {
             table: table_or(table, "nat"),
             prefix,
@@ -479,6 +536,7 @@ fn convert(family: Family, o: OperationIn, path: &str) -> Result<Operation> {
             public_address,
             ports,
             comment_prefix,
+            ..
         } => Operation::HostSetup(HostSetup {
             family,
             chain: chain.unwrap_or_else(|| "xtnl-nat_host".into()),

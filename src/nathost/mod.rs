@@ -14,6 +14,7 @@
 //! with a scan of the whole table). Neither lists the table.
 
 mod backend;
+pub mod map;
 mod overlay;
 mod spec;
 

@@ -199,6 +199,7 @@ pub fn encode_native(rule: &Rule, family: Family) -> crate::Result<NativeRule> {
                     set: ANON_SET_NAME.into(),
                     sreg: REG_1,
                     set_id: Some(sets.len() as u32),
+                    dreg: None,
                     flags: negated.then_some(Lookup::F_INV),
                 }));
                 sets.push(port_set_elements(ports));
@@ -609,6 +610,7 @@ impl Decoder<'_> {
                 }
                 if let [Expr::Lookup(l), ..] = rest
                     && l.sreg == p.dreg
+                    && l.dreg.is_none()
                 {
                     let ports = ports_of_elements(&(self.sets)(&l.set)?)?;
                     let m = Match::PortSet {

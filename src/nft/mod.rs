@@ -5,6 +5,9 @@
 pub mod codec;
 mod listing;
 mod session;
+pub mod set;
+mod set_read;
+pub mod set_rules;
 mod transaction;
 
 pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};

@@ -195,13 +195,13 @@ pub struct Committed<T> {
 /// id, which the commit then carries: if anything changed after it, the kernel refuses the
 /// batch and the plan runs again on fresh state.
 pub struct Reader<'s> {
-    sock: &'s mut NlSocket,
-    stats: &'s mut SessionStats,
-    generation: Option<u32>,
+    pub(super) sock: &'s mut NlSocket,
+    pub(super) stats: &'s mut SessionStats,
+    pub(super) generation: Option<u32>,
 }
 
 impl Reader<'_> {
-    fn pin(&mut self) -> Result<()> {
+    pub(super) fn pin(&mut self) -> Result<()> {
         if self.generation.is_none() {
             self.generation = Some(get_generation(self.sock)?);
         }
@@ -736,7 +736,7 @@ impl Session {
     }
 }
 
-fn absent<T>(r: Result<T>) -> Result<Option<T>> {
+pub(super) fn absent<T>(r: Result<T>) -> Result<Option<T>> {
     match r {
         Ok(v) => Ok(Some(v)),
         Err(e) if e.kind() == crate::ErrorKind::NotFound => Ok(None),
@@ -780,7 +780,7 @@ fn get_generation(sock: &mut NlSocket) -> Result<u32> {
 }
 
 /// Runs a dump, restarting it while concurrent commits interrupt it.
-fn dump_all<T>(
+pub(super) fn dump_all<T>(
     sock: &mut NlSocket,
     restarts: &mut u64,
     m: u8,

@@ -243,6 +243,8 @@ pub enum Op {
         handle: u64,
         rule: Rule,
     },
+    /// A named set or map, or its elements (see [`super::set`]).
+    Set(super::set::SetOp),
 }
 
 impl Op {
@@ -257,7 +259,7 @@ impl Op {
                 | Op::DeleteRule { .. }
                 | Op::ReplaceRule { .. }
                 | Op::ReplaceEncodedRule { .. }
-        )
+        ) || matches!(self, Op::Set(s) if s.deletes())
     }
 }
 
@@ -290,6 +292,7 @@ impl fmt::Display for Op {
             | Op::ReplaceEncodedRule { chain, handle, .. } => {
                 write!(f, "replace rule {chain} handle {handle}")
             }
+            Op::Set(s) => write!(f, "{s}"),
         }
     }
 }
@@ -445,6 +448,9 @@ fn rule_repr(c: &ChainRef, rule: Option<&Rule>) -> Result<RuleRepr> {
 }
 
 fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
+    if let Op::Set(s) = op {
+        return s.encode(b);
+    }
     let desc = op.to_string();
     let replace_flags = NLM_F_REPLACE | if echo_rules { NLM_F_ECHO } else { 0 };
     match op {
@@ -561,6 +567,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
                 |w| repr.emit(w),
             );
         }
+        Op::Set(_) => {}
     }
     Ok(())
 }

@@ -36,6 +36,8 @@ struct AllowRepr {
     chains: Vec<Spanned<String>>,
     verbs: Spanned<Vec<Spanned<String>>>,
     jump_to: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    sets: Vec<Spanned<String>>,
 }
 
 /// 1-based line and column of a byte offset.
@@ -121,7 +123,14 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Policy> {
                 "verbs is empty: the entry allows nothing",
             ));
         }
-        if chains.is_empty() && verbs.iter().any(|v| !v.is_table_verb()) {
+        let sets = a.sets.iter().map(pattern).collect::<Result<Vec<_>>>()?;
+        if sets.is_empty() && verbs.iter().any(|v| v.is_set_verb()) {
+            return Err(at(
+                a.verbs.span().start,
+                "set verbs need `sets = [...]` (patterns such as \"fwd*\")",
+            ));
+        }
+        if chains.is_empty() && verbs.iter().any(|v| !v.is_table_verb() && !v.is_set_verb()) {
             return Err(at(
                 a.verbs.span().start,
                 "chain verbs need `chains = [...]` (patterns such as \"vcld-*\")",
@@ -154,6 +163,7 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Policy> {
             chains,
             verbs,
             jump_to,
+            sets,
         });
     }
     Ok(Policy {

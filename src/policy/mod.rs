@@ -22,6 +22,7 @@
 
 pub mod audit;
 mod file;
+mod sets;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -77,10 +78,18 @@ pub enum Verb {
     DeleteRule,
     /// Zero rule counters (`iptables -Z`).
     Zero,
+    /// Create a named set or map (scoped by `sets = [...]`).
+    CreateSet,
+    /// Delete a named set or map.
+    DeleteSet,
+    /// Add elements to a named set or map (a map layout's forwards).
+    AddElement,
+    /// Delete elements of a named set or map (flushing it included).
+    DeleteElement,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 10] = [
+    pub const ALL: [Verb; 14] = [
         Verb::CreateTable,
         Verb::DeleteTable,
         Verb::FlushTable,
@@ -91,6 +100,10 @@ impl Verb {
         Verb::AddRule,
         Verb::DeleteRule,
         Verb::Zero,
+        Verb::CreateSet,
+        Verb::DeleteSet,
+        Verb::AddElement,
+        Verb::DeleteElement,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -104,6 +117,10 @@ impl Verb {
             Verb::AddRule => "add-rule",
             Verb::DeleteRule => "delete-rule",
             Verb::Zero => "zero",
+            Verb::CreateSet => "create-set",
+            Verb::DeleteSet => "delete-set",
+            Verb::AddElement => "add-element",
+            Verb::DeleteElement => "delete-element",
         }
     }
     pub fn parse(s: &str) -> Option<Verb> {
@@ -114,6 +131,13 @@ impl Verb {
         matches!(
             self,
             Verb::CreateTable | Verb::DeleteTable | Verb::FlushTable
+        )
+    }
+    /// Verbs on a named set, whose touch names the set where others name a chain.
+    pub fn is_set_verb(self) -> bool {
+        matches!(
+            self,
+            Verb::CreateSet | Verb::DeleteSet | Verb::AddElement | Verb::DeleteElement
         )
     }
     /// Verbs whose rules may jump, so that `jump_to` applies.
@@ -237,6 +261,7 @@ pub fn touches_of_op(index: usize, op: &Op) -> Vec<Touch> {
                 ..chain_touch(chain, Verb::AddRule)
             },
         ],
+        Op::Set(s) => sets::touches(index, &desc, s),
         Op::ReplaceEncodedRule {
             chain,
             handle,
@@ -371,6 +396,8 @@ pub struct Allow {
     pub verbs: Vec<Verb>,
     /// `Some`: rules added or deleted under this entry must jump or go to one of these.
     pub jump_to: Option<Vec<Pattern>>,
+    /// Named sets the set verbs (create-set, add-element...) may touch.
+    pub sets: Vec<Pattern>,
 }
 
 impl Allow {
@@ -378,6 +405,12 @@ impl Allow {
         self.family.is_none_or(|f| f == t.family) && self.table == t.table
     }
     fn covers_chain(&self, t: &Touch) -> bool {
+        if t.verb.is_set_verb() {
+            return t
+                .chain
+                .as_ref()
+                .is_some_and(|set| self.sets.iter().any(|p| p.matches(set)));
+        }
         match &t.chain {
             None => t.verb.is_table_verb() || self.chains.iter().any(|p| p.as_str() == "*"),
             Some(c) => self.chains.iter().any(|p| p.matches(c)),
@@ -416,6 +449,10 @@ impl Allow {
         if !self.chains.is_empty() {
             let chains: Vec<&str> = self.chains.iter().map(Pattern::as_str).collect();
             s.push_str(&format!(" chains {}", chains.join(", ")));
+        }
+        if !self.sets.is_empty() {
+            let sets: Vec<&str> = self.sets.iter().map(Pattern::as_str).collect();
+            s.push_str(&format!(" sets {}", sets.join(", ")));
         }
         s.push_str(" only");
         match &self.jump_to {

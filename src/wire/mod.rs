@@ -10,5 +10,6 @@ mod error;
 pub mod expr;
 pub mod netlink;
 pub mod nftables;
+pub mod set;
 
 pub use error::{WireError, WireErrorKind};

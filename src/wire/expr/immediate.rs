@@ -87,29 +87,33 @@ impl Immediate {
             ImmediateData::Value(v) => {
                 w.bytes(NFTA_DATA_VALUE, v);
             }
-            ImmediateData::Verdict(v) => {
-                w.nested(NFTA_DATA_VERDICT, |w| {
-                    let (c, chain) = match v {
-                        Verdict::Accept => (code::ACCEPT, None),
-                        Verdict::Drop => (code::DROP, None),
-                        Verdict::Return => (code::RETURN, None),
-                        Verdict::Continue => (code::CONTINUE, None),
-                        Verdict::Break => (code::BREAK, None),
-                        Verdict::Jump(c) => (code::JUMP, Some(c)),
-                        Verdict::Goto(c) => (code::GOTO, Some(c)),
-                        Verdict::Unknown(n) => (*n, None),
-                    };
-                    w.i32_be(attr::VERDICT_CODE, c);
-                    if let Some(chain) = chain {
-                        w.strz(attr::VERDICT_CHAIN, chain);
-                    }
-                });
-            }
+            ImmediateData::Verdict(v) => emit_verdict(w, v),
         });
     }
 }
 
-fn parse_verdict(buf: &[u8]) -> Result<Verdict, WireError> {
+/// Emits an `NFTA_DATA_VERDICT` (inside a data attribute: immediate data, set element data).
+pub(crate) fn emit_verdict(w: &mut AttrWriter<'_>, v: &Verdict) {
+    w.nested(NFTA_DATA_VERDICT, |w| {
+        let (c, chain) = match v {
+            Verdict::Accept => (code::ACCEPT, None),
+            Verdict::Drop => (code::DROP, None),
+            Verdict::Return => (code::RETURN, None),
+            Verdict::Continue => (code::CONTINUE, None),
+            Verdict::Break => (code::BREAK, None),
+            Verdict::Jump(c) => (code::JUMP, Some(c)),
+            Verdict::Goto(c) => (code::GOTO, Some(c)),
+            Verdict::Unknown(n) => (*n, None),
+        };
+        w.i32_be(attr::VERDICT_CODE, c);
+        if let Some(chain) = chain {
+            w.strz(attr::VERDICT_CHAIN, chain);
+        }
+    });
+}
+
+/// Parses the body of an `NFTA_DATA_VERDICT`.
+pub(crate) fn parse_verdict(buf: &[u8]) -> Result<Verdict, WireError> {
     let (mut c, mut chain) = (None, None);
     for a in Attrs::new(buf) {
         let a = a.map_err(|e| e.within("NFTA_DATA_VERDICT"))?;

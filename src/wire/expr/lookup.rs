@@ -12,13 +12,17 @@ mod attr {
     pub const FLAGS: u16 = 5;
 }
 
-/// `lookup reg <sreg> set <name>`: whether the register's value is in a set (`!=` with the
-/// invert flag). A set created in the same batch is named by its id.
+/// `lookup reg <sreg> set <name> [dreg <dreg>]`: whether the register's value is in a set
+/// (`!=` with the invert flag), or, with a destination register, a map lookup that loads the
+/// element's data there (a verdict map when it is the verdict register, 0). A set created in
+/// the same batch is named by its id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lookup {
     pub set: String,
     pub sreg: u32,
     pub set_id: Option<u32>,
+    /// Maps: where the element's data goes.
+    pub dreg: Option<u32>,
     pub flags: Option<u32>,
 }
 
@@ -26,11 +30,14 @@ impl Lookup {
     pub const F_INV: u32 = 1;
 
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
-        // A map lookup (with a destination register) is not modelled.
-        if !all_known(data, &[attr::SET, attr::SREG, attr::SET_ID, attr::FLAGS])? {
+        if !all_known(
+            data,
+            &[attr::SET, attr::SREG, attr::DREG, attr::SET_ID, attr::FLAGS],
+        )? {
             return Ok(None);
         }
         let (mut set, mut sreg, mut set_id, mut flags) = (None, None, None, None);
+        let mut dreg = None;
         for a in Attrs::new(data) {
             let a = a?;
             match a.ty {
@@ -38,7 +45,7 @@ impl Lookup {
                 attr::SREG => sreg = Some(a.u32_be("NFTA_LOOKUP_SREG")?),
                 attr::SET_ID => set_id = Some(a.u32_be("NFTA_LOOKUP_SET_ID")?),
                 attr::FLAGS => flags = Some(a.u32_be("NFTA_LOOKUP_FLAGS")?),
-                attr::DREG => return Ok(None),
+                attr::DREG => dreg = Some(a.u32_be("NFTA_LOOKUP_DREG")?),
                 _ => {}
             }
         }
@@ -46,12 +53,16 @@ impl Lookup {
             set: set.ok_or_else(|| WireError::missing("NFTA_LOOKUP_SET"))?,
             sreg: sreg.ok_or_else(|| WireError::missing("NFTA_LOOKUP_SREG"))?,
             set_id,
+            dreg,
             flags,
         }))
     }
 
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(attr::SET, &self.set).u32_be(attr::SREG, self.sreg);
+        if let Some(d) = self.dreg {
+            w.u32_be(attr::DREG, d);
+        }
         if let Some(id) = self.set_id {
             w.u32_be(attr::SET_ID, id);
         }
@@ -68,6 +79,9 @@ impl Lookup {
 impl fmt::Display for Lookup {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "lookup reg {} set {}", self.sreg, self.set)?;
+        if let Some(d) = self.dreg {
+            write!(f, " dreg {d}")?;
+        }
         if self.inverted() {
             write!(f, " 0x1")?;
         }
