@@ -38,6 +38,7 @@ pub mod netns;
 pub mod nft;
 pub mod policy;
 pub mod privilege;
+pub mod serve;
 mod sys;
 pub mod transport;
 pub mod wire;

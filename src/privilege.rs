@@ -31,6 +31,9 @@ pub enum Elevation {
     Secure,
     /// Real and effective uid 0 under sudo for a non-root user.
     Sudo,
+    /// A request to `xtnl serve` over its unix socket: the uid is the peer's
+    /// (`SO_PEERCRED`), the service acts for it.
+    Socket,
 }
 
 /// The identity an audit line names and the mode the safety rules apply.

@@ -7,8 +7,10 @@ mod demo;
 mod iptables;
 mod listing;
 mod nathost;
+mod netns_opt;
 mod privileged;
 mod restore;
+mod serve;
 
 use std::io::Write;
 
@@ -55,6 +57,16 @@ them; 5 denied by the policy, 6 policy file missing (privileged run), unsafe or 
 /// Runs the command line; returns the exit status for a successful run. `program` is the
 /// name the binary was invoked as (`xtnl6` or `ip6tables` default to IPv6).
 pub fn run(program: &str, args: &[String]) -> Result<i32> {
+    let (args, netns) = netns_opt::take(args)?;
+    let is_serve = privileged::split_globals(&args)
+        .is_ok_and(|(_, rest)| rest.first().is_some_and(|c| c == "serve"));
+    match netns {
+        Some(ns) if !is_serve => ns.run_in(|| run_here(program, &args, None)),
+        netns => run_here(program, &args, netns),
+    }
+}
+
+fn run_here(program: &str, args: &[String], netns: Option<crate::netns::Netns>) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     let v6 = program.ends_with('6') || program.starts_with("ip6tables");
     let family = if v6 {
@@ -88,6 +100,7 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
                 .replace("{BENCH}", bench::USAGE)
         )
         .map_err(io_error),
+        Some("serve") => return serve::run(&mut out, &args[1..], &globals, backend, netns),
         Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
         Some("bench") => bench::run(&mut out, &args[1..]),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host") => {

@@ -4,6 +4,7 @@
 
 pub mod codec;
 mod listing;
+mod netns;
 mod session;
 mod transaction;
 

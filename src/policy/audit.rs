@@ -59,6 +59,7 @@ pub fn audit_line(
         Elevation::None => "direct",
         Elevation::Secure => "secure",
         Elevation::Sudo => "sudo",
+        Elevation::Socket => "socket",
     };
     let result = match outcome {
         AuditOutcome::Committed => "ok".to_owned(),

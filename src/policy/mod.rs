@@ -21,6 +21,7 @@
 //! nf_tables transactions can call [`Policy::check`] on its own operations.
 
 pub mod audit;
+mod caller;
 mod file;
 
 use std::fmt;
@@ -31,6 +32,7 @@ use crate::model::Family;
 use crate::nft::{ChainRef, Op, Reader, Transaction};
 use crate::wire::expr::{Expr, ImmediateData, Verdict};
 
+pub use caller::{Caller, accounts};
 pub use file::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, load_file, load_secure};
 
 static PROCESS_POLICY: std::sync::RwLock<Option<std::sync::Arc<Policy>>> =
@@ -352,6 +354,13 @@ pub struct Allow {
     pub verbs: Vec<Verb>,
     /// `Some`: rules added or deleted under this entry must jump or go to one of these.
     pub jump_to: Option<Vec<Pattern>>,
+    /// `Some`: the entry is only for these callers (uids), ...
+    pub uids: Option<Vec<u32>>,
+    /// ... or members of these groups (gids); both `None`: for every caller.
+    pub groups: Option<Vec<u32>>,
+    /// `Some`: the entry is only for network namespaces whose name matches one of these;
+    /// `None`: only for the namespace xtnl itself runs in.
+    pub netns: Option<Vec<Pattern>>,
 }
 
 impl Allow {
