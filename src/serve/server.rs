@@ -134,7 +134,6 @@ pub fn run(opts: Options) -> Result<i32> {
         Listen::Stdio => {
             let peer = Arc::new(stdio_peer(&opts));
             let stdin = std::io::stdin().lock();
-            // Not locked for good: the signal thread flushes it too.
             serve_client(
                 stdin,
                 std::io::stdout(),
@@ -163,7 +162,8 @@ fn shut_down(shared: &Shared) {
     while shared.unwritten.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(2));
     }
-    let _ = std::io::stdout().lock().flush();
+    // (Responses are flushed as they are written; standard output's lock may be held by the
+    // thread that writes them, so it is not taken here.)
     drop(held);
     std::process::exit(0);
 }
@@ -284,13 +284,9 @@ fn accept_loop(
             let _ = writeln!(stream, "{}", request::error_response(&Value::Null, &e));
             continue;
         }
-        let peer = match socket_peer(&stream, opts) {
-            Ok(p) => Arc::new(p),
-            Err(e) => {
-                let _ = writeln!(stream, "{}", request::error_response(&Value::Null, &e));
-                continue;
-            }
-        };
+        // A caller that may not use the service gets the reason as the answer to each of its
+        // requests (rather than a connection closed under its first write).
+        let peer = socket_peer(&stream, opts).map(Arc::new);
         let Ok(reader) = stream.try_clone() else {
             continue;
         };
@@ -300,7 +296,12 @@ fn accept_loop(
         let spawned = std::thread::Builder::new()
             .name("xtnl-client".into())
             .spawn(move || {
-                serve_client(BufReader::new(reader), stream, &peer, &tx, &shared, max);
+                match peer {
+                    Ok(peer) => {
+                        serve_client(BufReader::new(reader), stream, &peer, &tx, &shared, max)
+                    }
+                    Err(e) => refuse_client(BufReader::new(reader), stream, &e, max),
+                }
                 count.fetch_sub(1, Ordering::SeqCst);
             });
         if spawned.is_err() {
@@ -350,6 +351,24 @@ fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Option<Line>> 
             } else {
                 Line::Text(line)
             }));
+        }
+    }
+}
+
+/// Answers every request of a client that may not use the service with `why`.
+fn refuse_client(mut input: impl BufRead, mut output: impl Write, why: &Error, max: usize) {
+    while let Ok(Some(line)) = read_line(&mut input, max) {
+        let id = match &line {
+            Line::Text(t) if t.iter().all(u8::is_ascii_whitespace) => continue,
+            Line::Text(t) => request::id_of(t),
+            Line::TooLong => Value::Null,
+        };
+        let v = request::error_response(&id, why);
+        if writeln!(output, "{v}")
+            .and_then(|()| output.flush())
+            .is_err()
+        {
+            return;
         }
     }
 }
