@@ -6,6 +6,7 @@ mod bench;
 mod demo;
 mod iptables;
 mod listing;
+mod machine;
 mod nathost;
 mod netns_opt;
 mod privileged;
@@ -57,7 +58,14 @@ them; 5 denied by the policy, 6 policy file missing (privileged run), unsafe or 
 /// Runs the command line; returns the exit status for a successful run. `program` is the
 /// name the binary was invoked as (`xtnl6` or `ip6tables` default to IPv6).
 pub fn run(program: &str, args: &[String]) -> Result<i32> {
+    let json = machine::wants_json(args);
+    let result = run_all(program, args);
+    machine::finish(json, result)
+}
+
+fn run_all(program: &str, args: &[String]) -> Result<i32> {
     let (args, netns) = netns_opt::take(args)?;
+    let args = machine::hoist(args);
     let is_serve = privileged::split_globals(&args)
         .is_ok_and(|(_, rest)| rest.first().is_some_and(|c| c == "serve"));
     match netns {
@@ -77,6 +85,13 @@ fn run_here(program: &str, args: &[String], netns: Option<crate::netns::Netns>) 
     let (args, backend) = take_backend(args)?;
     let (globals, args) = privileged::split_globals(&args)?;
     let first = args.first().map(String::as_str);
+    let usage = USAGE
+        .replace("{NATHOST}", nathost::USAGE)
+        .replace("{BENCH}", bench::USAGE);
+    if let Some(text) = machine::help_for(args, &usage) {
+        writeln!(out, "{text}").map_err(io_error)?;
+        return Ok(0);
+    }
     if !matches!(
         first,
         Some("version" | "--version" | "-V" | "help" | "--help" | "-h")
@@ -86,7 +101,7 @@ fn run_here(program: &str, args: &[String], netns: Option<crate::netns::Netns>) 
     let backend = privileged::restrict_backend(backend, family)?;
     let result = match first {
         Some("demo") if args.len() == 1 => demo::run(&mut out),
-        Some("list") if args.len() <= 4 => listing::run(&mut out, &args[1..]),
+        Some("list") if args.len() <= 5 => listing::run(&mut out, &args[1..]),
         Some("restore") => restore::run_restore(&mut out, &args[1..], family, backend),
         Some("save") => restore::run_save(&mut out, &args[1..], family, backend),
         Some("version" | "--version" | "-V") => {
