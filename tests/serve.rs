@@ -532,3 +532,55 @@ fn a_delegated_run_serves_stdio_under_the_policy_and_refuses_a_socket() {
         );
     });
 }
+
+#[test]
+fn requests_arriving_together_are_committed_as_one_group_and_a_bad_one_fails_alone() {
+    in_netns(|| {
+        let server = Server::start(&["--audit", "off"], &[]);
+        let sock = server.socket.clone();
+        for round in 0..10 {
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(32));
+            let workers: Vec<_> = (0..32)
+                .map(|w| {
+                    let (sock, barrier) = (sock.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        let mut c = serve_support::Client::connect(&sock);
+                        let req = if w == 7 {
+                            // A request the kernel state refuses: its chain does not exist.
+                            json!({"id": w, "operations": [{"op": "forward_add", "chain": "nosuch",
+                                "forward": {"protocol": "tcp", "public_port": 1, "to": "192.0.2.1:2"}}]})
+                        } else {
+                            let mut r = setup(&format!("vcld-g{round}-{w}"), 2000 + w);
+                            r["id"] = json!(w);
+                            r
+                        };
+                        barrier.wait();
+                        c.call(&req)
+                    })
+                })
+                .collect();
+            for (w, h) in workers.into_iter().enumerate() {
+                let r = h.join().unwrap();
+                assert_eq!(r["id"], w);
+                assert_eq!(r["ok"], w != 7, "{r}");
+            }
+        }
+        let rules = nat_rules();
+        for round in 0..10 {
+            for w in (0..32).filter(|w| *w != 7) {
+                assert!(
+                    rules.contains(&format!("-N vcld-g{round}-{w}\n")),
+                    "vcld-g{round}-{w}"
+                );
+            }
+        }
+        let stats = server.client().call(&json!({"ping": {}}));
+        let groups = stats["server"]["group_commits"].as_u64().unwrap();
+        let split = stats["server"]["split_groups"].as_u64().unwrap();
+        assert!(
+            groups > 0,
+            "no group commit in 10 rounds of 32 requests at once: {stats}"
+        );
+        assert!(split > 0, "the bad request's group was split: {stats}");
+    });
+}

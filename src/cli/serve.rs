@@ -30,6 +30,9 @@ request, in order; see docs/serve.md and docs/schema/):
   --max-request-bytes N     the longest request line (default and most: 16 MiB and a little)
   --max-clients N           connections at once (default 256)
   --queue N                 requests waiting for the engine, all clients together (default 1024)
+  --no-group-commit         commit each request alone (default: the one-transaction requests
+                            of one caller identity that arrive together are one batch; if it
+                            fails, each is committed alone, so a bad request fails by itself)
 global options (before or after `serve`): --netns NAME|PATH (the namespace of requests that
 name none), --backend, --policy-file, --audit";
 
@@ -79,6 +82,7 @@ pub fn run(
     let mut max_request_bytes = serve::MAX_REQUEST_BYTES;
     let mut max_clients = serve::MAX_CLIENTS;
     let mut max_queue = serve::MAX_QUEUE;
+    let mut group_commit = true;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -124,6 +128,7 @@ pub fn run(
                     number(it.next(), "--max-request-bytes", serve::MAX_REQUEST_BYTES)?;
             }
             "--max-clients" => max_clients = number(it.next(), "--max-clients", 65_536)?,
+            "--no-group-commit" => group_commit = false,
             "--queue" => max_queue = number(it.next(), "--queue", 1 << 20)?,
             other => {
                 return Err(bad(format!(
@@ -150,6 +155,7 @@ pub fn run(
         max_request_bytes,
         max_clients,
         max_queue,
+        group_commit,
     };
     serve::run(opts)
 }

@@ -111,6 +111,19 @@ pub struct Engine {
     resolved: HashMap<Family, Backend>,
     /// Requests executed, for `ping`.
     pub executed: u64,
+    /// Group commits made, and groups that failed and were split.
+    pub groups: u64,
+    pub split_groups: u64,
+}
+
+/// What requests must share to be committed together (see [`Engine::group_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupKey {
+    netns: Option<Netns>,
+    family: Family,
+    uid: u32,
+    gids: Vec<u32>,
+    restricted: bool,
 }
 
 impl Engine {
@@ -121,6 +134,8 @@ impl Engine {
             sessions: HashMap::new(),
             resolved: HashMap::new(),
             executed: 0,
+            groups: 0,
+            split_groups: 0,
         }
     }
 
@@ -227,6 +242,90 @@ impl Engine {
         v
     }
 
+    /// Whether `req` may share a group commit, and with which others: requests of one
+    /// transaction on nf_tables, from callers of the same identity (so one policy check and
+    /// one audit line are right for all), in the same namespace and family.
+    pub fn group_key(&mut self, req: &Request, peer: &Peer) -> Option<GroupKey> {
+        let Body::Apply(doc) = &req.body else {
+            return None;
+        };
+        let [t] = doc.transactions.as_slice() else {
+            return None;
+        };
+        if self.backend(req, t.family) != Backend::Nft {
+            return None;
+        }
+        let netns = req
+            .netns
+            .clone()
+            .or_else(|| self.config.default_netns.clone());
+        Some(GroupKey {
+            netns,
+            family: t.family,
+            uid: peer.caller.uid,
+            gids: peer.caller.gids.clone(),
+            restricted: peer.restricted,
+        })
+    }
+
+    /// Group commit: the operations of every request in one transaction (one batch, one
+    /// commit, one reclaim), each request's response as if it had been committed alone. If
+    /// the group fails (planning, the policy or the kernel refuses any part), each request
+    /// is executed alone, so a bad request fails by itself and the others still commit.
+    /// `reqs` share a [`GroupKey`].
+    pub fn execute_group(&mut self, reqs: &[&Request], peer: &Peer) -> Vec<Value> {
+        if reqs.len() > 1
+            && let Some(v) = self.try_group(reqs, peer)
+        {
+            self.executed += reqs.len() as u64;
+            self.groups += 1;
+            return v;
+        }
+        if reqs.len() > 1 {
+            self.split_groups += 1;
+        }
+        reqs.iter().map(|r| self.execute(r, peer)).collect()
+    }
+
+    fn try_group(&mut self, reqs: &[&Request], peer: &Peer) -> Option<Vec<Value>> {
+        let docs: Vec<&crate::json::Document> = reqs
+            .iter()
+            .filter_map(|r| match &r.body {
+                Body::Apply(d) => Some(d),
+                _ => None,
+            })
+            .collect();
+        let first = docs.first()?.transactions.first()?;
+        let family = first.family;
+        let ops: Vec<crate::nathost::Operation> = docs
+            .iter()
+            .flat_map(|d| d.transactions[0].operations.iter().cloned())
+            .collect();
+        let netns = reqs[0]
+            .netns
+            .clone()
+            .or_else(|| self.config.default_netns.clone());
+        self.enter(peer, &netns).ok()?;
+        let result = self
+            .session(&netns)
+            .and_then(|s| crate::nathost::transact(s, family, &ops));
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Current::default();
+        let (mut results, attempts) = result.ok()?;
+        let mut out = Vec::with_capacity(reqs.len());
+        for (req, doc) in reqs.iter().zip(&docs) {
+            let n = doc.transactions[0].operations.len();
+            let mine: Vec<_> = results.drain(..n.min(results.len())).collect();
+            let mut mine = Some(mine);
+            let (v, status) =
+                crate::json::apply_each(doc, |_| Ok((mine.take().unwrap_or_default(), attempts)));
+            let mut r = response(&req.id, status == 0, v);
+            r["status"] = json!(status);
+            r["group"] = json!(reqs.len());
+            out.push(r);
+        }
+        Some(out)
+    }
+
     fn refuse_legacy(peer: &Peer) -> Result<()> {
         if peer.restricted {
             return Err(Error::PolicyDenied(
@@ -247,6 +346,7 @@ impl Engine {
                 json!({"pong": true, "server": {
                     "program": "xtnl", "version": env!("CARGO_PKG_VERSION"),
                     "pid": std::process::id(), "requests": self.executed,
+                    "group_commits": self.groups, "split_groups": self.split_groups,
                 }}),
             )),
             Body::Apply(doc) => {

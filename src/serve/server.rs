@@ -61,6 +61,9 @@ pub struct Options {
     pub max_request_bytes: usize,
     pub max_clients: usize,
     pub max_queue: usize,
+    /// Commit the requests that arrive together as one batch (see
+    /// [`engine::Engine::execute_group`]).
+    pub group_commit: bool,
 }
 
 struct Job {
@@ -122,9 +125,10 @@ pub fn run(opts: Options) -> Result<i32> {
     let engine_thread = {
         let shared = shared.clone();
         let config = opts.engine.clone();
+        let group = opts.group_commit;
         std::thread::Builder::new()
             .name("xtnl-engine".into())
-            .spawn(move || engine_loop(Engine::new(config), rx, &shared))
+            .spawn(move || engine_loop(Engine::new(config), rx, &shared, group))
             .map_err(|e| Error::Netlink {
                 context: "spawn the engine thread",
                 source: e,
@@ -168,20 +172,49 @@ fn shut_down(shared: &Shared) {
     std::process::exit(0);
 }
 
-fn engine_loop(mut engine: Engine, rx: Receiver<Job>, shared: &Shared) {
+/// The most requests committed as one group.
+const MAX_GROUP: usize = 64;
+
+fn engine_loop(mut engine: Engine, rx: Receiver<Job>, shared: &Shared, group: bool) {
     while let Ok(job) = rx.recv() {
+        // Whatever else is waiting joins this round (group commit).
+        let mut jobs = vec![job];
+        while group && jobs.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(j) => jobs.push(j),
+                Err(_) => break,
+            }
+        }
         let guard = shared.executing.lock();
-        let v = if shared.shutdown.load(Ordering::SeqCst) {
-            request::error_response(
-                &job.req.id,
-                &Error::InvalidInput("the service is shutting down; nothing was done".into()),
-            )
-        } else {
-            engine.execute(&job.req, &job.peer)
-        };
-        shared.unwritten.fetch_add(1, Ordering::SeqCst);
-        if job.reply.send(v).is_err() {
-            shared.unwritten.fetch_sub(1, Ordering::SeqCst);
+        let mut i = 0;
+        while i < jobs.len() {
+            let key = engine.group_key(&jobs[i].req, &jobs[i].peer);
+            let mut end = i + 1;
+            if key.is_some() {
+                while end < jobs.len() && engine.group_key(&jobs[end].req, &jobs[end].peer) == key {
+                    end += 1;
+                }
+            }
+            let values = if shared.shutdown.load(Ordering::SeqCst) {
+                let e =
+                    Error::InvalidInput("the service is shutting down; nothing was done".into());
+                jobs[i..end]
+                    .iter()
+                    .map(|j| request::error_response(&j.req.id, &e))
+                    .collect()
+            } else if end - i > 1 {
+                let reqs: Vec<&Request> = jobs[i..end].iter().map(|j| &j.req).collect();
+                engine.execute_group(&reqs, &jobs[i].peer)
+            } else {
+                vec![engine.execute(&jobs[i].req, &jobs[i].peer)]
+            };
+            for (j, v) in jobs[i..end].iter().zip(values) {
+                shared.unwritten.fetch_add(1, Ordering::SeqCst);
+                if j.reply.send(v).is_err() {
+                    shared.unwritten.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+            i = end;
         }
         drop(guard);
     }
