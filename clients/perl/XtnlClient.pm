@@ -44,7 +44,8 @@ sub request {
 # refused, 2 bad arguments, 4 resource problem) and, in list context, the output too.
 sub iptables {
     my ($self, @args) = @_;
-    my $r = $self->request({ iptables => [@args] });
+    # As strings: JSON::PP writes a scalar last used as a number as a JSON number.
+    my $r = $self->request({ iptables => [map { "$_" } @args] });
     my $status = $r->{ok} ? 0 : $r->{error}{status};
     warn "iptables @args: $r->{error}{message}\n" unless $r->{ok};
     return wantarray ? ($status, $r->{output} // '') : $status;
