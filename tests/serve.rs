@@ -584,3 +584,51 @@ fn requests_arriving_together_are_committed_as_one_group_and_a_bad_one_fails_alo
         assert!(split > 0, "the bad request's group was split: {stats}");
     });
 }
+
+#[test]
+fn a_socket_systemd_passes_is_served_socket_activation() {
+    in_netns(|| {
+        let dir = scratch_dir("activation");
+        let sock = dir.join("activated.sock");
+        let unused = dir.join("not-this-one.sock");
+        let mut activator = Command::new("systemd-socket-activate")
+            .arg("-l")
+            .arg(&sock)
+            .arg(xtnl_bin())
+            .args(["--audit", "off", "serve", "--socket"])
+            .arg(&unused)
+            .env("XTABLES_LOCKFILE", private_lock_path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("systemd-socket-activate (.ci/run installs systemd)");
+        let t = std::time::Instant::now();
+        while !sock.exists() {
+            assert!(
+                t.elapsed().as_secs() < 20,
+                "no socket from systemd-socket-activate"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let mut c = serve_support::Client::connect(&sock);
+        let r = c.call(&json!({"id": 1, "ping": {}}));
+        assert_eq!(r["ok"], true, "{r}");
+        let r = c.call(&setup("vcld-act", 50900));
+        assert_eq!(r["ok"], true, "{r}");
+        // A second client on the same passed socket.
+        let r = serve_support::Client::connect(&sock).call(&json!({"ping": {}}));
+        assert_eq!(r["server"]["requests"], 3, "one service for both: {r}");
+        assert!(
+            !unused.exists(),
+            "the passed socket is served, --socket PATH is not bound"
+        );
+        assert!(nat_rules().contains("-N vcld-act\n"));
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(activator.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        let status = activator.wait().unwrap();
+        assert_eq!(status.code(), Some(0));
+    });
+}
