@@ -185,9 +185,11 @@ fn serve_clients(
     env: &Env,
     clients: usize,
     cycles: usize,
+    existing: usize,
     extra: &[&str],
 ) -> (f64, usize, bool, Value) {
     env.reset();
+    populate(env, "iptables-nft-restore", existing);
     let (server, sock) = env.serve_with("many", extra);
     let t = Instant::now();
     let workers: Vec<_> = (0..clients)
@@ -227,20 +229,59 @@ fn serve_clients(
             .stdout,
     )
     .into_owned();
-    let model_ok = !left.contains("vcld-") && left.lines().all(|l| l.starts_with("-P "));
-    (rate, failures, model_ok, stats)
+    (rate, failures, model(&left, existing), stats)
 }
 
-fn contention(env: &Env, clients: usize, cycles: usize, legacy_cycles: usize) {
+/// `existing` reservations `vcld-pN` (chain, jump, forward) through `restore --noflush`.
+fn populate(env: &Env, restore: &str, existing: usize) {
+    if existing == 0 {
+        return;
+    }
+    let mut text = String::from("*nat\n:PREROUTING ACCEPT [0:0]\n");
+    for n in 0..existing {
+        text.push_str(&format!(":vcld-p{n} - [0:0]\n"));
+    }
+    for n in 0..existing {
+        text.push_str(&format!(
+            "-A PREROUTING -m comment --comment \"VCL: jump to vcld-p{n}\" -j vcld-p{n}\n"
+        ));
+        text.push_str(&format!(
+            "-A vcld-p{n} -p tcp -m tcp --dport {} -j DNAT --to-destination 192.0.2.9:22\n",
+            30000 + n
+        ));
+    }
+    text.push_str("COMMIT\n");
+    let mut c = env
+        .cmd(restore)
+        .arg("--noflush")
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("restore");
+    c.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    assert!(
+        c.wait().unwrap().success(),
+        "{restore} of {existing} reservations"
+    );
+}
+
+/// The model after the run: the `existing` reservations, nothing else.
+fn model(listing: &str, existing: usize) -> bool {
+    let chains: Vec<&str> = listing.lines().filter(|l| l.starts_with("-N ")).collect();
+    chains.len() == existing && chains.iter().all(|l| l.starts_with("-N vcld-p"))
+}
+
+fn contention(env: &Env, clients: usize, cycles: usize, legacy_cycles: usize, existing: usize) {
     println!(
-        "\n## 2. {clients} clients x {} requests at once\n",
+        "\n## 2. {clients} clients x {} requests at once, {existing} reservations there already\n",
         cycles * 2
     );
     let (single_rate, single_failures, single_model, _) =
-        serve_clients(env, clients, cycles, &["--no-group-commit"]);
-    let (serve_rate, failures, model_ok, stats) = serve_clients(env, clients, cycles, &[]);
+        serve_clients(env, clients, cycles, existing, &["--no-group-commit"]);
+    let (serve_rate, failures, model_ok, stats) =
+        serve_clients(env, clients, cycles, existing, &[]);
     // 64 iptables-legacy -w workers doing the agent's commands.
     env.reset();
+    populate(env, "iptables-legacy-restore", existing);
     let t = Instant::now();
     let workers: Vec<_> = (0..clients)
         .map(|w| {
@@ -310,6 +351,15 @@ fn contention(env: &Env, clients: usize, cycles: usize, legacy_cycles: usize) {
         .collect();
     let legacy_failures: usize = workers.into_iter().map(|h| h.join().unwrap()).sum();
     let legacy_rate = (clients * legacy_cycles) as f64 / t.elapsed().as_secs_f64();
+    let legacy_left = String::from_utf8_lossy(
+        &env.cmd("iptables-legacy")
+            .args(["-t", "nat", "-S"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .into_owned();
+    let legacy_model = model(&legacy_left, existing);
     println!("| path | cycles/s | failures |");
     println!("|---|---|---|");
     println!("| serve (group commit) | {serve_rate:.1} | {failures} |");
@@ -317,10 +367,13 @@ fn contention(env: &Env, clients: usize, cycles: usize, legacy_cycles: usize) {
         "| serve --no-group-commit | {single_rate:.1} | {single_failures} (model: {}) |",
         if single_model { "equal" } else { "DIFFERENT" }
     );
-    println!("| iptables-legacy -w | {legacy_rate:.1} | {legacy_failures} |");
+    println!(
+        "| iptables-legacy -w | {legacy_rate:.1} | {legacy_failures} (model: {}) |",
+        if legacy_model { "equal" } else { "DIFFERENT" }
+    );
     let ratio = serve_rate / legacy_rate;
     println!(
-        "\nserve vs iptables-legacy -w: {ratio:.1}x (target >= 20x: {}); failures {failures} (target 0: {}); final ruleset equal to the model (no reservation left): {}; group commits {}, split groups {}",
+        "\nserve vs iptables-legacy -w: {ratio:.1}x (target >= 20x: {}); failures {failures} (target 0: {}); final ruleset equal to the model (the existing reservations, nothing else): {}; group commits {}, split groups {}",
         if ratio >= 20.0 { "PASS" } else { "FAIL" },
         if failures == 0 { "PASS" } else { "FAIL" },
         if model_ok { "PASS" } else { "FAIL" },
@@ -474,12 +527,9 @@ fn main() {
         perl_latency(&env, if quick { 50 } else { 500 });
     }
     if run("contention") {
-        contention(
-            &env,
-            64,
-            if quick { 10 } else { 100 },
-            if quick { 1 } else { 4 },
-        );
+        let c = if quick { 10 } else { 100 };
+        contention(&env, 64, c, if quick { 1 } else { 4 }, 0);
+        contention(&env, 64, c, if quick { 1 } else { 2 }, 500);
     }
     if run("kills") {
         kills(&env, if quick { 10 } else { 100 });
