@@ -632,3 +632,52 @@ fn a_socket_systemd_passes_is_served_socket_activation() {
         assert_eq!(status.code(), Some(0));
     });
 }
+
+#[test]
+fn family_inet_takes_the_generic_chain_and_rule_operations() {
+    in_netns(|| {
+        let doc = json!({"id": 1, "family": "inet", "operations": [
+            {"op": "create_chain", "table": "agent", "chain": "in"},
+            {"op": "ensure_rule", "table": "agent", "chain": "in",
+             "rule": "-p tcp --dport 22 -s 192.0.2.0/24 -j ACCEPT"},
+            {"op": "ensure_rule", "table": "agent", "chain": "in",
+             "rule": {"protocol": "tcp", "dport": 23, "jump": "DROP"}}]});
+        let mut input = format!("{doc}\n{doc}\n");
+        input.push_str(
+            &json!({"id": 3, "family": "inet", "operations": [{"op": "teardown", "chain": "x"}]})
+                .to_string(),
+        );
+        let (code, lines, stderr) = stdio(&["--audit", "off"], &[], input.as_bytes());
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(lines[0]["ok"], true, "{}", lines[0]);
+        let outcomes: Vec<&Value> = lines[1]["transactions"][0]["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| &o["outcome"])
+            .collect();
+        assert!(
+            outcomes.iter().all(|o| *o != "changed"),
+            "again: nothing changes: {}",
+            lines[1]
+        );
+        assert_eq!(lines[2]["ok"], false);
+        assert!(
+            lines[2]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("family inet takes"),
+            "{}",
+            lines[2]
+        );
+        let nft = run_ok("nft", &["list", "table", "inet", "agent"]);
+        assert!(
+            nft.contains("ip saddr 192.0.2.0/24 tcp dport 22 counter packets 0 bytes 0 accept"),
+            "{nft}"
+        );
+        assert!(
+            nft.contains("tcp dport 23 counter packets 0 bytes 0 drop"),
+            "{nft}"
+        );
+    });
+}
