@@ -318,7 +318,10 @@ struct NamedNetns(String);
 
 impl NamedNetns {
     fn new() -> NamedNetns {
-        let name = format!("xtnl-serve-test-{}", std::process::id());
+        NamedNetns::named("a")
+    }
+    fn named(tag: &str) -> NamedNetns {
+        let name = format!("xtnl-serve-test-{}-{tag}", std::process::id());
         let _ = run("ip", &["netns", "del", &name]);
         run_ok("ip", &["netns", "add", &name]);
         NamedNetns(name)
@@ -679,5 +682,64 @@ fn family_inet_takes_the_generic_chain_and_rule_operations() {
             nft.contains("tcp dport 23 counter packets 0 bytes 0 drop"),
             "{nft}"
         );
+    });
+}
+
+#[test]
+fn a_delegated_run_joins_only_the_namespaces_its_policy_names() {
+    in_netns(|| {
+        let ns = NamedNetns::named("deleg");
+        let unlisted = NamedNetns::named("unlisted");
+        let etc = scratch_dir("etc-netns");
+        for f in ["passwd", "group", "protocols", "services"] {
+            if std::path::Path::new("/etc").join(f).exists() {
+                std::fs::copy(format!("/etc/{f}"), etc.join(f)).unwrap();
+            }
+        }
+        std::fs::create_dir(etc.join("xtnl")).unwrap();
+        std::fs::write(
+            etc.join("xtnl/policy.toml"),
+            format!(
+                "[[allow]]\ntable = \"nat\"\nchains = [\"vcld-*\"]\nverbs = [\"create\"]\n\
+                 uids = [1001]\nnetns = [\"{}\"]\n",
+                ns.0
+            ),
+        )
+        .unwrap();
+        let save = scratch_dir("netns-save");
+        let script = format!(
+            "set -u; mount --rbind /run/netns {save} && mount --bind {etc} /etc && \
+             mount -t tmpfs xtnl-test-run /run && mkdir /run/netns && \
+             mount --rbind {save} /run/netns && cd / || exit 99
+             x() {{ SUDO_UID=1001 {bin} \"$@\" >/dev/null 2>&1; echo $?; }}
+             echo \"named=$(x --netns {ns} -t nat -N vcld-n1)\"
+             echo \"path=$(x --netns /run/netns/{ns} -t nat -S)\"
+             echo \"missing=$(x --netns missing-xtnl-ns -t nat -S)\"
+             echo \"unlisted=$(x --netns {unlisted} -t nat -S)\"
+             echo \"own=$(x -t nat -N vcld-n2)\"",
+            save = save.display(),
+            etc = etc.display(),
+            bin = xtnl_bin(),
+            ns = ns.0,
+            unlisted = unlisted.0,
+        );
+        let out = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for want in ["named=0", "path=2", "missing=2", "unlisted=5", "own=5"] {
+            assert!(
+                text.lines().any(|l| l == want),
+                "{want} in\n{text}\n{stderr}"
+            );
+        }
+        let there = run_ok(
+            "ip",
+            &["netns", "exec", &ns.0, "iptables-nft", "-t", "nat", "-S"],
+        );
+        assert!(there.contains("-N vcld-n1\n"), "{there}");
+        assert!(!nat_rules().contains("vcld-n2"));
     });
 }
