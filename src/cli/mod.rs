@@ -68,6 +68,9 @@ fn run_all(program: &str, args: &[String]) -> Result<i32> {
     let args = machine::hoist(args);
     let is_serve = privileged::split_globals(&args)
         .is_ok_and(|(_, rest)| rest.first().is_some_and(|c| c == "serve"));
+    if !is_serve {
+        netns_opt::set_requested(netns.as_ref());
+    }
     match netns {
         Some(ns) if !is_serve => ns.run_in(|| run_here(program, &args, None)),
         netns => run_here(program, &args, netns),

@@ -15,6 +15,13 @@ pub(crate) fn requested() -> Option<String> {
     REQUESTED.get().cloned().flatten()
 }
 
+/// Records the namespace the command runs in, for the policy. (`serve` does not: its
+/// `--netns` is only the default of its requests, each checked against its caller's
+/// entries for its own namespace.)
+pub(crate) fn set_requested(ns: Option<&Netns>) {
+    let _ = REQUESTED.set(ns.map(|n| n.name.clone()));
+}
+
 /// Removes `--netns X` / `--netns=X` (anywhere on the line) and resolves it.
 pub(crate) fn take(args: &[String]) -> Result<(Vec<String>, Option<Netns>)> {
     let mut rest = Vec::with_capacity(args.len());
@@ -43,7 +50,6 @@ pub(crate) fn take(args: &[String]) -> Result<(Vec<String>, Option<Netns>)> {
             ns.name
         )));
     }
-    let _ = REQUESTED.set(ns.as_ref().map(|n| n.name.clone()));
     Ok((rest, ns))
 }
 
