@@ -749,3 +749,40 @@ fn a_delegated_run_joins_only_the_namespaces_its_policy_names() {
         assert!(!nat_rules().contains("vcld-n2"));
     });
 }
+
+#[test]
+fn the_x_tables_backend_when_asked_per_service_or_per_request() {
+    in_netns(|| {
+        let input = [
+            json!({"id": 1, "iptables": ["-t", "nat", "-N", "vcld-l1"]}),
+            setup("vcld-l2", 50800),
+            json!({"id": 3, "backend": "nft", "iptables": ["-t", "nat", "-N", "vcld-n3"]}),
+        ]
+        .iter()
+        .map(|v| format!("{v}\n"))
+        .collect::<String>();
+        let (code, lines, stderr) = stdio(
+            &["--audit", "off", "--backend", "legacy"],
+            &[],
+            input.as_bytes(),
+        );
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(lines.iter().all(|l| l["ok"] == true), "{lines:?}");
+        let legacy = run_ok("iptables-legacy", &["-t", "nat", "-S"]);
+        assert!(
+            legacy.contains("-N vcld-l1\n") && legacy.contains("-N vcld-l2\n"),
+            "{legacy}"
+        );
+        assert!(
+            legacy.contains(
+                "-A PREROUTING -m comment --comment \"VCL: jump to vcld-l2\" -j vcld-l2\n"
+            ),
+            "{legacy}"
+        );
+        let nft = nat_rules();
+        assert!(
+            nft.contains("-N vcld-n3\n") && !nft.contains("vcld-l"),
+            "{nft}"
+        );
+    });
+}
