@@ -19,6 +19,9 @@
 //!   [`nft::Session::transact`] before anything is sent), secure mode, audit lines, and the
 //!   bounds on every input.
 //!
+//! [`serve`] is `xtnl serve`, the long-lived helper that takes JSON-line requests over
+//! stdio or a unix socket (it uses the layers above as the binary's commands do).
+//!
 //! [`bench`] is the benchmark suite behind `xtnl bench` and `cargo bench --bench suite`.
 //!
 //! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
@@ -38,6 +41,7 @@ pub mod netns;
 pub mod nft;
 pub mod policy;
 pub mod privilege;
+pub mod serve;
 mod sys;
 pub mod transport;
 pub mod wire;

@@ -59,6 +59,9 @@ pub enum Elevation {
     Secure,
     /// Real and effective uid 0, started by a delegation tool for a non-root user.
     Tool(Tool),
+    /// A request to `xtnl serve` over its unix socket: the uid is the peer's
+    /// (`SO_PEERCRED`), the service acts for it.
+    Socket,
 }
 
 /// The identity an audit line names and the mode the safety rules apply.
@@ -85,6 +88,7 @@ impl Invoker {
             Elevation::Secure if self.euid == 0 && self.uid != 0 => "setuid",
             Elevation::Secure => "capabilities",
             Elevation::Tool(t) => t.as_str(),
+            Elevation::Socket => "socket",
         }
     }
 }

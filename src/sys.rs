@@ -198,3 +198,61 @@ pub fn reset_environment(keep: &[(String, String)]) {
         unsafe { std::env::set_var(k, v) };
     }
 }
+
+/// The first file descriptor systemd passes to a socket-activated service.
+const SD_LISTEN_FDS_START: i32 = 3;
+
+/// The listening unix stream socket systemd passed to this process (socket activation:
+/// `LISTEN_PID` is this process and `LISTEN_FDS` at least 1), or `None` when there is none.
+/// Descriptor 3 is taken over only after checking that it is an open `AF_UNIX`
+/// `SOCK_STREAM` socket, so a stray descriptor is never mistaken for one.
+pub fn systemd_listener() -> io::Result<Option<std::os::unix::net::UnixListener>> {
+    let pid_ok = std::env::var("LISTEN_PID")
+        .ok()
+        .and_then(|p| p.parse::<u32>().ok())
+        == Some(std::process::id());
+    let fds = std::env::var("LISTEN_FDS")
+        .ok()
+        .and_then(|n| n.parse::<u32>().ok())
+        .unwrap_or(0);
+    if !pid_ok || fds == 0 {
+        return Ok(None);
+    }
+    let int_opt = |opt: libc::c_int| -> io::Result<libc::c_int> {
+        let mut v: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `v` and `len` are valid for writes of the sizes given.
+        let r = unsafe {
+            libc::getsockopt(
+                SD_LISTEN_FDS_START,
+                libc::SOL_SOCKET,
+                opt,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(v)
+    };
+    let domain = int_opt(libc::SO_DOMAIN)?;
+    let kind = int_opt(libc::SO_TYPE)?;
+    let listening = int_opt(libc::SO_ACCEPTCONN)?;
+    if domain != libc::AF_UNIX || kind != libc::SOCK_STREAM || listening == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "LISTEN_FDS: descriptor 3 is not a listening unix stream socket \
+             (the socket unit needs ListenStream=/path)",
+        ));
+    }
+    // SAFETY: descriptor 3 is open (getsockopt succeeded), systemd handed it to this process
+    // and nothing else in it owns it.
+    let fd = unsafe { OwnedFd::from_raw_fd(SD_LISTEN_FDS_START) };
+    nix::fcntl::fcntl(
+        &fd,
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+    )
+    .map_err(io::Error::from)?;
+    Ok(Some(std::os::unix::net::UnixListener::from(fd)))
+}

@@ -25,6 +25,9 @@ pub enum WorkerKind {
     Legacy,
     /// The same, each worker with its own XTABLES_LOCKFILE (the lock not shared).
     LegacyUnshared,
+    /// One `xtnl serve` for all workers, each worker a connection to its socket sending
+    /// a `reservation_setup` and a `teardown` request per cycle (see docs/serve.md).
+    Serve,
 }
 
 impl WorkerKind {
@@ -34,6 +37,7 @@ impl WorkerKind {
             WorkerKind::IptablesNft => "iptables-nft",
             WorkerKind::Legacy => "iptables-legacy -w",
             WorkerKind::LegacyUnshared => "iptables-legacy -w, unshared locks",
+            WorkerKind::Serve => "xtnl serve",
         }
     }
     fn legacy(self) -> bool {
@@ -88,6 +92,8 @@ struct Ctx {
     xtnl: PathBuf,
     lock: PathBuf,
     dir: PathBuf,
+    /// The socket of the `xtnl serve` that [`WorkerKind::Serve`] workers use.
+    serve_socket: PathBuf,
 }
 
 #[derive(Default)]
@@ -144,6 +150,10 @@ fn worker(
     start: &Barrier,
 ) -> Result<WorkerOut> {
     let mut out = WorkerOut::default();
+    let mut conn = match kind {
+        WorkerKind::Serve => Some(super::serve_worker::connect(&ctx.serve_socket)?),
+        _ => None,
+    };
     start.wait();
     let t0 = Instant::now();
     let stop_at = t0 + 2 * time_box;
@@ -155,7 +165,10 @@ fn worker(
         let mut ok = true;
         for setup in [true, false] {
             let t = Instant::now();
-            let r = step(ctx, kind, w, setup, stop_at)?;
+            let r = match conn.as_mut() {
+                Some(c) => super::serve_worker::step(c, w, setup)?,
+                None => step(ctx, kind, w, setup, stop_at)?,
+            };
             let took = t.elapsed();
             // A sequence stopped at the time box says nothing about the tool's latency.
             if r.as_ref().err().is_none_or(|m| m != STOPPED) {
@@ -197,6 +210,7 @@ fn run_groups(
         xtnl: env.cfg.xtnl.clone(),
         lock: env.lock.clone(),
         dir: env.dir.clone(),
+        serve_socket: env.dir.join("serve.sock"),
     };
     let total: usize = groups.iter().map(|g| g.1).sum();
     let barrier = Barrier::new(total + 1);
@@ -360,11 +374,21 @@ pub(super) fn run(env: &mut Env<'_>, r: &mut Results) -> Result<()> {
         WorkerKind::IptablesNft,
         WorkerKind::Legacy,
         WorkerKind::LegacyUnshared,
+        WorkerKind::Serve,
     ] {
+        let service = match kind {
+            WorkerKind::Serve => Some(super::serve_worker::Service::start(
+                &env.cfg.xtnl,
+                &env.dir.join("serve.sock"),
+                &env.lock,
+            )?),
+            _ => None,
+        };
         for &workers in &plan.workers {
             let runs = run_groups(env, &[(kind, workers)], plan.cycles, plan.time_box)?;
             record(env, r, runs)?;
         }
+        drop(service);
     }
     let m = plan.mixed_workers;
     let runs = run_groups(

@@ -23,6 +23,7 @@ mod contention;
 mod floor;
 mod report;
 mod scaling;
+mod serve_worker;
 mod spec;
 
 use std::collections::BTreeMap;

@@ -142,6 +142,22 @@ fn targets(r: &Results) -> Vec<Target> {
             pass: q >= 20.0,
         });
     }
+    if let (Some(x), Some(l)) = (at(WorkerKind::Serve), at(WorkerKind::Legacy)) {
+        let q = x.throughput() / l.throughput().max(1e-9);
+        t.push(Target {
+            name: format!(
+                "{max_p} workers: one xtnl serve, 0 failures, throughput >= 20x iptables-legacy -w"
+            ),
+            measured: format!(
+                "{} ({:.1} vs {:.1} cycles/s), {} failures",
+                fmt_ratio(q),
+                x.throughput(),
+                l.throughput(),
+                x.failures
+            ),
+            pass: q >= 20.0 && x.failures == 0,
+        });
+    }
     let mixed: Vec<_> = r.contention.iter().filter(|c| c.mixed).collect();
     if !mixed.is_empty() {
         let fails: usize = mixed.iter().map(|c| c.failures).sum();

@@ -104,7 +104,7 @@ fn binary(r: &mut Report, who: &crate::privilege::Invoker) {
     let how = match who.elevation {
         Elevation::None => "not delegated".to_string(),
         Elevation::Secure => "delegated (secure mode: setuid or file capabilities)".to_string(),
-        Elevation::Tool(_) => format!("delegated ({})", who.via()),
+        Elevation::Tool(_) | Elevation::Socket => format!("delegated ({})", who.via()),
     };
     let caps = process_caps();
     let has_admin = caps.is_some_and(|c| c & (1 << CAP_NET_ADMIN) != 0);

@@ -7,6 +7,8 @@ use crate::nft::{Session, TableRef, TableSnapshot};
 
 /// `xtnl list [FAMILY [TABLE [CHAIN]]]`: read-only; never takes the xtables lock.
 pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
+    let json = args.iter().any(|a| a == "--json");
+    let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
     let family: Option<Family> = args.first().map(|f| f.parse()).transpose()?;
     let mut s = Session::open()?;
     let mut tables: Vec<TableRef> = s
@@ -18,12 +20,53 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
     if let Some(name) = args.get(1) {
         tables.retain(|t| &t.name == name);
     }
+    let only = args.get(2).map(String::as_str);
+    let mut docs = Vec::new();
     for t in &tables {
         let snap = s.snapshot(t)?;
         let sets = super::set_listing::read_sets(&mut s, t)?;
-        print_table_with(out, t, &snap, args.get(2).map(String::as_str), &sets)?;
+        if json {
+            let mut doc = table_json(t, &snap, only);
+            doc["sets"] = super::set_listing::sets_json(&sets);
+            docs.push(doc);
+        } else {
+            print_table_with(out, t, &snap, only, &sets)?;
+        }
+    }
+    if json {
+        let v = serde_json::json!({"version": 1, "tables": docs});
+        writeln!(out, "{v}").map_err(io_error)?;
     }
     Ok(())
+}
+
+/// `list --json`: a table's chains (hook, type, priority and policy for base chains) and
+/// rules as `nft` writes them, with their handles.
+fn table_json(t: &TableRef, snap: &TableSnapshot, only: Option<&str>) -> serde_json::Value {
+    let chains: Vec<serde_json::Value> = snap
+        .chains
+        .iter()
+        .filter(|c| only.is_none_or(|n| n == c.chain.name))
+        .map(|c| {
+            let base = c.base.as_ref().map(|b| {
+                serde_json::json!({
+                    "type": b.chain_type.as_str(),
+                    "hook": b.hook.as_str(),
+                    "priority": b.priority,
+                    "policy": match b.policy {
+                        crate::nft::Policy::Accept => "accept",
+                        crate::nft::Policy::Drop => "drop",
+                    },
+                })
+            });
+            let rules: Vec<serde_json::Value> = snap
+                .rules_of(&c.chain.name)
+                .map(|r| serde_json::json!({"handle": r.handle, "rule": r.rule.to_string()}))
+                .collect();
+            serde_json::json!({"name": c.chain.name, "base": base, "rules": rules})
+        })
+        .collect();
+    serde_json::json!({"family": t.family.as_str(), "table": t.name, "chains": chains})
 }
 
 /// Prints a table the way `nft -a list table` lays it out.

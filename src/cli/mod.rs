@@ -9,11 +9,14 @@ mod doctor;
 pub mod dropin;
 mod iptables;
 mod listing;
+mod machine;
 mod nathost;
 mod nathost_map;
+mod netns_opt;
 mod privileged;
 mod restore;
 mod saveopts;
+mod serve;
 mod set_listing;
 
 use std::io::Write;
@@ -62,6 +65,47 @@ them; 5 denied by the policy, 6 policy file missing (privileged run), unsafe or 
 /// Runs the command line; returns the exit status for a successful run. `program` is the
 /// name the binary was invoked as (`xtnl6` or `ip6tables` default to IPv6).
 pub fn run(program: &str, args: &[String]) -> Result<i32> {
+    let json = machine::wants_json(args);
+    let result = run_all(program, args);
+    machine::finish(json, result)
+}
+
+fn run_all(program: &str, args: &[String]) -> Result<i32> {
+    let (args, netns) = netns_opt::take(args)?;
+    let args = machine::hoist(args);
+    // A delegated run sheds what its caller handed it before anything else happens (and
+    // before `--netns` starts a thread: the environment reset needs a single thread).
+    delegated::enter(command_word(dropin::identify(program).as_ref(), &args)?.as_deref())?;
+    let is_serve = privileged::split_globals(&args)
+        .is_ok_and(|(_, rest)| rest.first().is_some_and(|c| c == "serve"));
+    if !is_serve {
+        netns_opt::set_requested(netns.as_ref());
+    }
+    match netns {
+        Some(ns) if !is_serve => ns.run_in(|| run_here(program, &args, None)),
+        netns => run_here(program, &args, netns),
+    }
+}
+
+/// The command a delegated run is asked for: under an iptables name the tool's (`-` for the
+/// iptables commands, `save`, `restore`), else the first word after the global options.
+fn command_word(identity: Option<&dropin::Identity>, args: &[String]) -> Result<Option<String>> {
+    if let Some(id) = identity {
+        return Ok(Some(
+            match id.tool {
+                dropin::Tool::Iptables => "-",
+                dropin::Tool::Save => "save",
+                dropin::Tool::Restore => "restore",
+            }
+            .to_string(),
+        ));
+    }
+    let (args, _) = take_backend(args)?;
+    let (_, rest) = privileged::split_globals(&args)?;
+    Ok(rest.first().cloned())
+}
+
+fn run_here(program: &str, args: &[String], netns: Option<crate::netns::Netns>) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     let identity = dropin::identify(program);
     let v6 = program.ends_with('6') || program.starts_with("ip6tables");
@@ -73,18 +117,22 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
     let (args, backend) = take_backend(args)?;
     let (globals, args) = privileged::split_globals(&args)?;
     let first = args.first().map(String::as_str);
-    // Under an iptables name the command is that tool's (iptables commands, save, restore).
-    delegated::enter(match &identity {
-        Some(id) => Some(match id.tool {
-            dropin::Tool::Iptables => "-",
-            dropin::Tool::Save => "save",
-            dropin::Tool::Restore => "restore",
-        }),
-        None => first,
-    })?;
     if identity.is_none() && first == Some("doctor") {
         // Read-only; runs before the policy set-up below, which it diagnoses.
         return doctor::run(&mut out, &args[1..]);
+    }
+    let usage = USAGE
+        .replace("{DOCTOR}", doctor::USAGE)
+        .replace(
+            "{NATHOST}",
+            &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE),
+        )
+        .replace("{BENCH}", bench::USAGE);
+    if identity.is_none()
+        && let Some(text) = machine::help_for(args, &usage)
+    {
+        writeln!(out, "{text}").map_err(io_error)?;
+        return Ok(0);
     }
     let identity_only =
         identity.is_some() && (dropin::wants_version(args) || dropin::wants_help(args));
@@ -104,24 +152,14 @@ pub fn run(program: &str, args: &[String]) -> Result<i32> {
     }
     let result = match first {
         Some("demo") if args.len() == 1 => demo::run(&mut out),
-        Some("list") if args.len() <= 4 => listing::run(&mut out, &args[1..]),
+        Some("list") if args.len() <= 5 => listing::run(&mut out, &args[1..]),
         Some("restore") => restore::run_restore(&mut out, &args[1..], family, backend),
         Some("save") => restore::run_save(&mut out, &args[1..], family, backend),
         Some("version" | "--version" | "-V") => {
             writeln!(out, "xtnl {}", env!("CARGO_PKG_VERSION")).map_err(io_error)
         }
-        Some("help" | "--help" | "-h") => writeln!(
-            out,
-            "{}",
-            USAGE
-                .replace("{DOCTOR}", doctor::USAGE)
-                .replace(
-                    "{NATHOST}",
-                    &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE)
-                )
-                .replace("{BENCH}", bench::USAGE)
-        )
-        .map_err(io_error),
+        Some("help" | "--help" | "-h") => writeln!(out, "{usage}").map_err(io_error),
+        Some("serve") => return serve::run(&mut out, &args[1..], &globals, backend, netns),
         Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
         Some("bench") => bench::run(&mut out, &args[1..]),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host" | "migrate") => {

@@ -150,7 +150,7 @@ pub(crate) fn caller_file(path: &str) -> Result<()> {
 /// Loads the policy and audit settings and installs them for every session of this process.
 pub(crate) fn install(g: &Globals) -> Result<()> {
     let who = invoker();
-    let policy = policy_for(g, &who)?;
+    let policy = super::netns_opt::scope_policy(policy_for(g, &who)?, &who)?;
     let target = audit_for(g, &who)?;
     let policy = policy.map(Arc::new);
     crate::policy::set_process_policy(policy.clone());

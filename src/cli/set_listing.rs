@@ -33,6 +33,25 @@ pub fn read_sets(s: &mut Session, t: &TableRef) -> Result<Vec<SetListing>> {
     })
 }
 
+/// `list --json`: each set's name, kind (`set` or `map`), type in nft's words, flags,
+/// element count and comment.
+pub fn sets_json(sets: &[SetListing]) -> serde_json::Value {
+    sets.iter()
+        .map(|l| {
+            let s = &l.set;
+            let shown = s.flags & !(flags::MAP | flags::ANONYMOUS);
+            serde_json::json!({
+                "name": s.name,
+                "kind": if s.is_map() { "map" } else { "set" },
+                "type": describe_type(s),
+                "flags": flags::names(shown),
+                "elements": l.elements,
+                "comment": s.comment(),
+            })
+        })
+        .collect()
+}
+
 /// Prints the sets as nft lays out their headers.
 pub fn print_sets(out: &mut impl Write, sets: &[SetListing]) -> Result<()> {
     for l in sets {

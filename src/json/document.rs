@@ -274,13 +274,26 @@ pub fn parse(bytes: &[u8]) -> Result<Document> {
         let family = match t.family.as_deref() {
             None | Some("ipv4" | "ip") => Family::Ipv4,
             Some("ipv6" | "ip6") => Family::Ipv6,
+            Some("inet") => Family::Inet,
             Some(f) => {
                 return Err(invalid(
                     &format!("{tpath}.family"),
-                    format!("family {f:?} is not ipv4 or ipv6"),
+                    format!("family {f:?} is not ipv4, ipv6 or inet"),
                 ));
             }
         };
+        if family == Family::Inet
+            && let Some((oi, o)) = t.operations.iter().enumerate().find(|(_, o)| !inet_op(o))
+        {
+            return Err(invalid(
+                &format!("{tpath}.operations[{oi}]"),
+                format!(
+                    "{} is for iptables' own tables (families ipv4 and ipv6); family inet takes \
+                     create_chain, flush_chain, delete_chain, ensure_rule and delete_rule",
+                    o.kind()
+                ),
+            ));
+        }
         if t.operations.len() > MAX_OPERATIONS {
             return Err(invalid(
                 &format!("{tpath}.operations"),
@@ -320,6 +333,38 @@ pub fn parse(bytes: &[u8]) -> Result<Document> {
         });
     }
     Ok(Document { transactions })
+}
+
+/// The operations that mean the same in an `inet` table (both address families at once):
+/// the generic chain and rule operations. The NAT-host operations are defined on iptables'
+/// `ip`/`ip6` tables.
+fn inet_op(o: &OperationIn) -> bool {
+    matches!(
+        o,
+        OperationIn::CreateChain { .. }
+            | OperationIn::FlushChain { .. }
+            | OperationIn::DeleteChain { .. }
+            | OperationIn::EnsureRule { .. }
+            | OperationIn::DeleteRule { .. }
+    )
+}
+
+impl OperationIn {
+    fn kind(&self) -> &'static str {
+        match self {
+            OperationIn::ReservationSetup { .. } => "reservation_setup",
+            OperationIn::ForwardAdd { .. } => "forward_add",
+            OperationIn::ForwardRemove { .. } => "forward_remove",
+            OperationIn::Teardown { .. } => "teardown",
+            OperationIn::Sweep { .. } => "sweep",
+            OperationIn::HostSetup { .. } => "host_setup",
+            OperationIn::CreateChain { .. } => "create_chain",
+            OperationIn::FlushChain { .. } => "flush_chain",
+            OperationIn::DeleteChain { .. } => "delete_chain",
+            OperationIn::EnsureRule { .. } => "ensure_rule",
+            OperationIn::DeleteRule { .. } => "delete_rule",
+        }
+    }
 }
 
 fn dotted(path: &str) -> String {

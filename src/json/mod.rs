@@ -54,6 +54,8 @@ pub fn error_value(e: &Error) -> Value {
 /// The result of one NAT-host command (`--json`).
 pub fn report_value(r: &Report) -> Value {
     json!({
+        "version": 1,
+        "ok": true,
         "outcome": r.outcome.as_str(),
         "changes": r.changes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
         "removed_chains": r.removed_chains,

@@ -4,6 +4,7 @@
 
 pub mod codec;
 mod listing;
+mod netns;
 mod session;
 pub mod set;
 mod set_read;

@@ -106,6 +106,7 @@ fn mode(invoker: &Invoker) -> &'static str {
         Elevation::None => "direct",
         Elevation::Secure => "secure",
         Elevation::Tool(t) => t.as_str(),
+        Elevation::Socket => "socket",
     }
 }
 

@@ -38,6 +38,11 @@ struct AllowRepr {
     jump_to: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     sets: Vec<Spanned<String>>,
+    /// Who the entry is for (see [`super::Caller`]); absent: everyone.
+    uids: Option<Spanned<Vec<Spanned<i64>>>>,
+    groups: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    /// Which network namespaces the entry is for; absent: the service's own only.
+    netns: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// 1-based line and column of a byte offset.
@@ -156,6 +161,12 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Policy> {
                 )
             }
         };
+        let (uids, groups, netns) = super::caller::parse_scope(
+            a.uids.as_ref(),
+            a.groups.as_ref(),
+            a.netns.as_ref(),
+            &|offset, msg| at(offset, msg),
+        )?;
         allow.push(Allow {
             line,
             family,
@@ -164,6 +175,9 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Policy> {
             verbs,
             jump_to,
             sets,
+            uids,
+            groups,
+            netns,
         });
     }
     Ok(Policy {

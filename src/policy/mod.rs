@@ -21,6 +21,7 @@
 //! nf_tables transactions can call [`Policy::check`] on its own operations.
 
 pub mod audit;
+mod caller;
 mod file;
 mod sets;
 
@@ -32,6 +33,7 @@ use crate::model::Family;
 use crate::nft::{ChainRef, Op, Reader, Transaction};
 use crate::wire::expr::{Expr, ImmediateData, Verdict};
 
+pub use caller::{Caller, accounts};
 pub use file::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, load_file, load_secure};
 
 static PROCESS_POLICY: std::sync::RwLock<Option<std::sync::Arc<Policy>>> =
@@ -398,6 +400,13 @@ pub struct Allow {
     pub jump_to: Option<Vec<Pattern>>,
     /// Named sets the set verbs (create-set, add-element...) may touch.
     pub sets: Vec<Pattern>,
+    /// `Some`: the entry is only for these callers (uids), ...
+    pub uids: Option<Vec<u32>>,
+    /// ... or members of these groups (gids); both `None`: for every caller.
+    pub groups: Option<Vec<u32>>,
+    /// `Some`: the entry is only for network namespaces whose name matches one of these;
+    /// `None`: only for the namespace xtnl itself runs in.
+    pub netns: Option<Vec<Pattern>>,
 }
 
 impl Allow {

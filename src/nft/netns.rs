@@ -1,0 +1,24 @@
+//! Sessions in another network namespace: the netlink socket is created on a thread that has
+//! joined the namespace, so the session acts there while the process stays where it is.
+
+use super::{Session, SessionBuilder};
+use crate::error::Result;
+use crate::netns::Netns;
+
+impl SessionBuilder {
+    /// Opens the session's socket in `netns` (`None`: the calling thread's namespace).
+    pub fn open_in(self, netns: Option<&Netns>) -> Result<Session> {
+        match netns {
+            None => self.open(),
+            Some(ns) => ns.run_in(move || self.open()),
+        }
+    }
+}
+
+impl Session {
+    /// [`Session::open`] in another network namespace: `Session::open_in(Some(&ns))` with
+    /// `ns` from [`Netns::resolve`] (`"blue"` is `/run/netns/blue`, as `ip netns` names it).
+    pub fn open_in(netns: Option<&Netns>) -> Result<Session> {
+        Session::builder().open_in(netns)
+    }
+}

@@ -1,0 +1,472 @@
+//! The engine of `xtnl serve`: one thread that owns the long-lived nf_tables sessions (one
+//! per network namespace) and executes every request, so commits are serialised whatever the
+//! number of clients. Each request runs under its caller's policy and audit identity: the
+//! sessions' guard and auditor look them up in [`Current`], which the engine sets before
+//! each request.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use super::request::{Body, Request, error_response, response};
+use crate::backend::{Backend, BackendChoice};
+use crate::error::{Error, ErrorKind, Result};
+use crate::ipt::{exec, parse as ipt_parse};
+use crate::legacy::Legacy;
+use crate::lock::{LockMode, WaitPolicy, XtablesLock};
+use crate::model::Family;
+use crate::netns::Netns;
+use crate::nft::{AuditOutcome, Auditor, Guard, Reader, Session, TableRef, Transaction};
+use crate::policy::{Caller, Policy};
+
+/// More namespaces than this with an open session: the idle ones are closed.
+const MAX_SESSIONS: usize = 64;
+
+/// Who sent a request, as the engine needs it.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    /// The caller (uid, groups); its `netns` is set per request.
+    pub caller: Caller,
+    /// Whether a policy applies (`false`: root's own service, or an undelegated stdio run
+    /// without a policy file: everything is allowed).
+    pub restricted: bool,
+    /// Its audit lines' writer.
+    pub auditor: Option<Arc<dyn Auditor>>,
+}
+
+/// The policy and auditor of the request being executed.
+#[derive(Debug, Default)]
+struct Current {
+    policy: Option<Arc<Policy>>,
+    auditor: Option<Arc<dyn Auditor>>,
+}
+
+#[derive(Debug, Clone)]
+struct CurrentGuard(Arc<Mutex<Current>>);
+
+impl CurrentGuard {
+    fn policy(&self) -> Option<Arc<Policy>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .policy
+            .clone()
+    }
+}
+
+impl Guard for CurrentGuard {
+    fn check_transaction(&self, tx: &Transaction, reader: &mut Reader<'_>) -> Result<()> {
+        match self.policy() {
+            Some(p) => p.check_transaction(tx, reader),
+            None => Ok(()),
+        }
+    }
+    fn check_zero(&self, table: &TableRef, chain: Option<&str>) -> Result<()> {
+        match self.policy() {
+            Some(p) => crate::nft::Guard::check_zero(&*p, table, chain),
+            None => Ok(()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct CurrentAuditor(Arc<Mutex<Current>>);
+
+impl Auditor for CurrentAuditor {
+    fn record(
+        &self,
+        count: usize,
+        ops: &mut dyn Iterator<Item = String>,
+        outcome: AuditOutcome<'_>,
+    ) {
+        let a = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .auditor
+            .clone();
+        if let Some(a) = a {
+            a.record(count, ops, outcome);
+        }
+    }
+}
+
+/// The engine's settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub backend: BackendChoice,
+    pub wait: WaitPolicy,
+    /// The whole policy (filtered per caller and namespace for each request).
+    pub policy: Option<Arc<Policy>>,
+    /// The namespace of requests that name none (`--netns` of the service).
+    pub default_netns: Option<Netns>,
+}
+
+/// Owns the sessions; executes requests one at a time.
+pub struct Engine {
+    config: Config,
+    current: Arc<Mutex<Current>>,
+    sessions: HashMap<Option<Netns>, Session>,
+    resolved: HashMap<Family, Backend>,
+    /// Requests executed, for `ping`.
+    pub executed: u64,
+    /// Group commits made, and groups that failed and were split.
+    pub groups: u64,
+    pub split_groups: u64,
+}
+
+/// What requests must share to be committed together (see [`Engine::group_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupKey {
+    netns: Option<Netns>,
+    family: Family,
+    uid: u32,
+    gids: Vec<u32>,
+    restricted: bool,
+}
+
+impl Engine {
+    pub fn new(config: Config) -> Engine {
+        Engine {
+            config,
+            current: Arc::default(),
+            sessions: HashMap::new(),
+            resolved: HashMap::new(),
+            executed: 0,
+            groups: 0,
+            split_groups: 0,
+        }
+    }
+
+    fn backend(&mut self, req: &Request, family: Family) -> Backend {
+        if let Some(choice) = req.backend {
+            return choice.resolve(family).0;
+        }
+        let choice = self.config.backend;
+        *self
+            .resolved
+            .entry(family)
+            .or_insert_with(|| choice.resolve(family).0)
+    }
+
+    fn session(&mut self, netns: &Option<Netns>) -> Result<&mut Session> {
+        if !self.sessions.contains_key(netns) {
+            if self.sessions.len() >= MAX_SESSIONS {
+                self.sessions.clear();
+            }
+            let s = Session::builder()
+                .lock(XtablesLock::from_env(self.config.wait))
+                .lock_mode(LockMode::Always)
+                .guard(Some(Arc::new(CurrentGuard(self.current.clone()))))
+                .auditor(Some(Arc::new(CurrentAuditor(self.current.clone()))))
+                .open_in(netns.as_ref())?;
+            self.sessions.insert(netns.clone(), s);
+        }
+        self.sessions
+            .get_mut(netns)
+            .ok_or_else(|| Error::InvalidInput("no session".into()))
+    }
+
+    fn legacy(&self, netns: &Option<Netns>, family: Family) -> Result<Legacy> {
+        let lock = XtablesLock::from_env(self.config.wait);
+        match netns {
+            None => Legacy::open(family, lock),
+            Some(ns) => ns.run_in(move || Legacy::open(family, lock)),
+        }
+    }
+
+    /// Sets the policy and auditor for a request from `peer` in `netns`; refuses a
+    /// restricted caller a namespace its policy has no entry for, or a path.
+    fn enter(&mut self, peer: &Peer, netns: &Option<Netns>) -> Result<()> {
+        let mut cur = Current {
+            policy: None,
+            auditor: peer.auditor.clone(),
+        };
+        if peer.restricted {
+            let caller = peer
+                .caller
+                .clone()
+                .in_netns(netns.as_ref().map(|n| n.name.clone()));
+            let Some(policy) = &self.config.policy else {
+                return Err(Error::PolicyDenied(format!(
+                    "uid {}: no policy file, so only root may use this service",
+                    caller.uid
+                )));
+            };
+            if let Some(ns) = netns {
+                if !ns.is_named() {
+                    return Err(Error::PolicyDenied(format!(
+                        "network namespace {:?}: a caller under a policy names namespaces by \
+                         their `ip netns` name, not by path",
+                        ns.name
+                    )));
+                }
+                if !policy.has_entries_for(&caller) {
+                    return Err(Error::PolicyDenied(format!(
+                        "policy {} has no entry for uid {} in network namespace {:?} (an \
+                         entry's `netns` must name it)",
+                        policy.path.display(),
+                        caller.uid,
+                        ns.name
+                    )));
+                }
+            }
+            cur.policy = Some(Arc::new(policy.for_caller(&caller)));
+        }
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = cur;
+        Ok(())
+    }
+
+    /// Executes one request; the response always carries its `id` and `ok`.
+    pub fn execute(&mut self, req: &Request, peer: &Peer) -> Value {
+        self.executed += 1;
+        let netns = req
+            .netns
+            .clone()
+            .or_else(|| self.config.default_netns.clone());
+        let result = self
+            .enter(peer, &netns)
+            .and_then(|()| self.run(req, peer, &netns));
+        let v = match result {
+            Ok(v) => v,
+            Err(e) => {
+                if e.kind() == ErrorKind::Io {
+                    // The socket may be broken: the next request opens a fresh one.
+                    self.sessions.remove(&netns);
+                }
+                error_response(&req.id, &e)
+            }
+        };
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Current::default();
+        v
+    }
+
+    /// Whether `req` may share a group commit, and with which others: requests of one
+    /// transaction on nf_tables, from callers of the same identity (so one policy check and
+    /// one audit line are right for all), in the same namespace and family.
+    pub fn group_key(&mut self, req: &Request, peer: &Peer) -> Option<GroupKey> {
+        let Body::Apply(doc) = &req.body else {
+            return None;
+        };
+        let [t] = doc.transactions.as_slice() else {
+            return None;
+        };
+        if self.backend(req, t.family) != Backend::Nft {
+            return None;
+        }
+        let netns = req
+            .netns
+            .clone()
+            .or_else(|| self.config.default_netns.clone());
+        Some(GroupKey {
+            netns,
+            family: t.family,
+            uid: peer.caller.uid,
+            gids: peer.caller.gids.clone(),
+            restricted: peer.restricted,
+        })
+    }
+
+    /// Group commit: the operations of every request in one transaction (one batch, one
+    /// commit, one reclaim), each request's response as if it had been committed alone. If
+    /// the group fails (planning, the policy or the kernel refuses any part), each request
+    /// is executed alone, so a bad request fails by itself and the others still commit.
+    /// `reqs` share a [`GroupKey`].
+    pub fn execute_group(&mut self, reqs: &[&Request], peer: &Peer) -> Vec<Value> {
+        if reqs.len() > 1
+            && let Some(v) = self.try_group(reqs, peer)
+        {
+            self.executed += reqs.len() as u64;
+            self.groups += 1;
+            return v;
+        }
+        if reqs.len() > 1 {
+            self.split_groups += 1;
+        }
+        reqs.iter().map(|r| self.execute(r, peer)).collect()
+    }
+
+    fn try_group(&mut self, reqs: &[&Request], peer: &Peer) -> Option<Vec<Value>> {
+        let docs: Vec<&crate::json::Document> = reqs
+            .iter()
+            .filter_map(|r| match &r.body {
+                Body::Apply(d) => Some(d),
+                _ => None,
+            })
+            .collect();
+        let first = docs.first()?.transactions.first()?;
+        let family = first.family;
+        let ops: Vec<crate::nathost::Operation> = docs
+            .iter()
+            .flat_map(|d| d.transactions[0].operations.iter().cloned())
+            .collect();
+        let netns = reqs[0]
+            .netns
+            .clone()
+            .or_else(|| self.config.default_netns.clone());
+        self.enter(peer, &netns).ok()?;
+        let result = self
+            .session(&netns)
+            .and_then(|s| crate::nathost::transact(s, family, &ops));
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Current::default();
+        let (mut results, attempts) = result.ok()?;
+        let mut out = Vec::with_capacity(reqs.len());
+        for (req, doc) in reqs.iter().zip(&docs) {
+            let n = doc.transactions[0].operations.len();
+            let mine: Vec<_> = results.drain(..n.min(results.len())).collect();
+            let mut mine = Some(mine);
+            let (v, status) =
+                crate::json::apply_each(doc, |_| Ok((mine.take().unwrap_or_default(), attempts)));
+            let mut r = response(&req.id, status == 0, v);
+            r["status"] = json!(status);
+            r["group"] = json!(reqs.len());
+            out.push(r);
+        }
+        Some(out)
+    }
+
+    fn refuse_legacy(peer: &Peer) -> Result<()> {
+        if peer.restricted {
+            return Err(Error::PolicyDenied(
+                "the legacy (x_tables) backend does not check the policy, so a caller under \
+                 one cannot use it; use the nf_tables backend"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, req: &Request, peer: &Peer, netns: &Option<Netns>) -> Result<Value> {
+        let id = &req.id;
+        match &req.body {
+            Body::Ping => Ok(response(
+                id,
+                true,
+                json!({"pong": true, "server": {
+                    "program": "xtnl", "version": env!("CARGO_PKG_VERSION"),
+                    "pid": std::process::id(), "requests": self.executed,
+                    "group_commits": self.groups, "split_groups": self.split_groups,
+                }}),
+            )),
+            Body::Apply(doc) => {
+                let family = doc.transactions.first().map_or(Family::Ipv4, |t| t.family);
+                let (result, status) = if self.backend(req, family) == Backend::Legacy {
+                    Self::refuse_legacy(peer)?;
+                    let mut by_family = HashMap::new();
+                    for t in &doc.transactions {
+                        if let std::collections::hash_map::Entry::Vacant(e) =
+                            by_family.entry(t.family)
+                        {
+                            e.insert(self.legacy(netns, t.family)?);
+                        }
+                    }
+                    crate::json::apply_each(doc, |t| match by_family.get_mut(&t.family) {
+                        Some(l) => crate::nathost::transact(l, t.family, &t.operations),
+                        None => Err(Error::InvalidInput("no x_tables handle".into())),
+                    })
+                } else {
+                    crate::json::apply(self.session(netns)?, doc)
+                };
+                let mut r = response(id, status == 0, result);
+                r["status"] = json!(status);
+                Ok(r)
+            }
+            Body::Iptables(args) => self.iptables(req, peer, netns, args),
+            Body::List {
+                family,
+                table,
+                chain,
+            } => {
+                let chains = if self.backend(req, *family) == Backend::Legacy {
+                    crate::legacy::listings(&self.legacy(netns, *family)?, table, chain.as_deref())?
+                } else {
+                    let t = TableRef::new(*family, table);
+                    crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())?
+                };
+                let v = crate::json::listing_value(
+                    *family,
+                    vec![crate::json::table_value(table, &chains)],
+                );
+                Ok(response(id, true, v))
+            }
+            Body::Save { family, table } => {
+                let mut tables = Vec::new();
+                if self.backend(req, *family) == Backend::Legacy {
+                    let legacy = self.legacy(netns, *family)?;
+                    let names = match table {
+                        Some(t) => vec![t.clone()],
+                        None => crate::legacy::loaded_tables(*family),
+                    };
+                    for name in names {
+                        let chains = crate::legacy::listings(&legacy, &name, None)?;
+                        tables.push(crate::json::table_value(&name, &chains));
+                    }
+                } else {
+                    let s = self.session(netns)?;
+                    for name in crate::ipt::restore::saved_tables(s, *family, table.as_deref())? {
+                        let t = TableRef::new(*family, &name);
+                        let chains = crate::ipt::listing::chains(s, &t, None)?;
+                        tables.push(crate::json::table_value(&name, &chains));
+                    }
+                }
+                Ok(response(
+                    id,
+                    true,
+                    crate::json::listing_value(*family, tables),
+                ))
+            }
+        }
+    }
+
+    fn iptables(
+        &mut self,
+        req: &Request,
+        peer: &Peer,
+        netns: &Option<Netns>,
+        args: &[String],
+    ) -> Result<Value> {
+        let as_json = args.iter().any(|a| a == "--json");
+        let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+        let inv = ipt_parse::parse(&args, Family::Ipv4)?;
+        let legacy = self.backend(req, inv.family) == Backend::Legacy;
+        if legacy {
+            Self::refuse_legacy(peer)?;
+        }
+        if as_json {
+            let chain = match &inv.command {
+                ipt_parse::Command::ListRules(c) | ipt_parse::Command::List(c) => c.clone(),
+                _ => {
+                    return Err(Error::InvalidInput(
+                        "--json applies to listings (-S, -L) only".into(),
+                    ));
+                }
+            };
+            let chains = if legacy {
+                crate::legacy::listings(
+                    &self.legacy(netns, inv.family)?,
+                    &inv.table,
+                    chain.as_deref(),
+                )?
+            } else {
+                let t = TableRef::new(inv.family, &inv.table);
+                crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())?
+            };
+            let v = crate::json::listing_value(
+                inv.family,
+                vec![crate::json::table_value(&inv.table, &chains)],
+            );
+            return Ok(response(&req.id, true, v));
+        }
+        let text = if legacy {
+            crate::legacy::execute(&self.legacy(netns, inv.family)?, &inv)?
+        } else {
+            exec::execute(self.session(netns)?, &inv)?
+        };
+        Ok(response(
+            &req.id,
+            true,
+            json!({"status": 0, "output": text}),
+        ))
+    }
+}
