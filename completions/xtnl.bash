@@ -3,7 +3,7 @@
 # /etc/bash_completion.d/xtnl-iptables registers the iptables part for the iptables names
 # when they run xtnl. tests/packaging.rs loads this file and checks what it offers.
 
-_xtnl_commands="demo list restore save apply doctor reservation forward teardown sweep host bench version help"
+_xtnl_commands="demo list restore save apply serve doctor reservation forward teardown sweep host migrate bench version help"
 _xtnl_iptables_cmds="-A --append -I --insert -D --delete -R --replace -C --check -N --new-chain
     -X --delete-chain -F --flush -Z --zero -P --policy -E --rename-chain -S --list-rules
     -L --list"
@@ -57,7 +57,7 @@ _xtnl() {
         "")
             if [[ $cur == -* ]]; then
                 _xtnl_iptables
-                mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "--policy-file --audit --backend --help --version" -- "$cur")
+                mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "--policy-file --audit --backend --netns --help --version" -- "$cur")
             else
                 mapfile -t COMPREPLY < <(compgen -W "$_xtnl_commands" -- "$cur")
             fi
@@ -72,9 +72,11 @@ _xtnl() {
                [[ $cur != -* ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur") ;;
         reservation) if ((COMP_CWORD == i + 1)); then mapfile -t COMPREPLY < <(compgen -W "setup" -- "$cur")
                      else mapfile -t COMPREPLY < <(compgen -W "--entry --forward -i --comment-prefix --no-comments -4 -6 -t -w --json" -- "$cur"); fi ;;
-        forward) if ((COMP_CWORD == i + 1)); then mapfile -t COMPREPLY < <(compgen -W "add remove" -- "$cur")
-                 else mapfile -t COMPREPLY < <(compgen -W "-i --comment-prefix -4 -6 -t -w --json" -- "$cur"); fi ;;
-        teardown) mapfile -t COMPREPLY < <(compgen -W "--entry -4 -6 -t -w --json" -- "$cur") ;;
+        forward) if ((COMP_CWORD == i + 1)); then mapfile -t COMPREPLY < <(compgen -W "add remove list" -- "$cur")
+                 else mapfile -t COMPREPLY < <(compgen -W "-i --comment-prefix --layout -4 -6 -t -w --json" -- "$cur"); fi ;;
+        teardown) mapfile -t COMPREPLY < <(compgen -W "--entry --layout --forward -4 -6 -t -w --json" -- "$cur") ;;
+        migrate) mapfile -t COMPREPLY < <(compgen -W "--to --prefix --entry --comment-prefix -4 -6 -w --json" -- "$cur") ;;
+        serve) mapfile -t COMPREPLY < <(compgen -W "--stdio --socket --help" -- "$cur") ;;
         sweep) mapfile -t COMPREPLY < <(compgen -W "--prefix --keep -4 -6 -t -w --json" -- "$cur") ;;
         host) if ((COMP_CWORD == i + 1)); then mapfile -t COMPREPLY < <(compgen -W "setup" -- "$cur")
               else mapfile -t COMPREPLY < <(compgen -W "--public-interface --private-interface --private-network --public-address --ports --chain --comment-prefix -4 -6 -t -w --json" -- "$cur"); fi ;;

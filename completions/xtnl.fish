@@ -1,7 +1,7 @@
 # fish completion for xtnl (and xtnl6): its own commands and iptables' options. Installed as
 # /usr/share/fish/vendor_completions.d/xtnl.fish. tests/packaging.rs loads it in fish.
 
-set -l __xtnl_cmds demo list restore save apply doctor reservation forward teardown sweep host bench version help
+set -l __xtnl_cmds demo list restore save apply serve doctor reservation forward teardown sweep host migrate bench version help
 
 for c in xtnl xtnl6
     complete -c $c -f
@@ -16,17 +16,24 @@ for c in xtnl xtnl6
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a teardown -d 'delete a reservation'
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a sweep -d 'remove PREFIX* chains not kept'
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a host -d 'host setup'
+    complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a migrate -d 'move reservations between layouts'
+    complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a serve -d 'JSON-lines service (stdio or socket)'
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a bench -d 'benchmarks'
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a version -d 'print the version'
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a help -d 'print the usage'
     complete -c $c -n "__fish_seen_subcommand_from reservation host" -a setup
-    complete -c $c -n "__fish_seen_subcommand_from forward" -a 'add remove'
+    complete -c $c -n "__fish_seen_subcommand_from forward" -a 'add remove list'
     complete -c $c -n "__fish_seen_subcommand_from list" -a 'ip ip6 inet'
 
     # Global options.
     complete -c $c -l policy-file -r -F -d 'check every change against this policy'
     complete -c $c -l audit -x -a 'syslog stderr off' -d 'where audit lines go'
     complete -c $c -l backend -x -a 'nft legacy auto' -d 'nf_tables, x_tables, or as the host'
+    complete -c $c -l netns -x -d 'network namespace (ip netns name or path)'
+    complete -c $c -l layout -x -a 'chains map' -d 'NAT-host layout'
+    complete -c $c -l to -x -a 'map chains' -d 'migrate: the layout to move to'
+    complete -c $c -l stdio -d 'serve: requests on standard input'
+    complete -c $c -l socket -r -F -d 'serve: unix socket path'
 
     # Command options.
     complete -c $c -l noflush -d 'restore: keep what is there'

@@ -9,8 +9,8 @@ use super::io_error;
 use crate::bench::{self, Config, Plan};
 use crate::error::{Error, Result};
 
-pub const USAGE: &str = "\
-  bench [--quick] [--out DIR]   time xtnl against iptables-nft, iptables-legacy, nft and the
+pub const USAGE: &str =
+    "  bench [--quick] [--out DIR]   time xtnl against iptables-nft, iptables-legacy, nft and the
                                 restore tools in a network namespace of its own; writes
                                 results.md, latency.svg and results.csv to DIR
                                 (default ./xtnl-bench); --quick: a smoke run of seconds";

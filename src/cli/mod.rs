@@ -40,6 +40,8 @@ through sudo by another user, where the policy is always /etc/xtnl/policy.toml):
   --backend nft|legacy|auto     (anywhere; default $XTNL_BACKEND, else auto) nf_tables as
                                 iptables-nft, x_tables as iptables-legacy, or whichever the
                                 host's iptables command is; -v says which and why on stderr
+  --netns NAME|PATH             (anywhere) run in that network namespace (`ip netns` names
+                                under /run/netns, or a path); the process does not move
 
 commands:
   demo                          set up and tear down a NAT reservation in a scratch network
@@ -52,6 +54,9 @@ commands:
                                 print iptables' tables in iptables-save format (or JSON)
   apply [FILE|-] [-w [SECS]]    apply a JSON document of transactions (see the README);
                                 prints a JSON result
+  serve --stdio | --socket PATH  take JSON-lines requests (apply documents, listings, NAT-host
+                                operations, iptables command lines) on standard input or a
+                                unix socket, one response line each; see `xtnl serve --help`
 {DOCTOR}
 {NATHOST}
 {BENCH}

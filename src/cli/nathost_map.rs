@@ -12,8 +12,8 @@ use crate::nathost::map::{Layout, MapOp, list_forwards, run_one};
 use crate::nathost::{ForwardKey, Operation, Report};
 use crate::nft::Session;
 
-pub const USAGE: &str = "\
-  --layout chains|map           (on each NAT-host command) chains: a chain per reservation in
+pub const USAGE: &str =
+    "  --layout chains|map           (on each NAT-host command) chains: a chain per reservation in
                                 iptables' nat table (default); map: one element per forward
                                 of a DNAT map in table xtnl_nat (cost flat in the host's size)
   teardown CHAIN --layout map [--forward [IFACE:]PROTO/PORT]...
