@@ -108,6 +108,14 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
                 }
             }
             IptMatch::Opaque(_) => unreachable_opaque()?,
+            IptMatch::Ext(x) => match super::ext::native::encode(x) {
+                Some(exprs) => out.extend(exprs),
+                None => out.push(Expr::Match(crate::wire::expr::Match {
+                    name: x.name.clone(),
+                    rev: x.rev,
+                    info: x.info.clone(),
+                })),
+            },
             other => {
                 out.push(Expr::Match(
                     xt_bridge::match_to_xt(other, table.family)?.to_expr(),
@@ -124,6 +132,9 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
         Some(IptTarget::Jump(c)) => out.push(verdict(Verdict::Jump(c.clone()))),
         Some(IptTarget::Goto(c)) => out.push(verdict(Verdict::Goto(c.clone()))),
         Some(IptTarget::Opaque(_)) => unreachable_opaque()?,
+        Some(IptTarget::Ext(x)) if super::ext::native::encode_target(x).is_some() => {
+            out.extend(super::ext::native::encode_target(x).unwrap_or_default());
+        }
         Some(t) => out.push(Expr::Target(
             xt_bridge::target_to_xt(t, table.family)?.to_expr(),
         )),
@@ -279,6 +290,7 @@ pub fn to_model(rule: &IptRule, family: Family) -> Result<model::Rule> {
                 });
             }
             IptMatch::Opaque(_) => unreachable_opaque()?,
+            IptMatch::Ext(x) => return Err(unsupported(&format!("-m {}", x.name))),
         }
     }
     r.counter = Some(model::Counters::default());
@@ -314,6 +326,7 @@ pub fn to_model(rule: &IptRule, family: Family) -> Result<model::Rule> {
             level: l.level,
         }),
         Some(IptTarget::Opaque(_)) => return Err(unsupported("an opaque target")),
+        Some(IptTarget::Ext(x)) => return Err(unsupported(&format!("-j {}", x.name))),
     };
     Ok(r)
 }
@@ -508,7 +521,25 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                 // expression at a time: xt matches, and an xt target at the very end.
                 let last_part = i + 1 == n && m.action.is_none();
                 let count = o.exprs.len();
+                let mut skip = 0;
                 for (k, e) in o.exprs.iter().enumerate() {
+                    if skip > 0 {
+                        skip -= 1;
+                        continue;
+                    }
+                    // Modules iptables-nft writes as native expressions (mark, limit, NFLOG).
+                    if last_part
+                        && k + 1 == count
+                        && let Some(t) = super::ext::native::decode_target(e, family)
+                    {
+                        r.target = Some(t);
+                        continue;
+                    }
+                    if let Some((im, used)) = super::ext::native::decode_at(&o.exprs[k..], family) {
+                        r.matches.push(im);
+                        skip = used - 1;
+                        continue;
+                    }
                     match e {
                         Expr::Match(x) => match xt_bridge::match_from_xt(x, family) {
                             Some(im) => r.matches.push(im),

@@ -5,6 +5,7 @@
 
 pub mod compat;
 pub mod exec;
+pub(crate) mod ext;
 pub mod listing;
 pub mod parse;
 pub mod print;
@@ -16,5 +17,5 @@ pub(crate) mod xt_bridge;
 
 pub use rule::{
     CtStates, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange, Neg,
-    PortsMatch, RejectWith,
+    PortsMatch, RejectWith, XtPayload,
 };
