@@ -983,7 +983,7 @@ fn parse_port_list(s: &str) -> Result<Vec<PortRange>> {
 }
 
 /// `[addr[-addr]][:port[-port]]`, IPv6 addresses in brackets when a port follows.
-fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatRange> {
+pub(crate) fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatRange> {
     let err = || bad(format!("Bad IP address \"{s}\" for {opt}"));
     let (addrs, ports) = if let Some(rest) = s.strip_prefix('[') {
         let (inside, after) = rest.split_once(']').ok_or_else(err)?;
@@ -1041,7 +1041,7 @@ fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatRange> {
     })
 }
 
-fn parse_to_ports(s: &str) -> Result<PortRange> {
+pub(crate) fn parse_to_ports(s: &str) -> Result<PortRange> {
     let range = match s.split_once('-') {
         Some((a, b)) => {
             PortRange::new(port(a)?, port(b)?).map_err(|_| bad(format!("Port range `{s}' invalid")))
@@ -1185,7 +1185,7 @@ fn parse_target(
     })
 }
 
-fn log_level(s: &str) -> Result<u8> {
+pub(crate) fn log_level(s: &str) -> Result<u8> {
     const NAMES: [&str; 8] = [
         "emerg", "alert", "crit", "error", "warning", "notice", "info", "debug",
     ];

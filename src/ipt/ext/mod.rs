@@ -23,9 +23,11 @@ mod icmp;
 mod iprange;
 mod length;
 mod limit;
+mod log;
 mod mac;
 mod mark;
 pub(crate) mod native;
+mod nat;
 mod nflog;
 mod pkttype;
 mod recent;
@@ -121,6 +123,10 @@ pub(crate) trait Ext: Sync {
     }
     /// The revision iptables 1.8.9 writes on a current kernel.
     fn revision(&self) -> u32;
+    /// The revision of a payload `parse` built (NAT picks it per family).
+    fn payload_revision(&self, _info: &[u8]) -> u32 {
+        self.revision()
+    }
     /// Other revisions this extension decodes (`-m conntrack` reads 3 only, say).
     fn reads(&self, rev: u32) -> bool {
         rev == self.revision()
@@ -166,6 +172,11 @@ static REGISTRY: &[&dyn Ext] = &[
     &ct::Notrack,
     &length::Tcpmss,
     &length::TcpmssTarget,
+    &nat::DNAT,
+    &nat::SNAT,
+    &nat::MASQUERADE,
+    &nat::REDIRECT,
+    &log::Log,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -345,10 +356,11 @@ impl Pending {
 
     /// The payload, or iptables' complaint.
     pub fn finish(&self, ctx: &Ctx<'_>) -> Result<XtPayload> {
+        let info = self.ext.parse(&self.given, ctx)?;
         Ok(XtPayload {
             name: self.ext.wire_name().to_string(),
-            rev: self.ext.revision(),
-            info: self.ext.parse(&self.given, ctx)?,
+            rev: self.ext.payload_revision(&info),
+            info,
             family: ctx.family,
         })
     }
