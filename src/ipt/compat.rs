@@ -14,10 +14,10 @@ use super::rule::{IptMatch, IptRule, IptTarget, Neg, PortsMatch, RejectWith};
 use super::tables;
 use super::xt_bridge;
 use crate::error::{Error, Result};
-use crate::model::{self, Action, Dir, Family, L4Proto, Match, Opaque, PortRange, RejectKind};
-use crate::nft::codec::{self, cmp, load, meta, verdict};
+use crate::model::{self, Action, Dir, Family, L4Proto, Match, Opaque, RejectKind};
+use crate::nft::codec::{self, cmp, meta, verdict};
 use crate::nft::{EncodedRule, RawRule, TableRef};
-use crate::wire::expr::{CmpOp, Counter, Expr, MetaKey, PayloadBase, REG_1, Range, Verdict};
+use crate::wire::expr::{Counter, Expr, MetaKey, Verdict};
 use crate::wire::nftables::RuleCompat;
 use crate::xt::{Tcp, Udp, XtMatch};
 
@@ -99,14 +99,8 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
                 };
                 out.push(Expr::Match(xt.to_expr()));
             }
-            IptMatch::Tcp(p) | IptMatch::Udp(p) => {
-                for (offset, port) in [(0, &p.sport), (2, &p.dport)] {
-                    if let Some(port) = port {
-                        out.push(load(PayloadBase::Transport, offset, 2));
-                        out.push(port_compare(port.value, port.negated));
-                    }
-                }
-            }
+            // iptables-nft's forms, merged sport+dport and `lte` included.
+            IptMatch::Tcp(p) | IptMatch::Udp(p) => out.extend(super::ext::native::ports(p)),
             IptMatch::Opaque(_) => unreachable_opaque()?,
             IptMatch::Ext(x) => match super::ext::native::encode(x) {
                 Some(exprs) => out.extend(exprs),
@@ -157,24 +151,6 @@ fn unreachable_opaque() -> Result<()> {
     Err(Error::InvalidInput(
         "refusing to encode a rule with opaque parts".into(),
     ))
-}
-
-/// A port or a range the way iptables-nft compares it: `cmp` for one port, `range` for more.
-fn port_compare(p: PortRange, negated: bool) -> Expr {
-    let (a, b) = (
-        p.first().to_be_bytes().to_vec(),
-        p.last().to_be_bytes().to_vec(),
-    );
-    if p.is_single() {
-        cmp(negated, a)
-    } else {
-        Expr::Range(Range {
-            sreg: REG_1,
-            op: if negated { CmpOp::Neq } else { CmpOp::Eq },
-            from: a,
-            to: b,
-        })
-    }
 }
 
 /// NAT targets are valid only in the nat table; REJECT only in filter-type tables.
@@ -459,6 +435,17 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                 ports,
                 negated,
             } => {
+                // Into a tcp module with flags just before (`--dport 22 --syn`).
+                if matches!(r.matches.last(), Some(IptMatch::Ext(_)))
+                    && super::ext::native::merge_port(
+                        r.matches.last_mut(),
+                        dir == Dir::Source,
+                        ports,
+                        negated,
+                    )
+                {
+                    continue;
+                }
                 let tcp = r.proto.as_ref().is_some_and(|p| p.value == L4Proto::Tcp);
                 let slot_free = |p: &PortsMatch| {
                     if dir == Dir::Source {
@@ -533,6 +520,20 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                         && let Some(t) = super::ext::native::decode_target(e, family)
                     {
                         r.target = Some(t);
+                        continue;
+                    }
+                    let tcp = r.proto.as_ref().is_some_and(|p| p.value == L4Proto::Tcp);
+                    if r.proto
+                        .as_ref()
+                        .is_some_and(|p| !p.negated && p.value.has_ports())
+                        && let Some((im, used)) = super::ext::native::decode_ports(
+                            &o.exprs[k..],
+                            tcp,
+                            r.matches.last_mut(),
+                        )
+                    {
+                        r.matches.extend(im);
+                        skip = used - 1;
                         continue;
                     }
                     if let Some((im, used)) = super::ext::native::decode_at(&o.exprs[k..], family) {

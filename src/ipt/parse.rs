@@ -801,6 +801,26 @@ fn claim_ext(
     if let Some(e) = implicit {
         let mut p = super::ext::Pending::new(e);
         if let Some(o) = p.knows(opt) {
+            // Ports alone stay with the tcp module here; `--syn`/`--tcp-flags`/
+            // `--tcp-option` turn the tcp module already there into the registry's.
+            let tcp_ports = matches!(
+                opt,
+                "--sport" | "--dport" | "--source-port" | "--destination-port"
+            );
+            if e.name() == "tcp" && tcp_ports {
+                a.inline = inline;
+                return Ok(false);
+            }
+            let at = modules.iter().rposition(|m| matches!(m, Pending::Tcp(_)));
+            if e.name() == "tcp"
+                && let Some(i) = at
+                && let Pending::Tcp(ports) = &modules[i]
+            {
+                p.given = super::ext::tcp_given_of(ports);
+                p.take(o, neg, inline, &mut next)?;
+                modules[i] = Pending::Ext(p);
+                return Ok(true);
+            }
             p.take(o, neg, inline, &mut next)?;
             modules.push(Pending::Ext(p));
             return Ok(true);
@@ -943,7 +963,7 @@ fn services(name: &str) -> Option<u16> {
 }
 
 /// `p`, `a:b`, `a:` (to 65535) or `:b` (from 0), as tcp/udp `--sport/--dport` take them.
-fn parse_ports(s: &str, opt: &str) -> Result<PortRange> {
+pub(crate) fn parse_ports(s: &str, opt: &str) -> Result<PortRange> {
     let (a, b) = match s.split_once(':') {
         Some((a, b)) => (
             if a.is_empty() { 0 } else { port(a)? },

@@ -131,7 +131,7 @@ pub fn match_from_xt(m: &Match, family: Family) -> Option<IptMatch> {
         XtMatch::State(s) => IptMatch::State(Neg::plain(state_bits(&s)?)),
         XtMatch::Tcp(t) => {
             if t.option != 0 || t.flg_mask != 0 || t.invflags & !0x3 != 0 {
-                return None;
+                return registry();
             }
             IptMatch::Tcp(ports_of(t.spts, t.dpts, t.invflags)?)
         }

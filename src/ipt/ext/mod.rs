@@ -26,12 +26,13 @@ mod limit;
 mod log;
 mod mac;
 mod mark;
-pub(crate) mod native;
 mod nat;
+pub(crate) mod native;
 mod nflog;
 mod pkttype;
 mod recent;
 mod statistic;
+mod tcp;
 
 use std::fmt::Write;
 
@@ -45,6 +46,8 @@ use crate::wire::WireError;
 pub(crate) enum Arg {
     None,
     One,
+    /// `--tcp-flags mask comp`.
+    Two,
 }
 
 /// One option of an extension's table.
@@ -177,6 +180,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &nat::MASQUERADE,
     &nat::REDIRECT,
     &log::Log,
+    &tcp::Tcp,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -200,9 +204,15 @@ pub(crate) fn implicit(proto: u8, family: Family) -> Option<&'static dyn Ext> {
     let name = match (proto, family) {
         (1, Family::Ipv4) => "icmp",
         (58, Family::Ipv6) => "icmp6",
+        (6, _) => "tcp",
         _ => return None,
     };
     find(name, false, family)
+}
+
+/// A plain tcp module's ports as options of the registry's tcp module.
+pub(crate) fn tcp_given_of(p: &super::rule::PortsMatch) -> Vec<Given> {
+    tcp::given_of(p)
 }
 
 /// Names of the extensions xtnl knows, for "not supported" messages.
@@ -330,6 +340,7 @@ impl Pending {
         let want = match o.arg {
             Arg::None => 0,
             Arg::One => 1,
+            Arg::Two => 2,
         };
         let mut args = Vec::new();
         let mut inline = inline;

@@ -91,7 +91,10 @@ impl Ext for Nat {
                 opt("random", Arg::None, false),
                 opt("random-fully", Arg::None, false),
             ],
-            _ => opts![opt("to-ports", Arg::One, false), opt("random", Arg::None, false)],
+            _ => opts![
+                opt("to-ports", Arg::One, false),
+                opt("random", Arg::None, false)
+            ],
         }
     }
     fn parse(&self, given: &[Given], ctx: &Ctx<'_>) -> Result<Vec<u8>> {
@@ -119,15 +122,17 @@ impl Ext for Nat {
                 }
                 None => None,
             };
-            let mut info = NatRev0::ports(
-                family == Family::Ipv6,
-                ports.map(|p| (p.first(), p.last())),
-            );
+            let mut info =
+                NatRev0::ports(family == Family::Ipv6, ports.map(|p| (p.first(), p.last())));
             set_flags0(&mut info, flags);
             return Ok(info.encode());
         }
-        let g = get(given, ro)
-            .ok_or_else(|| bad(format!("{}: option \"--{ro}\" must be specified", self.name)))?;
+        let g = get(given, ro).ok_or_else(|| {
+            bad(format!(
+                "{}: option \"--{ro}\" must be specified",
+                self.name
+            ))
+        })?;
         let r = crate::ipt::parse::parse_nat_range(g.arg(), family, &format!("--{ro}"))?;
         if r.ports.is_some() {
             ports_proto()?;

@@ -14,10 +14,14 @@
 //! iptables-nft would not write stays opaque).
 
 use super::super::rule::{IptMatch, IptTarget, XtPayload};
+use crate::ipt::rule::{Neg, PortsMatch};
 use crate::model::Family;
-use crate::nft::codec::{cmp, meta};
+use crate::model::PortRange;
+use crate::nft::codec::{cmp, load, meta};
 use crate::wire::attr::{AttrWriter, Attrs};
 use crate::wire::expr::{Bitwise, CmpOp, Expr, MetaKey, OtherExpr, REG_1};
+use crate::wire::expr::{Cmp, PayloadBase, Range};
+use crate::xt::Tcp;
 use crate::xt::layout::Raw;
 use crate::xt::limit::{LIMIT_SCALE, Rateinfo};
 use crate::xt::mark::MarkMatch;
@@ -109,9 +113,129 @@ const MULT: [u64; 4] = [
     LIMIT_SCALE as u64,
 ];
 
+fn cmp_op(op: CmpOp, data: Vec<u8>) -> Expr {
+    Expr::Cmp(Cmp {
+        sreg: REG_1,
+        op,
+        data,
+    })
+}
+
+/// One port range as iptables-nft compares it (`expr_gen_range_cmp16`): `cmp` for one
+/// port, `cmp lte`/`gt` for `0:hi`, `range` otherwise.
+fn range_cmp16(lo: u16, hi: u16, invert: bool) -> Expr {
+    if lo == hi {
+        cmp(invert, lo.to_be_bytes().to_vec())
+    } else if lo == 0 && hi < u16::MAX {
+        cmp_op(
+            if invert { CmpOp::Gt } else { CmpOp::Lte },
+            hi.to_be_bytes().to_vec(),
+        )
+    } else {
+        Expr::Range(Range {
+            sreg: REG_1,
+            op: if invert { CmpOp::Neq } else { CmpOp::Eq },
+            from: lo.to_be_bytes().to_vec(),
+            to: hi.to_be_bytes().to_vec(),
+        })
+    }
+}
+
+/// tcp/udp ports as iptables-nft 1.8.9 writes them (`add_nft_tcpudp`): both single ports
+/// with the same negation merge into one 4-byte load and compare.
+pub(crate) fn tcpudp(spts: [u16; 2], inv_s: bool, dpts: [u16; 2], inv_d: bool) -> Vec<Expr> {
+    let mut out = Vec::new();
+    if spts[0] != 0 && spts[0] == spts[1] && dpts[0] != 0 && dpts[0] == dpts[1] && inv_s == inv_d {
+        let combined = (u32::from(spts[0]) << 16) | u32::from(dpts[0]);
+        out.push(load(PayloadBase::Transport, 0, 4));
+        out.push(cmp(inv_s, combined.to_be_bytes().to_vec()));
+        return out;
+    }
+    for (off, r, inv) in [(0, spts, inv_s), (2, dpts, inv_d)] {
+        if r[0] != 0 || r[1] < u16::MAX {
+            out.push(load(PayloadBase::Transport, off, 2));
+            out.push(range_cmp16(r[0], r[1], inv));
+        }
+    }
+    out
+}
+
+/// `! --dport 0:hi` as iptables-nft reads it back (`--dport hi+1:65535`), so that `-C`/`-D`
+/// find what they wrote.
+pub(crate) fn normalize_ports(r: &mut crate::ipt::IptRule) {
+    let fix = |x: &mut Option<Neg<PortRange>>| {
+        if let Some(n) = x
+            && n.negated
+            && n.value.first() == 0
+            && n.value.last() < u16::MAX
+            && let Ok(v) = PortRange::new(n.value.last() + 1, u16::MAX)
+        {
+            *n = Neg::plain(v);
+        }
+    };
+    for m in &mut r.matches {
+        match m {
+            IptMatch::Tcp(p) | IptMatch::Udp(p) => {
+                fix(&mut p.sport);
+                fix(&mut p.dport);
+            }
+            IptMatch::Ext(x) if x.name == "tcp" && x.rev == 0 => {
+                if let Ok(mut t) = Tcp::decode(&x.info) {
+                    for (r, inv) in [(&mut t.spts, Tcp::INV_SRCPT), (&mut t.dpts, Tcp::INV_DSTPT)] {
+                        if t.invflags & inv != 0 && r[0] == 0 && r[1] < u16::MAX {
+                            *r = [r[1] + 1, u16::MAX];
+                            t.invflags &= !inv;
+                        }
+                    }
+                    x.info = t.encode();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `-m tcp`/`-m udp` ports of the typed variants.
+pub(crate) fn ports(p: &PortsMatch) -> Vec<Expr> {
+    let r = |x: &Option<Neg<PortRange>>| {
+        x.as_ref()
+            .map(|n| ([n.value.first(), n.value.last()], n.negated))
+            .unwrap_or(([0, u16::MAX], false))
+    };
+    let ((s, si), (d, di)) = (r(&p.sport), r(&p.dport));
+    tcpudp(s, si, d, di)
+}
+
 /// The native expressions for a payload iptables-nft writes natively, or `None`.
 pub(crate) fn encode(p: &XtPayload) -> Option<Vec<Expr>> {
     match (p.name.as_str(), p.rev) {
+        ("tcp", 0) => {
+            let t = Tcp::decode(&p.info).ok()?;
+            if t.option != 0
+                || t.invflags & !(Tcp::INV_SRCPT | Tcp::INV_DSTPT | Tcp::INV_FLAGS) != 0
+            {
+                return None;
+            }
+            let mut out = Vec::new();
+            if t.flg_mask != 0 {
+                out.push(load(PayloadBase::Transport, 13, 1));
+                out.push(Expr::Bitwise(Bitwise {
+                    sreg: REG_1,
+                    dreg: REG_1,
+                    len: 1,
+                    mask: vec![t.flg_mask],
+                    xor: vec![0],
+                }));
+                out.push(cmp(t.invflags & Tcp::INV_FLAGS != 0, vec![t.flg_cmp]));
+            }
+            out.extend(tcpudp(
+                t.spts,
+                t.invflags & Tcp::INV_SRCPT != 0,
+                t.dpts,
+                t.invflags & Tcp::INV_DSTPT != 0,
+            ));
+            Some(out)
+        }
         ("mark", 1) => {
             let m = MarkMatch::decode(&p.info).ok()?;
             let mut out = vec![meta(MetaKey::MARK)];
@@ -163,10 +287,148 @@ fn payload(name: &str, rev: u32, info: Vec<u8>, family: Family) -> IptMatch {
     })
 }
 
+/// Puts a decoded port into the tcp/udp module just before, if that one has the slot free
+/// (iptables-nft writes one module's ports one after the other).
+pub(crate) fn merge_port(
+    last: Option<&mut IptMatch>,
+    source: bool,
+    range: PortRange,
+    negated: bool,
+) -> bool {
+    let v = Some(Neg::new(range, negated));
+    match last {
+        Some(IptMatch::Tcp(p) | IptMatch::Udp(p)) => {
+            let slot = if source { &mut p.sport } else { &mut p.dport };
+            if slot.is_some() {
+                return false;
+            }
+            *slot = v;
+            true
+        }
+        Some(IptMatch::Ext(x)) if x.name == "tcp" && x.rev == 0 => {
+            let Ok(mut t) = Tcp::decode(&x.info) else {
+                return false;
+            };
+            let (slot, inv) = if source {
+                (&mut t.spts, Tcp::INV_SRCPT)
+            } else {
+                (&mut t.dpts, Tcp::INV_DSTPT)
+            };
+            if *slot != [0, u16::MAX] || t.invflags & inv != 0 {
+                return false;
+            }
+            *slot = [range.first(), range.last()];
+            if negated {
+                t.invflags |= inv;
+            }
+            x.info = t.encode();
+            true
+        }
+        _ => false,
+    }
+}
+
+fn port_of(e: &Expr) -> Option<(u32, u32)> {
+    match e {
+        Expr::Payload(p) if p.base == PayloadBase::Transport => Some((p.offset, p.len)),
+        _ => None,
+    }
+}
+
+/// The tcp/udp port forms the model's decoder leaves opaque (merged, `lte`/`gt`), into the
+/// module before (`last`) or a new one; the number of expressions used.
+pub(crate) fn decode_ports(
+    exprs: &[Expr],
+    tcp: bool,
+    last: Option<&mut IptMatch>,
+) -> Option<(Option<IptMatch>, usize)> {
+    let (off, len) = port_of(exprs.first()?)?;
+    let Expr::Cmp(c) = exprs.get(1)? else {
+        return None;
+    };
+    let mut pm = PortsMatch::default();
+    match (off, len, c.op, c.data.len()) {
+        (0, 4, CmpOp::Eq | CmpOp::Neq, 4) => {
+            let neg = c.op == CmpOp::Neq;
+            let (s, d) = (
+                u16::from_be_bytes([c.data[0], c.data[1]]),
+                u16::from_be_bytes([c.data[2], c.data[3]]),
+            );
+            if s == 0 || d == 0 {
+                return None;
+            }
+            if let Some(m @ IptMatch::Ext(_)) = last {
+                let free = merge_port(Some(&mut *m), true, PortRange::single(s), neg);
+                if free && merge_port(Some(m), false, PortRange::single(d), neg) {
+                    return Some((None, 2));
+                }
+                return None;
+            }
+            pm.sport = Some(Neg::new(PortRange::single(s), neg));
+            pm.dport = Some(Neg::new(PortRange::single(d), neg));
+        }
+        (0 | 2, 2, CmpOp::Lte | CmpOp::Gt, 2) => {
+            let hi = u16::from_be_bytes([c.data[0], c.data[1]]);
+            if hi == u16::MAX {
+                return None;
+            }
+            // iptables-nft reads `gt hi` back as `hi+1:65535` (not as `! 0:hi`).
+            let range = if c.op == CmpOp::Gt {
+                PortRange::new(hi + 1, u16::MAX).ok()?
+            } else {
+                PortRange::new(0, hi).ok()?
+            };
+            let neg = false;
+            if merge_port(last, off == 0, range, neg) {
+                return Some((None, 2));
+            }
+            let v = Some(Neg::new(range, neg));
+            if off == 0 { pm.sport = v } else { pm.dport = v }
+        }
+        _ => return None,
+    }
+    Some((
+        Some(if tcp {
+            IptMatch::Tcp(pm)
+        } else {
+            IptMatch::Udp(pm)
+        }),
+        2,
+    ))
+}
+
 /// A module iptables-nft wrote natively at the start of `exprs`, and how many expressions
 /// it took.
 pub(crate) fn decode_at(exprs: &[Expr], family: Family) -> Option<(IptMatch, usize)> {
     match exprs.first()? {
+        Expr::Payload(p) if p.base == PayloadBase::Transport && p.offset == 13 && p.len == 1 => {
+            let Expr::Bitwise(b) = exprs.get(1)? else {
+                return None;
+            };
+            let Expr::Cmp(c) = exprs.get(2)? else {
+                return None;
+            };
+            if b.len != 1 || b.mask.len() != 1 || b.xor != [0] || c.data.len() != 1 {
+                return None;
+            }
+            let inv = match c.op {
+                CmpOp::Eq => 0,
+                CmpOp::Neq => Tcp::INV_FLAGS,
+                _ => return None,
+            };
+            if b.mask[0] == 0 || b.mask[0] & !0x3f != 0 || c.data[0] & !b.mask[0] != 0 {
+                return None;
+            }
+            let t = Tcp {
+                spts: [0, u16::MAX],
+                dpts: [0, u16::MAX],
+                option: 0,
+                flg_mask: b.mask[0],
+                flg_cmp: c.data[0],
+                invflags: inv,
+            };
+            Some((payload("tcp", 0, t.encode(), family), 3))
+        }
         Expr::Meta(m) if m.key == MetaKey::MARK => {
             let reg = m.dreg;
             let (mask, k) = match exprs.get(1)? {
