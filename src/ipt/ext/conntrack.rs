@@ -57,6 +57,10 @@ pub(crate) fn host_mask(s: &str, family: Family, what: &str) -> Result<([u8; 16]
             mb = m.to_be_bytes();
         }
     }
+    if p.is_none() {
+        // iptables fills the whole union for a host without a prefix, IPv4 included.
+        mb = [0xff; 16];
+    }
     Ok((ab, mb))
 }
 
