@@ -228,7 +228,8 @@ pub fn apply(
 }
 
 /// The iptables tables `save` prints, in iptables-nft-save's order.
-const SAVE_ORDER: [&str; 5] = ["raw", "mangle", "security", "nat", "filter"];
+/// iptables-nft-save's order (its `enum nft_table_type` indexes the tables it walks).
+const SAVE_ORDER: [&str; 5] = ["mangle", "security", "raw", "filter", "nat"];
 
 /// `iptables-save [-t table]`: every iptables table of the family that exists (or the one
 /// asked for, shown with its built-ins even when not created yet).
