@@ -477,11 +477,10 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             Pending::Tcp(p) => IptMatch::Tcp(p),
             Pending::Udp(p) => IptMatch::Udp(p),
             Pending::Multiport(Some(mp)) => {
-                if !rule
-                    .proto
-                    .as_ref()
-                    .is_some_and(|p| !p.negated && p.value.has_ports())
-                {
+                // tcp, udp, udplite, sctp, dccp: the protocols xt_multiport accepts.
+                if !rule.proto.as_ref().is_some_and(|p| {
+                    !p.negated && matches!(p.value.number(), 6 | 17 | 33 | 132 | 136)
+                }) {
                     return Err(bad("multiport needs `-p tcp' or `-p udp'"));
                 }
                 IptMatch::Multiport(mp)

@@ -33,6 +33,8 @@ mod pkttype;
 mod recent;
 mod statistic;
 mod tcp;
+mod tos;
+mod ttl;
 
 use std::fmt::Write;
 
@@ -181,6 +183,14 @@ static REGISTRY: &[&dyn Ext] = &[
     &nat::REDIRECT,
     &log::Log,
     &tcp::Tcp,
+    &ttl::TTL_MATCH,
+    &ttl::HL_MATCH,
+    &ttl::TTL_TARGET,
+    &ttl::HL_TARGET,
+    &ttl::Dscp,
+    &ttl::DscpSet,
+    &tos::Tos,
+    &tos::TosSet,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
