@@ -31,6 +31,7 @@ pub(crate) mod native;
 mod nflog;
 mod pkttype;
 mod recent;
+mod simple;
 mod statistic;
 mod tcp;
 mod tos;
@@ -191,6 +192,11 @@ static REGISTRY: &[&dyn Ext] = &[
     &ttl::DscpSet,
     &tos::Tos,
     &tos::TosSet,
+    &simple::ESP,
+    &simple::AH,
+    &simple::Helper,
+    &simple::Cpu,
+    &simple::Quota,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
