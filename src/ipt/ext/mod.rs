@@ -360,11 +360,15 @@ impl Pending {
         };
         let mut args = Vec::new();
         let mut inline = inline;
-        for _ in 0..want {
+        for i in 0..want {
             let v = inline
                 .take()
                 .or_else(&mut next)
                 .ok_or_else(|| bad(format!("option \"--{}\" requires an argument", o.name)))?;
+            // iptables takes the second word of a two-word option only if it is no option.
+            if i == 1 && (v.starts_with('-') || v == "!") {
+                return Err(bad(format!("--{} requires two args.", o.name)));
+            }
             args.push(v.to_string());
         }
         if inline.is_some() {
@@ -476,3 +480,6 @@ macro_rules! canonical_via {
     };
 }
 pub(crate) use canonical_via;
+
+#[cfg(test)]
+mod tests;
