@@ -53,7 +53,7 @@ def main():
         env = dict(os.environ, XTNL_T_RUNNER_NETNS=str(os.getpid()))
         os.execvpe("unshare", ["unshare", "-n", sys.executable] + sys.argv, env)
 
-    env = dict(os.environ, XTABLES_LOCKFILE="/tmp/xtnl-t-runner.lock")
+    env = dict(os.environ, XTABLES_LOCKFILE="/tmp/xtnl-t-runner-%d.lock" % os.getpid())
     extdir = os.path.join(a.tree, "extensions")
     files = sorted(f for f in os.listdir(extdir) if f.endswith(".t")
                    and (f.startswith("libxt_") or f.startswith("libipt_") or f.startswith("libip6t_")))

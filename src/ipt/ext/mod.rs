@@ -197,6 +197,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &simple::Helper,
     &simple::Cpu,
     &simple::Quota,
+    &simple::Connbytes,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {

@@ -192,3 +192,87 @@ impl Ext for Quota {
     }
     canonical_via!(QuotaInfo);
 }
+
+pub(crate) struct Connbytes;
+
+const CB_MODES: [&str; 3] = ["packets", "bytes", "avgpkt"];
+const CB_DIRS: [&str; 3] = ["original", "reply", "both"];
+
+impl Ext for Connbytes {
+    fn name(&self) -> &'static str {
+        "connbytes"
+    }
+    fn is_target(&self) -> bool {
+        false
+    }
+    fn revision(&self) -> u32 {
+        0
+    }
+    fn options(&self) -> &'static [Opt] {
+        opts![
+            opt("connbytes", Arg::One, true),
+            opt("connbytes-dir", Arg::One, false),
+            opt("connbytes-mode", Arg::One, false),
+        ]
+    }
+    fn parse(&self, given: &[Given], _: &Ctx<'_>) -> Result<Vec<u8>> {
+        once(given, "connbytes")?;
+        let need = |o: &str| {
+            get(given, o)
+                .ok_or_else(|| bad(format!("connbytes: option \"--{o}\" must be specified")))
+        };
+        let c = need("connbytes")?;
+        let (mut from, mut to) = match c.arg().split_once(':') {
+            Some((a, b)) => (
+                num(a, u64::MAX, "connbytes")?,
+                if b.is_empty() {
+                    u64::MAX
+                } else {
+                    num(b, u64::MAX, "connbytes")?
+                },
+            ),
+            None => (num(c.arg(), u64::MAX, "connbytes")?, u64::MAX),
+        };
+        if to < from {
+            return Err(bad(format!("{from} should be less than {to}")));
+        }
+        if c.neg {
+            std::mem::swap(&mut from, &mut to);
+        }
+        let d = need("connbytes-dir")?;
+        let direction = CB_DIRS
+            .iter()
+            .position(|x| *x == d.arg())
+            .ok_or_else(|| bad(format!("Unknown --connbytes-dir `{}'", d.arg())))?;
+        let m = need("connbytes-mode")?;
+        let what = CB_MODES
+            .iter()
+            .position(|x| *x == m.arg())
+            .ok_or_else(|| bad(format!("Unknown --connbytes-mode `{}'", m.arg())))?;
+        Ok(crate::xt::small::Connbytes {
+            from,
+            to,
+            what: what as u8,
+            direction: direction as u8,
+        }
+        .encode())
+    }
+    fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
+        let c = crate::xt::small::Connbytes::decode(info).ok()?;
+        let mode = CB_MODES.get(usize::from(c.what))?;
+        let dir = CB_DIRS.get(usize::from(c.direction))?;
+        let (from, to) = if c.from > c.to {
+            out.push_str(" !");
+            (c.to, c.from)
+        } else {
+            (c.from, c.to)
+        };
+        let _ = write!(out, " --connbytes {from}");
+        if to != 0 && to < u64::MAX {
+            let _ = write!(out, ":{to}");
+        }
+        let _ = write!(out, " --connbytes-mode {mode} --connbytes-dir {dir}");
+        Some(())
+    }
+    canonical_via!(crate::xt::small::Connbytes);
+}
