@@ -301,8 +301,9 @@ fn json_listings_say_what_iptables_lists() {
             .as_array()
             .map(|t| t.iter().filter_map(|x| x["table"].as_str()).collect())
             .unwrap_or_default();
-        assert_eq!(names, ["nat", "filter"]);
-        let jump = &v["tables"][0]["chains"][0]["rules"][0];
+        // iptables-nft-save's order: filter before nat.
+        assert_eq!(names, ["filter", "nat"]);
+        let jump = &v["tables"][1]["chains"][0]["rules"][0];
         assert_eq!(jump["target"], "vcld-1");
         assert_eq!(jump["comment"], "jump to vcld-1");
     });
