@@ -293,12 +293,12 @@ fn cli_rows() -> Vec<Row> {
             ),
             2,
         ),
-        // iptables-nft knows --tcp-flags; xtnl does not model it and says so.
+        // iptables-nft knows hashlimit; xtnl does not model it yet and says so.
         row(
-            "option xtnl does not model",
-            args("-A INPUT -p tcp --tcp-flags SYN SYN -j ACCEPT"),
+            "module xtnl does not model",
+            args("-A INPUT -m hashlimit --hashlimit-upto 5/sec --hashlimit-name x -j ACCEPT"),
             2,
-            "--tcp-flags",
+            "hashlimit",
         ),
         oracle(
             row(

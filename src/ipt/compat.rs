@@ -14,10 +14,10 @@ use super::rule::{IptMatch, IptRule, IptTarget, Neg, PortsMatch, RejectWith};
 use super::tables;
 use super::xt_bridge;
 use crate::error::{Error, Result};
-use crate::model::{self, Action, Dir, Family, L4Proto, Match, Opaque, PortRange, RejectKind};
-use crate::nft::codec::{self, cmp, load, meta, verdict};
+use crate::model::{self, Action, Dir, Family, L4Proto, Match, Opaque, RejectKind};
+use crate::nft::codec::{self, cmp, meta, verdict};
 use crate::nft::{EncodedRule, RawRule, TableRef};
-use crate::wire::expr::{CmpOp, Counter, Expr, MetaKey, PayloadBase, REG_1, Range, Verdict};
+use crate::wire::expr::{Counter, Expr, MetaKey, Verdict};
 use crate::wire::nftables::RuleCompat;
 use crate::xt::{Tcp, Udp, XtMatch};
 
@@ -99,15 +99,17 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
                 };
                 out.push(Expr::Match(xt.to_expr()));
             }
-            IptMatch::Tcp(p) | IptMatch::Udp(p) => {
-                for (offset, port) in [(0, &p.sport), (2, &p.dport)] {
-                    if let Some(port) = port {
-                        out.push(load(PayloadBase::Transport, offset, 2));
-                        out.push(port_compare(port.value, port.negated));
-                    }
-                }
-            }
+            // iptables-nft's forms, merged sport+dport and `lte` included.
+            IptMatch::Tcp(p) | IptMatch::Udp(p) => out.extend(super::ext::native::ports(p)),
             IptMatch::Opaque(_) => unreachable_opaque()?,
+            IptMatch::Ext(x) => match super::ext::native::encode(x) {
+                Some(exprs) => out.extend(exprs),
+                None => out.push(Expr::Match(crate::wire::expr::Match {
+                    name: x.name.clone(),
+                    rev: x.rev,
+                    info: x.info.clone(),
+                })),
+            },
             other => {
                 out.push(Expr::Match(
                     xt_bridge::match_to_xt(other, table.family)?.to_expr(),
@@ -129,6 +131,9 @@ pub fn encode(table: &TableRef, rule: &IptRule) -> Result<EncodedRule> {
         Some(IptTarget::Jump(c)) => out.push(verdict(Verdict::Jump(c.clone()))),
         Some(IptTarget::Goto(c)) => out.push(verdict(Verdict::Goto(c.clone()))),
         Some(IptTarget::Opaque(_)) => unreachable_opaque()?,
+        Some(IptTarget::Ext(x)) if super::ext::native::encode_target(x).is_some() => {
+            out.extend(super::ext::native::encode_target(x).unwrap_or_default());
+        }
         Some(t) => out.push(Expr::Target(
             xt_bridge::target_to_xt(t, table.family)?.to_expr(),
         )),
@@ -151,24 +156,6 @@ fn unreachable_opaque() -> Result<()> {
     Err(Error::InvalidInput(
         "refusing to encode a rule with opaque parts".into(),
     ))
-}
-
-/// A port or a range the way iptables-nft compares it: `cmp` for one port, `range` for more.
-fn port_compare(p: PortRange, negated: bool) -> Expr {
-    let (a, b) = (
-        p.first().to_be_bytes().to_vec(),
-        p.last().to_be_bytes().to_vec(),
-    );
-    if p.is_single() {
-        cmp(negated, a)
-    } else {
-        Expr::Range(Range {
-            sreg: REG_1,
-            op: if negated { CmpOp::Neq } else { CmpOp::Eq },
-            from: a,
-            to: b,
-        })
-    }
 }
 
 /// NAT targets are valid only in the nat table; REJECT only in filter-type tables.
@@ -284,6 +271,7 @@ pub fn to_model(rule: &IptRule, family: Family) -> Result<model::Rule> {
                 });
             }
             IptMatch::Opaque(_) => unreachable_opaque()?,
+            IptMatch::Ext(x) => return Err(unsupported(&format!("-m {}", x.name))),
         }
     }
     r.counter = Some(model::Counters::default());
@@ -319,6 +307,7 @@ pub fn to_model(rule: &IptRule, family: Family) -> Result<model::Rule> {
             level: l.level,
         }),
         Some(IptTarget::Opaque(_)) => return Err(unsupported("an opaque target")),
+        Some(IptTarget::Ext(x)) => return Err(unsupported(&format!("-j {}", x.name))),
     };
     Ok(r)
 }
@@ -453,6 +442,17 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                 ports,
                 negated,
             } => {
+                // Into a tcp module with flags just before (`--dport 22 --syn`).
+                if matches!(r.matches.last(), Some(IptMatch::Ext(_)))
+                    && super::ext::native::merge_port(
+                        r.matches.last_mut(),
+                        dir == Dir::Source,
+                        ports,
+                        negated,
+                    )
+                {
+                    continue;
+                }
                 let tcp = r.proto.as_ref().is_some_and(|p| p.value == L4Proto::Tcp);
                 let slot_free = |p: &PortsMatch| {
                     if dir == Dir::Source {
@@ -515,15 +515,37 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                 // expression at a time: xt matches, and an xt target at the very end.
                 let last_part = i + 1 == n && m.action.is_none();
                 let count = o.exprs.len();
-                let mut skip = false;
+                let mut skip = 0;
                 for (k, e) in o.exprs.iter().enumerate() {
-                    if std::mem::take(&mut skip) {
+                    if skip > 0 {
+                        skip -= 1;
                         continue;
                     }
-                    // `--sport X --dport Y` as one 4-byte load and one compare.
-                    if let Some(pm) = super::merged::ports(&o.exprs[k..], r.proto.as_ref()) {
-                        r.matches.push(pm);
-                        skip = true;
+                    // Modules iptables-nft writes as native expressions (mark, limit, NFLOG).
+                    if last_part
+                        && k + 1 == count
+                        && let Some(t) = super::ext::native::decode_target(e, family)
+                    {
+                        r.target = Some(t);
+                        continue;
+                    }
+                    let tcp = r.proto.as_ref().is_some_and(|p| p.value == L4Proto::Tcp);
+                    if r.proto
+                        .as_ref()
+                        .is_some_and(|p| !p.negated && p.value.has_ports())
+                        && let Some((im, used)) = super::ext::native::decode_ports(
+                            &o.exprs[k..],
+                            tcp,
+                            r.matches.last_mut(),
+                        )
+                    {
+                        r.matches.extend(im);
+                        skip = used - 1;
+                        continue;
+                    }
+                    if let Some((im, used)) = super::ext::native::decode_at(&o.exprs[k..], family) {
+                        r.matches.push(im);
+                        skip = used - 1;
                         continue;
                     }
                     match e {

@@ -364,6 +364,9 @@ impl Planner {
         // In a table of our own both state modules become the same `ct state`.
         let norm = |r: &IptRule| {
             let mut r = r.without_counters();
+            if !native {
+                super::ext::native::normalize_ports(&mut r);
+            }
             if native {
                 for m in &mut r.matches {
                     if let super::IptMatch::Conntrack(s) = m {

@@ -456,6 +456,12 @@ fn matches_text(rule: &IptRule, numeric: bool) -> String {
             IptMatch::Opaque(o) => {
                 let _ = write!(s, " <{o}>");
             }
+            // `-L` words differ per extension; the save form says the same thing.
+            IptMatch::Ext(x) => {
+                let mut t = String::new();
+                super::ext::save_match(x, &mut t);
+                s.push_str(t.strip_prefix(" -m").unwrap_or(&t));
+            }
         }
     }
     let ports = |p: &crate::model::PortRange| {
@@ -495,6 +501,12 @@ fn matches_text(rule: &IptRule, numeric: bool) -> String {
         Some(IptTarget::Opaque(o)) => {
             let _ = write!(s, " <{o}>");
         }
+        Some(IptTarget::Ext(x)) => {
+            let mut t = String::new();
+            super::ext::save_target(x, &mut t);
+            let name = format!(" -j {}", super::ext::target_name(x));
+            s.push_str(t.strip_prefix(&name).unwrap_or(&t));
+        }
         _ => {}
     }
     s
@@ -514,6 +526,7 @@ fn target_name(rule: &IptRule) -> String {
         Some(IptTarget::Reject(_)) => "REJECT".into(),
         Some(IptTarget::Log(_)) => "LOG".into(),
         Some(IptTarget::Opaque(_)) => String::new(),
+        Some(IptTarget::Ext(x)) => super::ext::target_name(x),
     }
 }
 

@@ -6,8 +6,8 @@
 pub mod args;
 pub mod compat;
 pub mod exec;
+pub(crate) mod ext;
 pub mod listing;
-mod merged;
 pub mod parse;
 pub mod print;
 pub mod protocols;
@@ -18,5 +18,5 @@ pub(crate) mod xt_bridge;
 
 pub use rule::{
     CtStates, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange, Neg,
-    PortsMatch, RejectWith,
+    PortsMatch, RejectWith, XtPayload,
 };

@@ -166,7 +166,8 @@ enum Pending {
     Multiport(Option<Multiport>),
     Comment(Option<String>),
     State(Option<Neg<CtStates>>),
-    Conntrack(Option<Neg<CtStates>>),
+    /// A module of the extension registry ([`super::ext`]).
+    Ext(super::ext::Pending),
 }
 
 /// Parses one iptables command line (without the program name). `default_family` is IPv6
@@ -190,6 +191,7 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
     let mut modules: Vec<Pending> = Vec::new();
     let mut target_name: Option<(String, bool)> = None; // (name, is goto)
     let mut target_opts: Vec<(String, String)> = Vec::new();
+    let mut ext_target: Option<super::ext::Pending> = None;
     let mut negate = false;
     let set = |slot: &mut bool, name: &str| -> Result<()> {
         if std::mem::replace(slot, true) {
@@ -219,6 +221,17 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             }
         };
 
+        if claim_ext(
+            opt,
+            neg,
+            &mut a,
+            &mut modules,
+            &mut ext_target,
+            &rule,
+            family,
+        )? {
+            continue;
+        }
         if let Some(letter) = command_letter(opt) {
             no_neg(neg)?;
             if let Some((prev, prev_args)) = &command {
@@ -350,12 +363,15 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
                     "multiport" => Pending::Multiport(None),
                     "comment" => Pending::Comment(None),
                     "state" => Pending::State(None),
-                    "conntrack" => Pending::Conntrack(None),
-                    other => {
-                        return Err(bad(format!(
-                            "Couldn't load match `{other}': xtnl supports -m tcp, udp, multiport, comment, state, conntrack"
-                        )));
-                    }
+                    other => match super::ext::find(other, false, family) {
+                        Some(e) => Pending::Ext(super::ext::Pending::new(e)),
+                        None => {
+                            return Err(bad(format!(
+                                "Couldn't load match `{other}': xtnl supports -m tcp, udp, multiport, comment, state, {}",
+                                super::ext::known_names(false).join(", ")
+                            )));
+                        }
+                    },
                 });
             }
             "-j" | "--jump" | "-g" | "--goto" => {
@@ -364,6 +380,11 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
                     return Err(bad("multiple -j flags not allowed"));
                 }
                 target_name = Some((a.value(opt)?.to_string(), opt == "-g" || opt == "--goto"));
+                ext_target = target_name
+                    .as_ref()
+                    .filter(|(_, goto)| !goto)
+                    .and_then(|(n, _)| super::ext::find(n, true, family))
+                    .map(super::ext::Pending::new);
             }
             "-f" | "--fragment" => {
                 return Err(bad("option \"-f\" (fragments) is not supported by xtnl"));
@@ -445,20 +466,6 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
                 };
                 *slot = Some(Neg::new(states, neg));
             }
-            "--ctstate" => {
-                let states = super::rule::parse_states(a.value(opt)?, true)?;
-                let slot = modules.iter_mut().rev().find_map(|m| match m {
-                    Pending::Conntrack(s) => Some(s),
-                    _ => None,
-                });
-                let Some(slot) = slot else {
-                    return Err(unknown_option(opt));
-                };
-                if slot.is_some() {
-                    return Err(bad("multiple --ctstate flags not allowed"));
-                }
-                *slot = Some(Neg::new(states, neg));
-            }
             "--to-destination" | "--to-source" | "--to-ports" | "--reject-with"
             | "--log-prefix" | "--log-level" => {
                 no_neg(neg)?;
@@ -484,11 +491,10 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             Pending::Tcp(p) => IptMatch::Tcp(p),
             Pending::Udp(p) => IptMatch::Udp(p),
             Pending::Multiport(Some(mp)) => {
-                if !rule
-                    .proto
-                    .as_ref()
-                    .is_some_and(|p| !p.negated && p.value.has_ports())
-                {
+                // tcp, udp, udplite, sctp, dccp: the protocols xt_multiport accepts.
+                if !rule.proto.as_ref().is_some_and(|p| {
+                    !p.negated && matches!(p.value.number(), 6 | 17 | 33 | 132 | 136)
+                }) {
                     return Err(bad("multiport needs `-p tcp' or `-p udp'"));
                 }
                 IptMatch::Multiport(mp)
@@ -500,10 +506,7 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             }
             Pending::State(Some(s)) => IptMatch::State(s),
             Pending::State(None) => return Err(bad("state: option \"--state\" must be specified")),
-            Pending::Conntrack(Some(s)) => IptMatch::Conntrack(s),
-            Pending::Conntrack(None) => {
-                return Err(bad("conntrack: at least one option is required"));
-            }
+            Pending::Ext(p) => ext_match(&p, &rule, family)?,
         });
     }
     for m in &rule.matches {
@@ -530,7 +533,10 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
             }
             None
         }
-        Some((name, goto)) => Some(parse_target(&name, goto, &target_opts, &rule, family)?),
+        Some((name, goto)) => match ext_target {
+            Some(p) => Some(ext_target_of(&p, &rule, family)?),
+            None => Some(parse_target(&name, goto, &target_opts, &rule, family)?),
+        },
     };
 
     let Some((letter, cargs)) = command else {
@@ -774,7 +780,104 @@ fn is_known_target(name: &str) -> bool {
     matches!(
         name,
         "DNAT" | "SNAT" | "MASQUERADE" | "REDIRECT" | "REJECT" | "LOG"
-    )
+    ) || super::ext::known_names(true).contains(&name)
+}
+
+/// The extension-registry hook: an option the loaded target or the most recent registry
+/// module knows goes to it (with its arguments); an option of the module `-p` names
+/// (`-p icmp --icmp-type`) loads that module implicitly, as iptables does.
+fn claim_ext(
+    opt: &str,
+    neg: bool,
+    a: &mut Args<'_>,
+    modules: &mut Vec<Pending>,
+    target: &mut Option<super::ext::Pending>,
+    rule: &IptRule,
+    family: Family,
+) -> Result<bool> {
+    let inline = a.inline.take();
+    let mut next = || a.next();
+    if let Some(t) = target.as_mut()
+        && let Some(o) = t.knows(opt)
+    {
+        t.take(o, neg, inline, &mut next)?;
+        return Ok(true);
+    }
+    for m in modules.iter_mut().rev() {
+        if let Pending::Ext(p) = m
+            && let Some(o) = p.knows(opt)
+        {
+            p.take(o, neg, inline, &mut next)?;
+            return Ok(true);
+        }
+    }
+    let implicit = rule
+        .proto
+        .as_ref()
+        .filter(|p| !p.negated)
+        .and_then(|p| super::ext::implicit(p.value.number(), family));
+    if let Some(e) = implicit {
+        let mut p = super::ext::Pending::new(e);
+        if let Some(o) = p.knows(opt) {
+            // Ports alone stay with the tcp module here; `--syn`/`--tcp-flags`/
+            // `--tcp-option` turn the tcp module already there into the registry's.
+            let tcp_ports = matches!(
+                opt,
+                "--sport" | "--dport" | "--source-port" | "--destination-port"
+            );
+            if e.name() == "tcp" && tcp_ports {
+                a.inline = inline;
+                return Ok(false);
+            }
+            let at = modules.iter().rposition(|m| matches!(m, Pending::Tcp(_)));
+            if e.name() == "tcp"
+                && let Some(i) = at
+                && let Pending::Tcp(ports) = &modules[i]
+            {
+                p.given = super::ext::tcp_given_of(ports);
+                p.take(o, neg, inline, &mut next)?;
+                modules[i] = Pending::Ext(p);
+                return Ok(true);
+            }
+            p.take(o, neg, inline, &mut next)?;
+            modules.push(Pending::Ext(p));
+            return Ok(true);
+        }
+    }
+    a.inline = inline;
+    Ok(false)
+}
+
+/// A registry module's payload, in the form decoding gives it (a pure `--ctstate` is
+/// `IptMatch::Conntrack`), so that `-C`/`-D` compare like with like.
+fn ext_match(p: &super::ext::Pending, rule: &IptRule, family: Family) -> Result<IptMatch> {
+    let x = p.finish(&super::ext::Ctx { family, rule })?;
+    let wire = crate::wire::expr::Match {
+        name: x.name,
+        rev: x.rev,
+        info: x.info,
+    };
+    super::xt_bridge::match_from_xt(&wire, family).ok_or_else(|| {
+        bad(format!(
+            "{}: these options give a payload xtnl cannot print back",
+            p.ext.name()
+        ))
+    })
+}
+
+fn ext_target_of(p: &super::ext::Pending, rule: &IptRule, family: Family) -> Result<IptTarget> {
+    let x = p.finish(&super::ext::Ctx { family, rule })?;
+    let wire = crate::wire::expr::Target {
+        name: x.name,
+        rev: x.rev,
+        info: x.info,
+    };
+    super::xt_bridge::target_from_xt(&wire, family).ok_or_else(|| {
+        bad(format!(
+            "{}: these options give a payload xtnl cannot print back",
+            p.ext.name()
+        ))
+    })
 }
 
 /// iptables' chain-name limit (XT_EXTENSION_MAXNAMELEN - 1 = 28) and no spaces.
@@ -881,7 +984,7 @@ fn services(name: &str) -> Option<u16> {
 }
 
 /// `p`, `a:b`, `a:` (to 65535) or `:b` (from 0), as tcp/udp `--sport/--dport` take them.
-fn parse_ports(s: &str, opt: &str) -> Result<PortRange> {
+pub(crate) fn parse_ports(s: &str, opt: &str) -> Result<PortRange> {
     let (a, b) = match s.split_once(':') {
         Some((a, b)) => (
             if a.is_empty() { 0 } else { port(a)? },
@@ -921,7 +1024,7 @@ fn parse_port_list(s: &str) -> Result<Vec<PortRange>> {
 }
 
 /// `[addr[-addr]][:port[-port]]`, IPv6 addresses in brackets when a port follows.
-fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatRange> {
+pub(crate) fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatRange> {
     let err = || bad(format!("Bad IP address \"{s}\" for {opt}"));
     let (addrs, ports) = if let Some(rest) = s.strip_prefix('[') {
         let (inside, after) = rest.split_once(']').ok_or_else(err)?;
@@ -979,7 +1082,7 @@ fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatRange> {
     })
 }
 
-fn parse_to_ports(s: &str) -> Result<PortRange> {
+pub(crate) fn parse_to_ports(s: &str) -> Result<PortRange> {
     let range = match s.split_once('-') {
         Some((a, b)) => {
             PortRange::new(port(a)?, port(b)?).map_err(|_| bad(format!("Port range `{s}' invalid")))
@@ -1120,7 +1223,7 @@ fn parse_target(
     })
 }
 
-fn log_level(s: &str) -> Result<u8> {
+pub(crate) fn log_level(s: &str) -> Result<u8> {
     const NAMES: [&str; 8] = [
         "emerg", "alert", "crit", "error", "warning", "notice", "info", "debug",
     ];

@@ -149,6 +149,7 @@ pub fn rule_spec(rule: &IptRule) -> String {
             IptMatch::Opaque(o) => {
                 let _ = write!(out, " <not expressible in iptables syntax: {o}>");
             }
+            IptMatch::Ext(x) => super::ext::save_match(x, &mut out),
         }
     }
     match &rule.target {
@@ -196,6 +197,7 @@ pub fn rule_spec(rule: &IptRule) -> String {
         Some(IptTarget::Opaque(o)) => {
             let _ = write!(out, " <target not expressible in iptables syntax: {o}>");
         }
+        Some(IptTarget::Ext(x)) => super::ext::save_target(x, &mut out),
     }
     out
 }

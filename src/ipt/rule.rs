@@ -72,6 +72,19 @@ pub enum IptMatch {
     Conntrack(Neg<CtStates>),
     /// Expressions of a rule that no iptables module here expresses.
     Opaque(Opaque),
+    /// Any other module of the extension registry ([`super::ext`]).
+    Ext(XtPayload),
+}
+
+/// An x_tables extension's payload as the kernel holds it (name, revision, the bytes in
+/// the canonical form iptables writes); [`super::ext`] parses and prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XtPayload {
+    pub name: String,
+    pub rev: u32,
+    pub info: Vec<u8>,
+    /// IPv4 or IPv6: some layouts and all printed addresses depend on it.
+    pub family: Family,
 }
 
 /// DNAT/SNAT `--to-destination/--to-source [addr[-addr]][:port[-port]]`.
@@ -214,6 +227,8 @@ pub enum IptTarget {
     Log(LogOpts),
     /// A target (or verdict) no iptables extension here expresses.
     Opaque(Opaque),
+    /// Any other target of the extension registry ([`super::ext`]).
+    Ext(XtPayload),
 }
 
 /// A rule as iptables sees it: the fixed `ipt_entry` fields, the modules in order, the

@@ -30,6 +30,11 @@ fn pair_range((a, b): (u16, u16)) -> Option<PortRange> {
 /// are native expressions in nf_tables).
 pub fn match_to_xt(m: &IptMatch, _family: Family) -> Result<XtMatch> {
     Ok(match m {
+        IptMatch::Ext(x) => XtMatch::Other {
+            name: x.name.clone(),
+            rev: x.rev,
+            info: x.info.clone(),
+        },
         IptMatch::Comment(c) => XtMatch::Comment(Comment::new(c.clone()).map_err(invalid)?),
         IptMatch::Multiport(mp) => {
             let dir = match mp.dir {
@@ -89,7 +94,8 @@ pub fn match_to_xt(m: &IptMatch, _family: Family) -> Result<XtMatch> {
 }
 
 /// iptables' view of an xt match payload, when it is one of the modules covered here.
-pub fn match_from_xt(m: &Match, _family: Family) -> Option<IptMatch> {
+pub fn match_from_xt(m: &Match, family: Family) -> Option<IptMatch> {
+    let registry = || super::ext::decode(&m.name, m.rev, &m.info, false, family).map(IptMatch::Ext);
     Some(match XtMatch::from_expr(m).ok()? {
         XtMatch::Comment(c) => IptMatch::Comment(c.text().to_string()),
         XtMatch::Multiport(mp) => IptMatch::Multiport(Multiport {
@@ -113,10 +119,9 @@ pub fn match_from_xt(m: &Match, _family: Family) -> Option<IptMatch> {
             // opaque.
             let plain = ct.match_flags & !(ct_flags::STATE | ct_flags::STATE_ALIAS) == 0
                 && ct.invert_flags & !ct_flags::STATE == 0;
-            let (states, negated) = ct.states()?;
-            if !plain {
-                return None;
-            }
+            let Some((states, negated)) = ct.states().filter(|_| plain) else {
+                return registry();
+            };
             if ct.is_state_alias() {
                 IptMatch::State(Neg::new(states, negated))
             } else {
@@ -126,7 +131,7 @@ pub fn match_from_xt(m: &Match, _family: Family) -> Option<IptMatch> {
         XtMatch::State(s) => IptMatch::State(Neg::plain(state_bits(&s)?)),
         XtMatch::Tcp(t) => {
             if t.option != 0 || t.flg_mask != 0 || t.invflags & !0x3 != 0 {
-                return None;
+                return registry();
             }
             IptMatch::Tcp(ports_of(t.spts, t.dpts, t.invflags)?)
         }
@@ -136,7 +141,7 @@ pub fn match_from_xt(m: &Match, _family: Family) -> Option<IptMatch> {
             }
             IptMatch::Udp(ports_of(u.spts, u.dpts, u.invflags)?)
         }
-        XtMatch::Other { .. } => return None,
+        XtMatch::Other { .. } => return registry(),
     })
 }
 
@@ -185,6 +190,11 @@ fn nat_addrs(r: &NatRange) -> Option<(std::net::IpAddr, std::net::IpAddr)> {
 pub fn target_to_xt(t: &IptTarget, family: Family) -> Result<XtTarget> {
     let ipv6 = family == Family::Ipv6;
     Ok(match t {
+        IptTarget::Ext(x) => XtTarget::Other {
+            name: x.name.clone(),
+            rev: x.rev,
+            info: x.info.clone(),
+        },
         IptTarget::Dnat(r) => XtTarget::Dnat(
             NatInfo::for_dnat(family, nat_addrs(r), r.ports.map(range_pair)).map_err(invalid)?,
         ),
@@ -224,6 +234,12 @@ pub fn target_to_xt(t: &IptTarget, family: Family) -> Result<XtTarget> {
 
 /// iptables' view of an xt target payload, when its options are covered here.
 pub fn target_from_xt(t: &Target, family: Family) -> Option<IptTarget> {
+    target_typed(t, family)
+        .or_else(|| super::ext::decode(&t.name, t.rev, &t.info, true, family).map(IptTarget::Ext))
+}
+
+/// The targets with typed variants of their own.
+fn target_typed(t: &Target, family: Family) -> Option<IptTarget> {
     let plain_nat = |flags: u32| flags & !(nat_flags::MAP_IPS | nat_flags::PROTO_SPECIFIED) == 0;
     Some(
         match XtTarget::decode(&t.name, t.rev, &t.info, family).ok()? {

@@ -25,6 +25,29 @@ mod state;
 mod tcp;
 mod udp;
 
+// Payloads declared with [`layout::xt_struct!`], one file per extension, used by the
+// extension registry (`crate::ipt::ext`).
+pub mod addrtype;
+pub mod checksum;
+pub mod connmark;
+pub mod ct;
+pub mod icmp;
+pub mod iprange;
+pub mod layout;
+pub mod length;
+pub mod limit;
+pub mod mac;
+pub mod mark;
+pub mod nflog;
+pub mod nfqueue;
+pub mod owner;
+pub mod physdev;
+pub mod pkttype;
+pub mod recent;
+pub mod small;
+pub mod statistic;
+pub mod tcpmss;
+
 use crate::model::Family;
 use crate::wire::WireError;
 use crate::wire::expr::{Match, Target};

@@ -1,0 +1,486 @@
+//! The extension registry: iptables' `-m NAME` matches and `-j NAME` targets beyond the
+//! few that have typed variants of their own in [`super::IptMatch`]/[`super::IptTarget`].
+//!
+//! Each extension is one file here implementing [`Ext`]: its name and revision (the ones
+//! iptables 1.8.9 writes), the families it exists in, its option table in iptables' words,
+//! `parse` (options -> the payload's kernel bytes, through the typed struct in
+//! [`crate::xt`]) and `save` (payload -> options in iptables' order, with its inverted
+//! forms and normalisations). A rule carries an extension as an [`XtPayload`]: its
+//! canonical kernel bytes, which is what both backends send (nft_compat `match`/`target`,
+//! or an x_tables entry) and what `-C`/`-D` compare. The few that iptables-nft writes as
+//! native expressions say so in [`Ext::native`] (see [`native`]).
+//!
+//! The hooks: the command-line parser asks [`find`] when it meets `-m NAME`/`-j NAME` and
+//! hands unknown options to [`Pending::claims`]; the printers call [`save_match`] and
+//! [`save_target`]; decoding calls [`decode`].
+
+mod addrtype;
+mod checksum;
+mod connmark;
+mod conntrack;
+mod ct;
+mod icmp;
+mod iprange;
+mod length;
+mod limit;
+mod log;
+mod mac;
+mod mark;
+mod nat;
+pub(crate) mod native;
+mod nflog;
+mod pkttype;
+mod recent;
+mod simple;
+mod statistic;
+mod tcp;
+mod tos;
+mod ttl;
+
+use std::fmt::Write;
+
+use super::rule::{IptRule, XtPayload};
+use crate::error::{Error, Result};
+use crate::model::{Family, L4Proto};
+use crate::wire::WireError;
+
+/// How many words an option takes after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arg {
+    None,
+    One,
+    /// `--tcp-flags mask comp`.
+    Two,
+}
+
+/// One option of an extension's table.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Opt {
+    pub name: &'static str,
+    pub arg: Arg,
+    /// Whether `! --opt` is allowed.
+    pub invert: bool,
+}
+
+/// An option table as a constant (`opts![opt(...), ...]`).
+macro_rules! opts {
+    ($($e:expr),* $(,)?) => {{
+        const O: &[Opt] = &[$($e),*];
+        O
+    }};
+}
+pub(crate) use opts;
+
+pub(crate) const fn opt(name: &'static str, arg: Arg, invert: bool) -> Opt {
+    Opt { name, arg, invert }
+}
+
+/// An option as the command line gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Given {
+    pub opt: &'static str,
+    pub args: Vec<String>,
+    pub neg: bool,
+}
+
+impl Given {
+    /// The first argument (every option with [`Arg::One`] has it).
+    pub fn arg(&self) -> &str {
+        self.args.first().map(String::as_str).unwrap_or_default()
+    }
+}
+
+/// What an extension's parser may look at besides its options.
+pub(crate) struct Ctx<'a> {
+    pub family: Family,
+    pub rule: &'a IptRule,
+}
+
+impl Ctx<'_> {
+    /// `-p` when it is given and not negated.
+    pub fn proto(&self) -> Option<L4Proto> {
+        self.rule
+            .proto
+            .as_ref()
+            .filter(|p| !p.negated)
+            .map(|p| p.value)
+    }
+}
+
+/// Which families an extension exists in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fams {
+    Both,
+    V4,
+    V6,
+}
+
+/// One iptables extension. See the module documentation.
+pub(crate) trait Ext: Sync {
+    /// The name after `-m`/`-j` (also the kernel's, unless [`Ext::wire_name`] says otherwise).
+    fn name(&self) -> &'static str;
+    fn is_target(&self) -> bool;
+    fn fams(&self) -> Fams {
+        Fams::Both
+    }
+    /// The kernel extension's name (`NOTRACK` is `CT`).
+    fn wire_name(&self) -> &'static str {
+        self.name()
+    }
+    /// The revision iptables 1.8.9 writes on a current kernel.
+    fn revision(&self) -> u32;
+    /// The revision of a payload `parse` built (NAT picks it per family).
+    fn payload_revision(&self, _info: &[u8]) -> u32 {
+        self.revision()
+    }
+    /// Other revisions this extension decodes (`-m conntrack` reads 3 only, say).
+    fn reads(&self, rev: u32) -> bool {
+        rev == self.revision()
+    }
+    fn options(&self) -> &'static [Opt];
+    /// The payload for the given options, or iptables' complaint.
+    fn parse(&self, given: &[Given], ctx: &Ctx<'_>) -> Result<Vec<u8>>;
+    /// Appends the options as `iptables -S` prints them (each starting with a space);
+    /// `None` when the payload says something iptables 1.8.9 would not print back.
+    fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()>;
+    /// The bytes iptables would write for this payload (kernel-private and unused bytes
+    /// zeroed); `None` when it does not decode.
+    fn canonical(&self, info: &[u8]) -> Option<Vec<u8>>;
+    /// The name `-S` shows (`NOTRACK` for CT's alias flag).
+    fn shown_name(&self, _info: &[u8]) -> &'static str {
+        self.name()
+    }
+}
+
+/// Every extension the registry knows, matches and targets.
+static REGISTRY: &[&dyn Ext] = &[
+    &mark::Mark,
+    &mark::MarkTarget,
+    &addrtype::Addrtype,
+    &conntrack::Conntrack,
+    &icmp::Icmp,
+    &icmp::Icmp6,
+    &limit::Limit,
+    &statistic::Statistic,
+    &checksum::Checksum,
+    &connmark::Connmark,
+    &connmark::ConnmarkTarget,
+    &mac::Physdev,
+    &pkttype::Pkttype,
+    &iprange::Iprange,
+    &mac::Mac,
+    &iprange::Owner,
+    &length::Length,
+    &recent::Recent,
+    &nflog::Nflog,
+    &nflog::Nfqueue,
+    &ct::Ct,
+    &ct::Notrack,
+    &length::Tcpmss,
+    &length::TcpmssTarget,
+    &nat::DNAT,
+    &nat::SNAT,
+    &nat::MASQUERADE,
+    &nat::REDIRECT,
+    &log::Log,
+    &tcp::Tcp,
+    &ttl::TTL_MATCH,
+    &ttl::HL_MATCH,
+    &ttl::TTL_TARGET,
+    &ttl::HL_TARGET,
+    &ttl::Dscp,
+    &ttl::DscpSet,
+    &tos::Tos,
+    &tos::TosSet,
+    &simple::ESP,
+    &simple::AH,
+    &simple::Helper,
+    &simple::Cpu,
+    &simple::Quota,
+    &simple::Connbytes,
+];
+
+fn fits(e: &dyn Ext, family: Family) -> bool {
+    match e.fams() {
+        Fams::Both => true,
+        Fams::V4 => family == Family::Ipv4,
+        Fams::V6 => family == Family::Ipv6,
+    }
+}
+
+/// The extension `-m NAME` (or `-j NAME` for a target) loads in `family`.
+pub(crate) fn find(name: &str, target: bool, family: Family) -> Option<&'static dyn Ext> {
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|e| e.is_target() == target && e.name() == name && fits(*e, family))
+}
+
+/// The module `-p PROTO` loads implicitly when one of its options follows.
+pub(crate) fn implicit(proto: u8, family: Family) -> Option<&'static dyn Ext> {
+    let name = match (proto, family) {
+        (1, Family::Ipv4) => "icmp",
+        (58, Family::Ipv6) => "icmp6",
+        (6, _) => "tcp",
+        _ => return None,
+    };
+    find(name, false, family)
+}
+
+/// A plain tcp module's ports as options of the registry's tcp module.
+pub(crate) fn tcp_given_of(p: &super::rule::PortsMatch) -> Vec<Given> {
+    tcp::given_of(p)
+}
+
+/// Names of the extensions xtnl knows, for "not supported" messages.
+pub(crate) fn known_names(target: bool) -> Vec<&'static str> {
+    REGISTRY
+        .iter()
+        .filter(|e| e.is_target() == target)
+        .map(|e| e.name())
+        .collect()
+}
+
+/// The extension that reads a kernel payload of this name and revision.
+fn by_wire(name: &str, rev: u32, target: bool, family: Family) -> Option<&'static dyn Ext> {
+    REGISTRY.iter().copied().find(|e| {
+        e.is_target() == target && e.wire_name() == name && e.reads(rev) && fits(*e, family)
+    })
+}
+
+/// A payload read from the kernel, in canonical form, if an extension here reads it and
+/// iptables syntax can say all of it.
+pub(crate) fn decode(
+    name: &str,
+    rev: u32,
+    info: &[u8],
+    target: bool,
+    family: Family,
+) -> Option<XtPayload> {
+    let e = by_wire(name, rev, target, family)?;
+    let info = e.canonical(info)?;
+    // What `-S` could not print is not iptables syntax: keep it opaque.
+    e.save(&info, family, &mut String::new())?;
+    Some(XtPayload {
+        name: name.to_string(),
+        rev,
+        info,
+        family,
+    })
+}
+
+fn printer(p: &XtPayload, target: bool) -> Option<&'static dyn Ext> {
+    by_wire(&p.name, p.rev, target, p.family)
+}
+
+/// ` -m NAME --opt ...` for a match payload.
+pub(crate) fn save_match(p: &XtPayload, out: &mut String) {
+    save(p, false, out)
+}
+
+/// ` -j NAME --opt ...` for a target payload.
+pub(crate) fn save_target(p: &XtPayload, out: &mut String) {
+    save(p, true, out)
+}
+
+fn save(p: &XtPayload, target: bool, out: &mut String) {
+    let flag = if target { "-j" } else { "-m" };
+    let family = p.family;
+    match printer(p, target) {
+        Some(e) => {
+            let _ = write!(out, " {flag} {}", e.shown_name(&p.info));
+            let mut opts = String::new();
+            if e.save(&p.info, family, &mut opts).is_some() {
+                out.push_str(&opts);
+            } else {
+                out.push_str(" <payload not expressible in iptables syntax>");
+            }
+        }
+        None => {
+            let _ = write!(out, " {flag} {} <revision {} not supported>", p.name, p.rev);
+        }
+    }
+}
+
+/// The name `-L` shows in the target column.
+pub(crate) fn target_name(p: &XtPayload) -> String {
+    printer(p, true)
+        .map(|e| e.shown_name(&p.info).to_string())
+        .unwrap_or_else(|| p.name.clone())
+}
+
+/// A module or target being filled in by the command-line parser.
+#[derive(Clone)]
+pub(crate) struct Pending {
+    pub ext: &'static dyn Ext,
+    pub given: Vec<Given>,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("ext", &self.ext.name())
+            .field("given", &self.given)
+            .finish()
+    }
+}
+
+impl Pending {
+    pub fn new(ext: &'static dyn Ext) -> Self {
+        Pending {
+            ext,
+            given: Vec::new(),
+        }
+    }
+
+    /// The option's table entry, if this extension has `opt` (`--opt`).
+    pub fn knows(&self, opt: &str) -> Option<Opt> {
+        let name = opt.strip_prefix("--")?;
+        self.ext.options().iter().copied().find(|o| o.name == name)
+    }
+
+    /// Takes `opt` with its arguments from `next` (which yields the following words).
+    pub fn take<'a>(
+        &mut self,
+        o: Opt,
+        neg: bool,
+        inline: Option<&'a str>,
+        mut next: impl FnMut() -> Option<&'a str>,
+    ) -> Result<()> {
+        if neg && !o.invert {
+            return Err(bad(format!(
+                "{}: option \"--{}\" cannot be inverted",
+                self.ext.name(),
+                o.name
+            )));
+        }
+        let want = match o.arg {
+            Arg::None => 0,
+            Arg::One => 1,
+            Arg::Two => 2,
+        };
+        let mut args = Vec::new();
+        let mut inline = inline;
+        for i in 0..want {
+            let v = inline
+                .take()
+                .or_else(&mut next)
+                .ok_or_else(|| bad(format!("option \"--{}\" requires an argument", o.name)))?;
+            // iptables takes the second word of a two-word option only if it is no option.
+            if i == 1 && (v.starts_with('-') || v == "!") {
+                return Err(bad(format!("--{} requires two args.", o.name)));
+            }
+            args.push(v.to_string());
+        }
+        if inline.is_some() {
+            return Err(bad(format!(
+                "option \"--{}\" doesn't allow an argument",
+                o.name
+            )));
+        }
+        self.given.push(Given {
+            opt: o.name,
+            args,
+            neg,
+        });
+        Ok(())
+    }
+
+    /// The payload, or iptables' complaint.
+    pub fn finish(&self, ctx: &Ctx<'_>) -> Result<XtPayload> {
+        let info = self.ext.parse(&self.given, ctx)?;
+        Ok(XtPayload {
+            name: self.ext.wire_name().to_string(),
+            rev: self.ext.payload_revision(&info),
+            info,
+            family: ctx.family,
+        })
+    }
+}
+
+pub(crate) fn bad(msg: impl Into<String>) -> Error {
+    Error::InvalidInput(msg.into())
+}
+
+pub(crate) fn wire(e: WireError) -> Error {
+    Error::InvalidInput(e.to_string())
+}
+
+/// Refuses a second use of an option iptables allows once.
+pub(crate) fn once(given: &[Given], ext: &str) -> Result<()> {
+    for (i, g) in given.iter().enumerate() {
+        if given[..i].iter().any(|h| h.opt == g.opt) {
+            return Err(bad(format!(
+                "{ext}: option \"--{}\" can only be used once",
+                g.opt
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a module with none of its options.
+pub(crate) fn need_some(given: &[Given], ext: &str) -> Result<()> {
+    if given.is_empty() {
+        return Err(bad(format!("{ext}: at least one option is required")));
+    }
+    Ok(())
+}
+
+/// The last use of an option.
+pub(crate) fn get<'g>(given: &'g [Given], opt: &str) -> Option<&'g Given> {
+    given.iter().rev().find(|g| g.opt == opt)
+}
+
+/// An unsigned number as iptables' `strtoul(s, 0)` reads it: decimal, `0x` hex or `0`
+/// octal, within `max`.
+pub(crate) fn num(s: &str, max: u64, what: &str) -> Result<u64> {
+    let t = s.trim();
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else if t.len() > 1 && t.starts_with('0') {
+        u64::from_str_radix(&t[1..], 8)
+    } else {
+        t.parse::<u64>()
+    };
+    match v {
+        Ok(n) if n <= max && !t.is_empty() => Ok(n),
+        _ => Err(bad(format!(
+            "{what}: \"{s}\" is not a number from 0 to {max}"
+        ))),
+    }
+}
+
+/// `value[/mask]` as iptables' XTTYPE_MARKMASK32 reads it; the mask defaults to all ones.
+pub(crate) fn markmask(s: &str, what: &str) -> Result<(u32, u32)> {
+    let (v, m) = match s.split_once('/') {
+        Some((v, m)) => (v, Some(m)),
+        None => (s, None),
+    };
+    let v = num(v, u64::from(u32::MAX), what)? as u32;
+    let m = match m {
+        Some(m) => num(m, u64::from(u32::MAX), what)? as u32,
+        None => u32::MAX,
+    };
+    Ok((v, m))
+}
+
+/// ` !` when negated.
+pub(crate) fn bang(out: &mut String, neg: bool) {
+    if neg {
+        out.push_str(" !");
+    }
+}
+
+/// A decode then an encode through the typed struct.
+macro_rules! canonical_via {
+    ($ty:ty) => {
+        fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
+            <$ty>::decode(info).ok().map(|v| v.encode())
+        }
+    };
+}
+pub(crate) use canonical_via;
+
+#[cfg(test)]
+mod tests;

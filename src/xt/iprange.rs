@@ -1,0 +1,18 @@
+//! `-m iprange` rev 1: `struct xt_iprange_mtinfo`.
+
+use super::layout::{Raw, xt_struct};
+
+pub const IPRANGE_SRC: u8 = 1 << 0;
+pub const IPRANGE_DST: u8 = 1 << 1;
+pub const IPRANGE_SRC_INV: u8 = 1 << 4;
+pub const IPRANGE_DST_INV: u8 = 1 << 5;
+
+xt_struct!(
+    /// Addresses as `union nf_inet_addr` (an IPv4 address in the first four bytes).
+    IprangeV1, "xt_iprange_mtinfo", 68, {
+    src_min: Raw<16> = 0,
+    src_max: Raw<16> = 16,
+    dst_min: Raw<16> = 32,
+    dst_max: Raw<16> = 48,
+    flags: u8 = 64,
+});

@@ -1,0 +1,16 @@
+//! `-j NFLOG` rev 0: `struct xt_nflog_info`.
+
+use super::layout::{Raw, xt_struct};
+
+pub const NFLOG_F_COPY_LEN: u16 = 0x1;
+
+xt_struct!(
+    /// Group, size, threshold, prefix.
+    Nflog, "xt_nflog_info", 76, {
+    len: u32 = 0,
+    group: u16 = 4,
+    threshold: u16 = 6,
+    flags: u16 = 8,
+    pad: u16 = 10,
+    prefix: Raw<64> = 12,
+});

@@ -1,0 +1,18 @@
+//! `-m statistic` rev 0: `struct xt_statistic_info` (the kernel's `master` pointer at
+//! offset 16 is private and reads back as zeros).
+
+use super::layout::xt_struct;
+
+pub const MODE_RANDOM: u16 = 0;
+pub const MODE_NTH: u16 = 1;
+pub const INVERT: u16 = 1;
+
+xt_struct!(
+    /// `probability` is `every` in nth mode (same offset, a union).
+    Statistic, "xt_statistic_info", 24, {
+    mode: u16 = 0,
+    flags: u16 = 2,
+    probability_or_every: u32 = 4,
+    packet: u32 = 8,
+    count: u32 = 12,
+});

@@ -1,0 +1,162 @@
+//! Bad extension options: each is refused with status 2 and a message naming the problem,
+//! iptables-nft refuses it too, and nothing changes (the ruleset is compared before and
+//! after). A table of its own beside tests/bad_input.rs, for the registry's modules.
+
+mod common;
+
+use common::{in_netns, nft_ruleset, private_lock_path, run};
+
+/// (command line, words the message must contain)
+const ROWS: &[(&str, &str)] = &[
+    ("-A INPUT -m mark --mark 0x100000000 -j ACCEPT", "mark"),
+    ("-A INPUT -m mark -j ACCEPT", "--mark"),
+    ("-A INPUT -m mark --mark 1 --mark 2 -j ACCEPT", "--mark"),
+    ("-t mangle -A INPUT -j MARK", "MARK"),
+    (
+        "-t mangle -A INPUT -j MARK --set-mark 1 --or-mark 2",
+        "together",
+    ),
+    ("-t mangle -A INPUT -j MARK ! --set-mark 1", "--set-mark"),
+    (
+        "-A INPUT -m addrtype --dst-type BOGUS -j ACCEPT",
+        "bad type",
+    ),
+    ("-A INPUT -m addrtype -j ACCEPT", "--src-type or --dst-type"),
+    (
+        "-A INPUT -m addrtype --dst-type LOCAL --limit-iface-in --limit-iface-out -j ACCEPT",
+        "both",
+    ),
+    ("-A INPUT -m conntrack -j ACCEPT", "at least one option"),
+    ("-A INPUT -m conntrack --ctstate BOGUS -j ACCEPT", "BOGUS"),
+    ("-A INPUT -m conntrack --ctstatus BOGUS -j ACCEPT", "BOGUS"),
+    (
+        "-A INPUT -m conntrack --ctdir SIDEWAYS -j ACCEPT",
+        "SIDEWAYS",
+    ),
+    (
+        "-A INPUT -m conntrack --ctorigsrc 300.1.1.1 -j ACCEPT",
+        "300.1.1.1",
+    ),
+    ("-A INPUT -p icmp --icmp-type bogus -j ACCEPT", "bogus"),
+    ("-A INPUT -p icmp --icmp-type echo -j ACCEPT", "Ambiguous"),
+    ("-A INPUT -m limit --limit 0/sec -j ACCEPT", "rate"),
+    ("-A INPUT -m limit --limit 5/fortnight -j ACCEPT", "rate"),
+    (
+        "-A INPUT -m limit --limit-burst 10001 -j ACCEPT",
+        "limit-burst",
+    ),
+    ("-A INPUT -m limit ! --limit 5/sec -j ACCEPT", "--limit"),
+    (
+        "-A INPUT -m statistic --mode random -j ACCEPT",
+        "--probability",
+    ),
+    (
+        "-A INPUT -m statistic --mode sometimes --probability 0.5 -j ACCEPT",
+        "sometimes",
+    ),
+    (
+        "-A INPUT -m statistic --mode random --probability 1.5 -j ACCEPT",
+        "1.5",
+    ),
+    (
+        "-A INPUT -m statistic --mode nth --every 2 --packet 5 -j ACCEPT",
+        "--packet",
+    ),
+    (
+        "-A INPUT -m pkttype --pkt-type sometimes -j ACCEPT",
+        "sometimes",
+    ),
+    (
+        "-A INPUT -m mac --mac-source 00:11:22:33:44 -j ACCEPT",
+        "00:11:22:33:44",
+    ),
+    (
+        "-A INPUT -m iprange --src-range 192.0.2.1-banana -j ACCEPT",
+        "banana",
+    ),
+    ("-A OUTPUT -m owner --suppl-groups -j ACCEPT", "--gid-owner"),
+    ("-A INPUT -m recent --name x -j ACCEPT", "--set"),
+    ("-A INPUT -m recent --set --rcheck -j ACCEPT", "only one"),
+    (
+        "-A INPUT -p tcp --tcp-flags SYN -j ACCEPT",
+        "--tcp-flags requires two args",
+    ),
+    (
+        "-A INPUT -p tcp --tcp-flags SYN,BOGUS SYN -j ACCEPT",
+        "BOGUS",
+    ),
+    (
+        "-A INPUT -p tcp --syn --tcp-flags SYN SYN -j ACCEPT",
+        "--syn",
+    ),
+    ("-A INPUT -p udp --syn -j ACCEPT", "--syn"),
+    (
+        "-A INPUT -j NFQUEUE --queue-num 1 --queue-balance 2:3",
+        "--queue-balance",
+    ),
+    ("-A INPUT -j NFQUEUE --queue-balance 5:2", "less than"),
+    ("-t raw -A PREROUTING -j CT --ctevents bogus", "bogus"),
+    ("-t raw -A PREROUTING -j CT --zone many", "many"),
+    ("-t mangle -A FORWARD -j TCPMSS --clamp-mss-to-pmtu", "tcp"),
+    ("-t mangle -A FORWARD -p tcp -j TCPMSS", "TCPMSS"),
+    ("-t mangle -A PREROUTING -j CONNMARK", "No operation"),
+    (
+        "-t mangle -A PREROUTING -j CONNMARK --save-mark --mask 1 --ctmask 2",
+        "--mask",
+    ),
+    (
+        "-t nat -A POSTROUTING -j MASQUERADE --persistent",
+        "--persistent",
+    ),
+    ("-t nat -A PREROUTING -j DNAT --random", "--to-destination"),
+    ("-A INPUT -j LOG --log-level loud", "loud"),
+    (
+        "-A INPUT -m hashlimit --hashlimit 5/sec -j ACCEPT",
+        "hashlimit",
+    ),
+    ("-A INPUT -j TPROXY --on-port 1", "--on-port"),
+    ("-A INPUT -m ttl --ttl-eq 300 -j ACCEPT", "300"),
+    ("-A INPUT -m dscp --dscp-class XX1 -j ACCEPT", "XX1"),
+    (
+        "-A INPUT -m tos --tos Maximize-Everything -j ACCEPT",
+        "Maximize-Everything",
+    ),
+];
+
+#[test]
+fn bad_extension_options_are_refused_and_change_nothing() {
+    in_netns(|| {
+        let lock = private_lock_path();
+        let lock = lock.to_str().expect("utf-8 path").to_owned();
+        // Something to keep: a rule in each table.
+        for t in ["filter", "mangle", "raw", "nat"] {
+            let o = run("iptables-nft", &["-t", t, "-N", "keep"]);
+            assert!(o.status.success());
+        }
+        let before = nft_ruleset();
+        let mut failures = Vec::new();
+        for (line, needle) in ROWS {
+            let words = xtnl::ipt::parse::split_words(line).expect("splits");
+            let a: Vec<&str> = words.iter().map(String::as_str).collect();
+            let ours = common::run_env(
+                common::xtnl_bin(),
+                &a,
+                &[("XTABLES_LOCKFILE", lock.as_str())],
+            );
+            let msg = String::from_utf8_lossy(&ours.stderr).to_string();
+            if ours.status.code() != Some(2) || !msg.contains(needle) {
+                failures.push(format!("{line}: status {:?}, {msg}", ours.status.code()));
+            }
+        }
+        assert_eq!(nft_ruleset(), before, "xtnl changed the ruleset");
+        // The oracle refuses them too (iptables-nft may leave a built-in chain behind).
+        for (line, _) in ROWS {
+            let words = xtnl::ipt::parse::split_words(line).expect("splits");
+            let a: Vec<&str> = words.iter().map(String::as_str).collect();
+            if run("iptables-nft", &a).status.success() {
+                failures.push(format!("{line}: iptables-nft accepted it"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
+}
