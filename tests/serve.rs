@@ -278,11 +278,11 @@ fn socket_callers_get_the_policy_entries_for_their_uid_and_groups_and_are_audite
         let (code, stderr) = server.stop();
         assert_eq!(code, Some(0), "SIGTERM ends the service with 0: {stderr}");
         for want in [
-            "xtnl: audit: uid=1001 euid=0 mode=socket result=ok ops=4: add table ip nat; create chain ip nat vcld-a1; insert rule ip nat PREROUTING; add rule ip nat vcld-a1",
-            "xtnl: audit: uid=1001 euid=0 mode=socket result=denied",
-            "xtnl: audit: uid=1002 euid=0 mode=socket result=ok",
-            "xtnl: audit: uid=1002 euid=0 mode=socket result=denied",
-            "xtnl: audit: uid=0 euid=0 mode=socket result=denied",
+            "uid=1001 euid=0 mode=socket result=ok ops=4: add table ip nat; create chain ip nat vcld-a1; insert rule ip nat PREROUTING; add rule ip nat vcld-a1",
+            "uid=1001 euid=0 mode=socket result=denied",
+            "uid=1002 euid=0 mode=socket result=ok",
+            "uid=1002 euid=0 mode=socket result=denied",
+            "uid=0 euid=0 mode=socket result=denied",
         ] {
             assert!(stderr.contains(want), "missing {want:?} in\n{stderr}");
         }

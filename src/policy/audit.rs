@@ -252,8 +252,12 @@ pub struct LineAuditor {
     /// run).
     fallback_to_stderr: bool,
     warned: AtomicBool,
-    sequence: AtomicU64,
+    /// The id of this auditor's last attempt (or denial), which its result record repeats.
+    last: AtomicU64,
 }
+
+/// Record ids, unique in the process (a service holds one auditor per client).
+static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
 impl LineAuditor {
     pub fn new(invoker: Invoker, target: AuditTarget) -> LineAuditor {
@@ -264,7 +268,7 @@ impl LineAuditor {
             socket: PathBuf::from(SYSLOG_SOCKET),
             fallback_to_stderr: invoker.delegated(),
             warned: AtomicBool::new(false),
-            sequence: AtomicU64::new(0),
+            last: AtomicU64::new(0),
         }
     }
     /// Another syslog socket (tests; hosts with a relocated `/dev/log`).
@@ -389,9 +393,11 @@ impl LineAuditor {
         // the current one, or a new one.
         let seq = match outcome {
             AuditOutcome::Attempt | AuditOutcome::Denied(_) => {
-                self.sequence.fetch_add(1, Ordering::Relaxed) + 1
+                let id = SEQUENCE.fetch_add(1, Ordering::Relaxed) + 1;
+                self.last.store(id, Ordering::Relaxed);
+                id
             }
-            _ => self.sequence.load(Ordering::Relaxed),
+            _ => self.last.load(Ordering::Relaxed),
         };
         let head = RecordHead {
             invoker: &self.invoker,
