@@ -192,11 +192,15 @@ pub fn set_counters(packets: &str, bytes: Option<&str>) -> crate::Result<crate::
 /// once"); `earlier` are the target's options before this one.
 pub fn once(target: &str, opt: &str, earlier: &[(String, String)]) -> crate::Result<()> {
     if earlier.iter().any(|(o, _)| o == opt) {
-        return Err(crate::Error::InvalidInput(format!(
-            "{target}: option \"{opt}\" can only be used once.\n"
-        )));
+        return Err(used_twice(target, opt));
     }
     Ok(())
+}
+
+/// iptables' words for an option given twice (`opt` with its dashes), as xtables' option
+/// parser prints them (followed by an empty line).
+pub fn used_twice(ext: &str, opt: &str) -> crate::Error {
+    crate::Error::InvalidInput(format!("{ext}: option \"{opt}\" can only be used once.\n"))
 }
 
 /// An address as iptables reads it, rewritten into `ADDR/PREFIX` for the parser: IPv4

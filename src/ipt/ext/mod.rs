@@ -410,10 +410,7 @@ pub(crate) fn wire(e: WireError) -> Error {
 pub(crate) fn once(given: &[Given], ext: &str) -> Result<()> {
     for (i, g) in given.iter().enumerate() {
         if given[..i].iter().any(|h| h.opt == g.opt) {
-            return Err(bad(format!(
-                "{ext}: option \"--{}\" can only be used once",
-                g.opt
-            )));
+            return Err(crate::ipt::args::used_twice(ext, &format!("--{}", g.opt)));
         }
     }
     Ok(())
