@@ -17,8 +17,11 @@ const WORKERS: usize = 64;
 
 /// A directory holding `name` as a symbolic link to the built xtnl: the whole install.
 fn link(name: &str) -> PathBuf {
+    // One directory per call: the tests run in parallel threads of one process.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("dropin-lock-{}-{name}", std::process::id()));
+        .join(format!("dropin-lock-{}-{call}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create link dir");
     let path = dir.join(name);
     let _ = std::fs::remove_file(&path);
