@@ -411,7 +411,8 @@ pub(crate) fn once(given: &[Given], ext: &str) -> Result<()> {
     for (i, g) in given.iter().enumerate() {
         if given[..i].iter().any(|h| h.opt == g.opt) {
             return Err(bad(format!(
-                "{ext}: option \"--{}\" can only be used once",
+                // libxtables' words, its trailing newline included (a blank line follows).
+                "{ext}: option \"--{}\" can only be used once.\n",
                 g.opt
             )));
         }
