@@ -1059,6 +1059,9 @@ pub fn execute(session: &mut Session, inv: &Invocation) -> Result<String> {
 }
 
 fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<String> {
+    if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
+        return zero_rule(session, inv, table, chain, n);
+    }
     match &inv.command {
         Command::ListRules(chain) => {
             return listing::list_rules(session, table, chain.as_deref(), inv.verbose);
@@ -1099,6 +1102,45 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
         }
     }
     Ok(out)
+}
+
+/// `-Z CHAIN N` as iptables-nft 1.8.9 does it: rule N is replaced by itself with zero
+/// counters; a missing chain is "Bad rule" (status 1), a number past the last rule changes
+/// nothing and succeeds.
+fn zero_rule(
+    session: &mut Session,
+    inv: &Invocation,
+    table: &TableRef,
+    chain: &str,
+    n: usize,
+) -> Result<String> {
+    let bad_rule = || {
+        refused(
+            "iptables: Bad rule (does a matching rule exist in that chain?).",
+            format!("zero rule {n} of chain {chain}"),
+        )
+    };
+    let chains = listing::chains(session, table, Some(chain)).map_err(|_| bad_rule())?;
+    let Some(rule) = chains
+        .first()
+        .and_then(|c| c.rules.get(n - 1))
+        .map(|(_, r)| r.clone())
+    else {
+        return Ok(String::new());
+    };
+    let mut rule = rule;
+    rule.counters = Some(crate::model::Counters::default());
+    let replace = Invocation {
+        command: Command::Replace {
+            chain: chain.to_string(),
+            index: n,
+            rule,
+        },
+        verbose: false,
+        rule_number: None,
+        ..inv.clone()
+    };
+    run(session, &replace, table)
 }
 
 /// Gives the rule a command adds the counters it starts from (`restore -c`, `-c P B`).

@@ -404,6 +404,29 @@ impl<'t> Applier<'t> {
     }
 }
 
+/// `-Z CHAIN N`: zeroes rule N's counters, as libiptc's `iptc_zero_counter` (past the last
+/// rule: "Index of counter too big.", status 1).
+pub(crate) fn zero_rule(t: &mut Table, chain: &str, n: usize) -> Result<()> {
+    let table = t.name.clone();
+    let c = t
+        .chains
+        .iter_mut()
+        .find(|c| c.name == chain)
+        .ok_or_else(|| not_found(chain, &table))?;
+    let r = n
+        .checked_sub(1)
+        .and_then(|i| c.rules.get_mut(i))
+        .ok_or_else(|| {
+            refused(
+                "iptables: Index of counter too big.",
+                format!("zero rule {n} of chain {chain}"),
+            )
+        })?;
+    r.carry = Carry::Zero;
+    r.counters = Counters::default();
+    Ok(())
+}
+
 fn zero(c: &mut Chain) {
     c.policy_carry = Carry::Zero;
     c.policy_counters = Counters::default();
