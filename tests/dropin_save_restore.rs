@@ -227,6 +227,38 @@ fn cases() -> Vec<(&'static str, Vec<Step>)> {
             ],
         ),
         (
+            "restore -v prints the flushes, deletions and rules (nothing with --noflush)",
+            {
+                let dump = "*filter\n:foo - [0:0]\n:bar - [0:0]\n-A foo -j ACCEPT\n-A INPUT -s 192.0.2.1 -p tcp --dport 22 -j DROP\nCOMMIT\n*nat\n:natfoo - [0:0]\n-A natfoo -j ACCEPT\nCOMMIT\n*raw\n:rawfoo - [0:0]\nCOMMIT\n";
+                vec![
+                    restore("iptables-restore", "-v", dump),
+                    restore("iptables-restore", "-v", dump),
+                    restore("iptables-restore", "--verbose --test", dump),
+                    restore("iptables-restore", "-v --noflush", dump),
+                    restore(
+                        "ip6tables-restore",
+                        "-v",
+                        "*filter\n:foo - [0:0]\n-A foo -s 2001:db8::1 -j ACCEPT\nCOMMIT\n",
+                    ),
+                ]
+            },
+        ),
+        (
+            "-Z CHAIN N zeroes one rule's counters",
+            vec![
+                setup("iptables", "-N z"),
+                setup("iptables", "-A z -s 192.0.2.1 -c 5 6"),
+                setup("iptables", "-A z -s 192.0.2.2 -c 7 8"),
+                setup("iptables", "-A z -s 192.0.2.3 -c 9 10"),
+                Step::new("iptables", w("-Z z 2")),
+                Step::new("iptables", w("-v -Z z 3")),
+                Step::new("iptables", w("-Z z 9")),
+                Step::new("iptables", w("-Z nochain 1")),
+                Step::new("iptables", w("-Z z 0")),
+                Step::new("iptables-save", w("-c")),
+            ],
+        ),
+        (
             "save | restore round trip of iptables-nft's encodings (merged --sport/--dport)",
             vec![
                 setup(
