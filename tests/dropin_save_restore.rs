@@ -244,6 +244,20 @@ fn cases() -> Vec<(&'static str, Vec<Step>)> {
             },
         ),
         (
+            ":BUILTIN - keeps the policy under --noflush (a flush resets it on nf_tables)",
+            vec![
+                setup("iptables", "-t raw -P OUTPUT DROP"),
+                setup("iptables", "-t raw -A OUTPUT -s 192.0.2.1"),
+                restore(
+                    "iptables-restore",
+                    "--noflush",
+                    "*raw\n:OUTPUT - [0:0]\n:PREROUTING - [0:0]\n:n - [0:0]\n-I OUTPUT 1 -j n\nCOMMIT\n",
+                ),
+                Step::new("iptables-save", w("-t raw")),
+                restore("iptables-restore", "", "*raw\n:OUTPUT - [0:0]\nCOMMIT\n"),
+            ],
+        ),
+        (
             "-Z CHAIN N zeroes one rule's counters",
             vec![
                 setup("iptables", "-N z"),

@@ -151,6 +151,8 @@ pub struct Planner {
     created_builtins: BTreeMap<&'static str, usize>,
     /// Set by `-Z`: counters are reset after the commit.
     pub(crate) zero: Option<Option<String>>,
+    /// Set by `restore --noflush`: a `:BUILTIN -` line leaves the policy alone.
+    pub keep_builtin_policy: bool,
     /// What `-v` prints for the planned changes.
     pub(crate) verbose_lines: Vec<String>,
     /// Whether `-v` was given (listing every chain for its messages costs a full read).
@@ -179,6 +181,7 @@ impl Planner {
             ops: Vec::new(),
             created_builtins: BTreeMap::new(),
             zero: None,
+            keep_builtin_policy: false,
             verbose_lines: Vec::new(),
             verbose: false,
         })
@@ -941,7 +944,11 @@ impl Planner {
     ) -> Result<()> {
         if let Some(b) = self.builtin(chain) {
             self.lookup(r, chain)?;
-            self.set_policy(b, policy.unwrap_or(Policy::Accept));
+            // `:BUILTIN -` under --noflush keeps the policy the chain has (iptables-nft's
+            // nft-only/0008-basechain-policy); after a flush it is ACCEPT again.
+            if policy.is_some() || !self.keep_builtin_policy {
+                self.set_policy(b, policy.unwrap_or(Policy::Accept));
+            }
             return Ok(());
         }
         if policy.is_some() {

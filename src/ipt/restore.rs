@@ -284,6 +284,7 @@ pub fn apply(
                 p.reset_table(r)?;
                 mark(p, &mut lines[idx], block.line);
             }
+            p.keep_builtin_policy = noflush;
             let mut declared = Vec::new();
             for (n, line) in &block.lines {
                 let result = match line {

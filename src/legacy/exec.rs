@@ -381,9 +381,14 @@ impl<'t> Applier<'t> {
 
     fn declare_chain(&mut self, name: &str, policy: Option<Policy>) -> Result<()> {
         if self.table.chain(name).is_some_and(Chain::is_builtin) {
+            // `:BUILTIN -` leaves the policy as it is, with or without --noflush (as
+            // iptables-legacy-restore; libiptc's flush does not touch policies).
+            let Some(policy) = policy else {
+                return Ok(());
+            };
             return self.apply(&Command::Policy {
                 chain: name.to_string(),
-                policy: policy.unwrap_or(Policy::Accept),
+                policy,
             });
         }
         if policy.is_some() {
