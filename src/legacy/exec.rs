@@ -358,18 +358,26 @@ impl<'t> Applier<'t> {
 
     /// An `iptables-restore` block, as iptables-legacy-restore applies it: without
     /// `--noflush`, every chain is flushed and every user chain deleted first (policies
-    /// stay unless declared); `:CHAIN` declares a policy, or creates (or flushes) a user chain.
+    /// stay unless declared, their counters start from zero); `:CHAIN` declares a policy, or creates (or flushes) a user chain.
     pub fn restore_block(&mut self, block: &Block, noflush: bool) -> Result<()> {
         if !noflush {
             for c in &mut self.table.chains {
                 c.rules.clear();
+                // iptables-legacy-restore starts every policy's counters again from zero
+                // (or from the file's `[p:b]` under -c), declared or not.
+                c.policy_carry = Carry::Zero;
+                c.policy_counters = Counters::default();
             }
             self.table.chains.retain(Chain::is_builtin);
             self.changed = true;
         }
         for (n, line) in &block.lines {
             let result = match line {
-                Line::Chain { name, policy } => self.declare_chain(name, *policy),
+                Line::Chain {
+                    name,
+                    policy,
+                    counters,
+                } => self.declare_chain(name, *policy, *counters),
                 Line::Command(cmd) => self
                     .apply(cmd)
                     .map_err(|e| crate::ipt::exec::iptables_words(e, cmd)),
@@ -379,17 +387,28 @@ impl<'t> Applier<'t> {
         Ok(())
     }
 
-    fn declare_chain(&mut self, name: &str, policy: Option<Policy>) -> Result<()> {
+    fn declare_chain(
+        &mut self,
+        name: &str,
+        policy: Option<Policy>,
+        counters: Option<Counters>,
+    ) -> Result<()> {
         if self.table.chain(name).is_some_and(Chain::is_builtin) {
             // `:BUILTIN -` leaves the policy as it is, with or without --noflush (as
             // iptables-legacy-restore; libiptc's flush does not touch policies).
             let Some(policy) = policy else {
                 return Ok(());
             };
-            return self.apply(&Command::Policy {
+            self.apply(&Command::Policy {
                 chain: name.to_string(),
                 policy,
-            });
+            })?;
+            if let Some(c) = counters {
+                let chain = self.chain_mut(name)?;
+                chain.policy_counters = c;
+                chain.policy_carry = Carry::Start(c);
+            }
+            return Ok(());
         }
         if policy.is_some() {
             return Err(refused(
