@@ -40,6 +40,40 @@ const CASES: &[(&str, &str, &str)] = &[
     ("", "iptables", "-A c -s 1.2.3.4/0.0.0.0"),
     ("", "ip6tables", "-A c -s 2001:db8::1/ffff:ffff::"),
     ("", "iptables", "-A c -s 1.2.3.4/32/3"),
+    // non-contiguous masks: written, decoded, checked and deleted as iptables does
+    ("", "iptables", "-A c -s 10.11.12.13/255.0.255.0"),
+    (
+        "",
+        "iptables",
+        "-A c ! -d 10.11.12.13/0.255.0.255 -j ACCEPT",
+    ),
+    ("", "ip6tables", "-A c -s 2001:db8::1/ffff:0:ffff::"),
+    ("", "ip6tables", "-A c -s feed:c0ff::babe:f00/ffff::ffff:0"),
+    (
+        "-A c -s 10.11.12.13/255.0.255.0;-A c ! -d 10.0.0.1/0.255.0.255 -j DROP",
+        "iptables",
+        "-S c",
+    ),
+    (
+        "-A c -s 10.11.12.13/255.0.255.0;-A c ! -d 10.0.0.1/0.255.0.255 -j DROP",
+        "iptables",
+        "-nvL c",
+    ),
+    (
+        "-A c -s 10.11.12.13/255.0.255.0",
+        "iptables",
+        "-C c -s 10.0.12.0/255.0.255.0",
+    ),
+    (
+        "-A c -s 10.11.12.13/255.0.255.0",
+        "iptables",
+        "-D c -s 10.99.12.99/255.0.255.0",
+    ),
+    (
+        "-A c -s feed:c0ff::babe:f00/ffff::ffff:0;-A c -s feed:babe::/0:ffff::",
+        "ip6tables",
+        "-S c",
+    ),
     // -S / -L CHAIN N
     (
         "-A c -s 192.0.2.1;-A c -d 192.0.2.2 -j ACCEPT",
@@ -101,6 +135,62 @@ const CASES: &[(&str, &str, &str)] = &[
         "",
         "iptables",
         "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:0",
+    ),
+    // DNAT/SNAT port shifting `a-b/base` (NF_NAT_RANGE_PROTO_OFFSET)
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/3000",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:10-20/ftp",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/0",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/65536",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:1000/3000",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p tcp -j SNAT --to-source 192.0.2.1:1000-2000/3000",
+    ),
+    (
+        "-t nat -N d",
+        "ip6tables",
+        "-t nat -A d -p tcp -j DNAT --to-destination [2001:db8::1]:1000-2000/3000",
+    ),
+    (
+        "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/3000",
+        "iptables",
+        "-t nat -S c",
+    ),
+    (
+        "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/3000",
+        "iptables",
+        "-t nat -C c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/3000",
+    ),
+    (
+        "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/3000",
+        "iptables",
+        "-t nat -C c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/3001",
+    ),
+    (
+        "-t nat -A c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/3000",
+        "iptables",
+        "-t nat -D c -p tcp -j DNAT --to-destination 192.0.2.1:1000-2000/3000",
     ),
     // every ip6 REJECT type, names and aliases
     (

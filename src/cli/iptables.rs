@@ -54,13 +54,6 @@ pub fn run(
         writeln!(out, "{v}").map_err(io_error)?;
         return Ok(());
     }
-    if inv.rule_number.is_some() && matches!(inv.command, parse::Command::Zero(_)) {
-        return Err(crate::Error::InvalidInput(
-            "xtnl does not zero one rule's counters (-Z CHAIN RULENUM); nothing was zeroed \
-             (`-Z CHAIN` zeroes the whole chain)"
-                .into(),
-        ));
-    }
     let mut lock = XtablesLock::from_env(inv.wait);
     if let Some(interval) = inv.wait_interval {
         lock = lock.with_poll_interval(interval);

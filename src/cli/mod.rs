@@ -15,6 +15,7 @@ mod nathost_map;
 mod netns_opt;
 mod privileged;
 mod restore;
+mod restore_verbose;
 mod saveopts;
 mod serve;
 mod set_listing;

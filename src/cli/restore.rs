@@ -128,8 +128,17 @@ pub fn run_restore(
     if let Some(t) = &opts.table {
         blocks.retain(|b| b.table == *t);
     }
-    // `--test`: the whole file parsed (every line checked), nothing sent.
+    // `--test`: the whole file parsed (every line checked), nothing sent. iptables-legacy-
+    // restore -t -v still prints what it would do (it reads the kernel); -nft prints nothing.
     if opts.test {
+        if verbose
+            && !opts.noflush
+            && super::resolve_backend(backend, family, verbose) == Backend::Legacy
+        {
+            let legacy = crate::legacy::Legacy::open(family, XtablesLock::from_env(opts.wait))?;
+            out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
+                .map_err(io_error)?;
+        }
         return out.flush().map_err(io_error);
     }
     let mut lock = XtablesLock::from_env(opts.wait);
@@ -138,10 +147,35 @@ pub fn run_restore(
     }
     if super::resolve_backend(backend, family, verbose) == Backend::Legacy {
         let legacy = crate::legacy::Legacy::open(family, lock)?;
+        if verbose && !opts.noflush {
+            out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
+                .map_err(io_error)?;
+        }
         crate::legacy::restore(&legacy, &blocks, opts.noflush)?;
         return out.flush().map_err(io_error);
     }
     let mut session = Session::builder().lock(lock).open()?;
+    if verbose && !opts.noflush {
+        let existing = restore::saved_tables(&mut session, family, None)?;
+        let mut err = None;
+        let text = super::restore_verbose::text(&blocks, family, |t| {
+            if !existing.iter().any(|e| e == t) {
+                return Vec::new();
+            }
+            let r = crate::nft::TableRef::new(family, t);
+            match crate::ipt::listing::chains(&mut session, &r, None) {
+                Ok(cs) => cs.into_iter().map(|c| c.name).collect(),
+                Err(e) => {
+                    err.get_or_insert(e);
+                    Vec::new()
+                }
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        out.write_all(text.as_bytes()).map_err(io_error)?;
+    }
     restore::apply(&mut session, &blocks, family, opts.noflush)?;
     out.flush().map_err(io_error)?;
     session.close_detached()
@@ -197,4 +231,19 @@ pub fn run_save(
         return Err(super::saveopts::lost_error(&lost));
     }
     Ok(())
+}
+
+/// `-v`'s lines on x_tables: the user chains come from the tables as the kernel holds them
+/// (a table the kernel has not loaded has none).
+fn legacy_verbose(
+    legacy: &crate::legacy::Legacy,
+    blocks: &[restore::Block],
+    family: Family,
+) -> String {
+    super::restore_verbose::text(blocks, family, |t| {
+        legacy
+            .read(t)
+            .map(|t| t.chains.into_iter().map(|c| c.name).collect())
+            .unwrap_or_default()
+    })
 }

@@ -151,6 +151,8 @@ pub struct Planner {
     created_builtins: BTreeMap<&'static str, usize>,
     /// Set by `-Z`: counters are reset after the commit.
     pub(crate) zero: Option<Option<String>>,
+    /// Set by `restore --noflush`: a `:BUILTIN -` line leaves the policy alone.
+    pub keep_builtin_policy: bool,
     /// What `-v` prints for the planned changes.
     pub(crate) verbose_lines: Vec<String>,
     /// Whether `-v` was given (listing every chain for its messages costs a full read).
@@ -179,6 +181,7 @@ impl Planner {
             ops: Vec::new(),
             created_builtins: BTreeMap::new(),
             zero: None,
+            keep_builtin_policy: false,
             verbose_lines: Vec::new(),
             verbose: false,
         })
@@ -941,7 +944,11 @@ impl Planner {
     ) -> Result<()> {
         if let Some(b) = self.builtin(chain) {
             self.lookup(r, chain)?;
-            self.set_policy(b, policy.unwrap_or(Policy::Accept));
+            // `:BUILTIN -` under --noflush keeps the policy the chain has (iptables-nft's
+            // nft-only/0008-basechain-policy); after a flush it is ACCEPT again.
+            if policy.is_some() || !self.keep_builtin_policy {
+                self.set_policy(b, policy.unwrap_or(Policy::Accept));
+            }
             return Ok(());
         }
         if policy.is_some() {
@@ -1059,6 +1066,9 @@ pub fn execute(session: &mut Session, inv: &Invocation) -> Result<String> {
 }
 
 fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<String> {
+    if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
+        return zero_rule(session, inv, table, chain, n);
+    }
     match &inv.command {
         Command::ListRules(chain) => {
             return listing::list_rules(session, table, chain.as_deref(), inv.verbose);
@@ -1099,6 +1109,45 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
         }
     }
     Ok(out)
+}
+
+/// `-Z CHAIN N` as iptables-nft 1.8.9 does it: rule N is replaced by itself with zero
+/// counters; a missing chain is "Bad rule" (status 1), a number past the last rule changes
+/// nothing and succeeds.
+fn zero_rule(
+    session: &mut Session,
+    inv: &Invocation,
+    table: &TableRef,
+    chain: &str,
+    n: usize,
+) -> Result<String> {
+    let bad_rule = || {
+        refused(
+            "iptables: Bad rule (does a matching rule exist in that chain?).",
+            format!("zero rule {n} of chain {chain}"),
+        )
+    };
+    let chains = listing::chains(session, table, Some(chain)).map_err(|_| bad_rule())?;
+    let Some(rule) = chains
+        .first()
+        .and_then(|c| c.rules.get(n - 1))
+        .map(|(_, r)| r.clone())
+    else {
+        return Ok(String::new());
+    };
+    let mut rule = rule;
+    rule.counters = Some(crate::model::Counters::default());
+    let replace = Invocation {
+        command: Command::Replace {
+            chain: chain.to_string(),
+            index: n,
+            rule,
+        },
+        verbose: false,
+        rule_number: None,
+        ..inv.clone()
+    };
+    run(session, &replace, table)
 }
 
 /// Gives the rule a command adds the counters it starts from (`restore -c`, `-c P B`).

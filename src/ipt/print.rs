@@ -37,7 +37,7 @@ fn bang(out: &mut String, negated: bool) {
 
 fn net(out: &mut String, flag: &str, n: &Neg<IpNet>) {
     bang(out, n.negated);
-    let _ = write!(out, " {flag} {}/{}", n.value.addr(), n.value.prefix());
+    let _ = write!(out, " {flag} {}", n.value);
 }
 
 fn port_range(p: PortRange) -> String {

@@ -21,6 +21,8 @@ pub enum Line {
     Chain {
         name: String,
         policy: Option<Policy>,
+        /// A built-in chain's `[packets:bytes]` under `restore -c` (its policy counters).
+        counters: Option<crate::model::Counters>,
     },
     Command(Box<Command>),
 }
@@ -168,11 +170,24 @@ impl Parser {
                     format!("`{name}' is not a built-in chain: its policy must be `-'"),
                 ));
             }
+            // `-c`: a built-in chain's policy starts from its `[packets:bytes]`, as with
+            // iptables-restore -c (chains without a policy have none).
+            let counters = f
+                .next()
+                .filter(|_| self.counters && policy.is_some())
+                .and_then(|c| c.strip_prefix('[')?.strip_suffix(']')?.split_once(':'))
+                .and_then(|(p, b)| {
+                    Some(crate::model::Counters {
+                        packets: p.parse().ok()?,
+                        bytes: b.parse().ok()?,
+                    })
+                });
             block.lines.push((
                 n,
                 Line::Chain {
                     name: name.to_string(),
                     policy,
+                    counters,
                 },
             ));
             self.changes += 1;
@@ -284,10 +299,11 @@ pub fn apply(
                 p.reset_table(r)?;
                 mark(p, &mut lines[idx], block.line);
             }
+            p.keep_builtin_policy = noflush;
             let mut declared = Vec::new();
             for (n, line) in &block.lines {
                 let result = match line {
-                    Line::Chain { name, policy } => {
+                    Line::Chain { name, policy, .. } => {
                         declared.push(name.clone());
                         p.declare_chain(r, name, *policy)
                     }

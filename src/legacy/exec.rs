@@ -358,18 +358,26 @@ impl<'t> Applier<'t> {
 
     /// An `iptables-restore` block, as iptables-legacy-restore applies it: without
     /// `--noflush`, every chain is flushed and every user chain deleted first (policies
-    /// stay unless declared); `:CHAIN` declares a policy, or creates (or flushes) a user chain.
+    /// stay unless declared, their counters start from zero); `:CHAIN` declares a policy, or creates (or flushes) a user chain.
     pub fn restore_block(&mut self, block: &Block, noflush: bool) -> Result<()> {
         if !noflush {
             for c in &mut self.table.chains {
                 c.rules.clear();
+                // iptables-legacy-restore starts every policy's counters again from zero
+                // (or from the file's `[p:b]` under -c), declared or not.
+                c.policy_carry = Carry::Zero;
+                c.policy_counters = Counters::default();
             }
             self.table.chains.retain(Chain::is_builtin);
             self.changed = true;
         }
         for (n, line) in &block.lines {
             let result = match line {
-                Line::Chain { name, policy } => self.declare_chain(name, *policy),
+                Line::Chain {
+                    name,
+                    policy,
+                    counters,
+                } => self.declare_chain(name, *policy, *counters),
                 Line::Command(cmd) => self
                     .apply(cmd)
                     .map_err(|e| crate::ipt::exec::iptables_words(e, cmd)),
@@ -379,12 +387,28 @@ impl<'t> Applier<'t> {
         Ok(())
     }
 
-    fn declare_chain(&mut self, name: &str, policy: Option<Policy>) -> Result<()> {
+    fn declare_chain(
+        &mut self,
+        name: &str,
+        policy: Option<Policy>,
+        counters: Option<Counters>,
+    ) -> Result<()> {
         if self.table.chain(name).is_some_and(Chain::is_builtin) {
-            return self.apply(&Command::Policy {
+            // `:BUILTIN -` leaves the policy as it is, with or without --noflush (as
+            // iptables-legacy-restore; libiptc's flush does not touch policies).
+            let Some(policy) = policy else {
+                return Ok(());
+            };
+            self.apply(&Command::Policy {
                 chain: name.to_string(),
-                policy: policy.unwrap_or(Policy::Accept),
-            });
+                policy,
+            })?;
+            if let Some(c) = counters {
+                let chain = self.chain_mut(name)?;
+                chain.policy_counters = c;
+                chain.policy_carry = Carry::Start(c);
+            }
+            return Ok(());
         }
         if policy.is_some() {
             return Err(refused(
@@ -402,6 +426,29 @@ impl<'t> Applier<'t> {
         self.changed = true;
         Ok(())
     }
+}
+
+/// `-Z CHAIN N`: zeroes rule N's counters, as libiptc's `iptc_zero_counter` (past the last
+/// rule: "Index of counter too big.", status 1).
+pub(crate) fn zero_rule(t: &mut Table, chain: &str, n: usize) -> Result<()> {
+    let table = t.name.clone();
+    let c = t
+        .chains
+        .iter_mut()
+        .find(|c| c.name == chain)
+        .ok_or_else(|| not_found(chain, &table))?;
+    let r = n
+        .checked_sub(1)
+        .and_then(|i| c.rules.get_mut(i))
+        .ok_or_else(|| {
+            refused(
+                "iptables: Index of counter too big.",
+                format!("zero rule {n} of chain {chain}"),
+            )
+        })?;
+    r.carry = Carry::Zero;
+    r.counters = Counters::default();
+    Ok(())
 }
 
 fn zero(c: &mut Chain) {

@@ -194,6 +194,15 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
         }
         _ => {}
     }
+    if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
+        // `-Z CHAIN N`: one rule's counters, in one replace.
+        let zero = legacy.zero_changes(&inv.table, Some(chain))?;
+        legacy.transact_with(&inv.table, zero, |t| {
+            exec::zero_rule(t, chain, n)?;
+            Ok(((), true))
+        })?;
+        return Ok(String::new());
+    }
     let check = matches!(inv.command, Command::Check { .. });
     let extra = match &inv.command {
         Command::Zero(chain) => legacy.zero_changes(&inv.table, chain.as_deref())?,

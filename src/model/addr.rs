@@ -4,12 +4,15 @@ use std::str::FromStr;
 
 use crate::Error;
 
-/// An address with a prefix length, e.g. `10.0.0.0/24`; host bits are cleared on creation
-/// (as iptables and nft do).
+/// An address with a netmask, e.g. `10.0.0.0/24`; host bits are cleared on creation (as
+/// iptables and nft do). The mask is usually a prefix, but iptables also accepts any mask
+/// written as an address (`10.0.12.0/255.0.255.0`), which both kernel interfaces carry
+/// (x_tables' `ipt_ip.smsk`, nf_tables' bitwise mask), so the model keeps it as given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct IpNet {
     addr: IpAddr,
-    prefix: u8,
+    /// The netmask, same family as `addr`.
+    mask: IpAddr,
 }
 
 impl IpNet {
@@ -20,25 +23,53 @@ impl IpNet {
                 "prefix length /{prefix} is longer than {max} for {addr}"
             )));
         }
+        let mask = prefix_mask(addr.is_ipv4(), prefix);
         Ok(IpNet {
-            addr: mask(addr, prefix),
-            prefix,
+            addr: apply_mask(addr, mask),
+            mask,
+        })
+    }
+    /// A net with any mask of the address's family (non-contiguous included); host bits
+    /// are cleared.
+    pub fn with_mask(addr: IpAddr, mask: IpAddr) -> crate::Result<Self> {
+        if addr.is_ipv4() != mask.is_ipv4() {
+            return Err(Error::InvalidInput(format!(
+                "netmask {mask} is not of the family of {addr}"
+            )));
+        }
+        Ok(IpNet {
+            addr: apply_mask(addr, mask),
+            mask,
         })
     }
     pub fn host(addr: IpAddr) -> Self {
         IpNet {
             addr,
-            prefix: Self::max_prefix_of(&addr),
+            mask: prefix_mask(addr.is_ipv4(), Self::max_prefix_of(&addr)),
         }
     }
     pub fn addr(&self) -> IpAddr {
         self.addr
     }
-    pub fn prefix(&self) -> u8 {
-        self.prefix
+    /// The netmask as an address.
+    pub fn mask(&self) -> IpAddr {
+        self.mask
+    }
+    /// The prefix length, `None` for a non-contiguous mask.
+    pub fn prefix(&self) -> Option<u8> {
+        let m = bits(self.mask);
+        let width = if self.is_ipv4() { 32 } else { 128 };
+        let ones = m.count_ones();
+        // Contiguous: the ones are the top `ones` bits of the family's width.
+        let expect = if ones == 0 {
+            0
+        } else {
+            (u128::MAX << (128 - ones)) >> (128 - width)
+        };
+        (m == expect).then_some(ones as u8)
     }
     pub fn is_host(&self) -> bool {
-        self.prefix == Self::max_prefix_of(&self.addr)
+        self.prefix() == Some(Self::max_prefix_of(&self.addr))
     }
     pub fn is_ipv4(&self) -> bool {
         self.addr.is_ipv4()
@@ -48,37 +79,60 @@ impl IpNet {
     }
     /// The address bytes in network order.
     pub fn octets(&self) -> Vec<u8> {
-        match self.addr {
-            IpAddr::V4(a) => a.octets().to_vec(),
-            IpAddr::V6(a) => a.octets().to_vec(),
-        }
+        octets_of(self.addr)
     }
     /// The netmask bytes in network order.
     pub fn mask_octets(&self) -> Vec<u8> {
-        let len = if self.is_ipv4() { 4 } else { 16 };
-        (0..len)
-            .map(|i| {
-                let bits = (self.prefix as i32 - i * 8).clamp(0, 8);
-                if bits == 0 { 0 } else { 0xffu8 << (8 - bits) }
-            })
-            .collect()
+        octets_of(self.mask)
     }
-    /// Builds a net from address bytes and a netmask that must be contiguous.
+    /// Builds a net from address bytes and a netmask (any mask); `None` when the lengths
+    /// differ or the address has bits outside the mask.
     pub fn from_octets_and_mask(addr: &[u8], mask: &[u8]) -> Option<Self> {
         let ip = ip_from_octets(addr)?;
-        if mask.len() != addr.len() {
-            return None;
-        }
-        let ones: u32 = mask.iter().map(|b| b.count_ones()).sum();
-        let contiguous = mask.iter().enumerate().all(|(i, &b)| {
-            let bits = (ones as i32 - i as i32 * 8).clamp(0, 8);
-            b == if bits == 0 { 0 } else { 0xffu8 << (8 - bits) }
-        });
-        if !contiguous {
-            return None;
-        }
-        let net = IpNet::new(ip, ones as u8).ok()?;
+        let m = ip_from_octets(mask)?;
+        let net = IpNet::with_mask(ip, m).ok()?;
         (net.addr == ip).then_some(net)
+    }
+}
+
+fn octets_of(a: IpAddr) -> Vec<u8> {
+    match a {
+        IpAddr::V4(a) => a.octets().to_vec(),
+        IpAddr::V6(a) => a.octets().to_vec(),
+    }
+}
+
+/// The address as an integer, right-aligned.
+fn bits(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V4(a) => u32::from(a).into(),
+        IpAddr::V6(a) => a.into(),
+    }
+}
+
+fn prefix_mask(v4: bool, prefix: u8) -> IpAddr {
+    if v4 {
+        let m = if prefix == 0 {
+            0
+        } else {
+            u32::MAX << (32 - prefix)
+        };
+        IpAddr::V4(m.into())
+    } else {
+        let m = if prefix == 0 {
+            0
+        } else {
+            u128::MAX << (128 - prefix)
+        };
+        IpAddr::V6(m.into())
+    }
+}
+
+fn apply_mask(addr: IpAddr, mask: IpAddr) -> IpAddr {
+    match (addr, mask) {
+        (IpAddr::V4(a), IpAddr::V4(m)) => IpAddr::V4((u32::from(a) & u32::from(m)).into()),
+        (IpAddr::V6(a), IpAddr::V6(m)) => IpAddr::V6((u128::from(a) & u128::from(m)).into()),
+        _ => addr,
     }
 }
 
@@ -87,27 +141,6 @@ pub(crate) fn ip_from_octets(b: &[u8]) -> Option<IpAddr> {
         4 => Some(IpAddr::from(<[u8; 4]>::try_from(b).ok()?)),
         16 => Some(IpAddr::from(<[u8; 16]>::try_from(b).ok()?)),
         _ => None,
-    }
-}
-
-fn mask(addr: IpAddr, prefix: u8) -> IpAddr {
-    match addr {
-        IpAddr::V4(a) => {
-            let m = if prefix == 0 {
-                0
-            } else {
-                u32::MAX << (32 - prefix)
-            };
-            IpAddr::V4((u32::from(a) & m).into())
-        }
-        IpAddr::V6(a) => {
-            let m = if prefix == 0 {
-                0
-            } else {
-                u128::MAX << (128 - prefix)
-            };
-            IpAddr::V6((u128::from(a) & m).into())
-        }
     }
 }
 
@@ -128,18 +161,7 @@ impl FromStr for IpNet {
                     return IpNet::new(addr, len);
                 }
                 let m: IpAddr = p.parse().map_err(|_| bad())?;
-                let mb = match m {
-                    IpAddr::V4(m) => m.octets().to_vec(),
-                    IpAddr::V6(m) => m.octets().to_vec(),
-                };
-                let ab = IpNet::host(addr).octets();
-                if mb.len() != ab.len() {
-                    return Err(bad());
-                }
-                let masked: Vec<u8> = ab.iter().zip(&mb).map(|(a, m)| a & m).collect();
-                IpNet::from_octets_and_mask(&masked, &mb).ok_or_else(|| {
-                    Error::InvalidInput(format!("netmask in {s:?} is not contiguous"))
-                })
+                IpNet::with_mask(addr, m).map_err(|_| bad())
             }
         }
     }
@@ -147,7 +169,11 @@ impl FromStr for IpNet {
 
 impl fmt::Display for IpNet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.addr, self.prefix)
+        // iptables' form: a prefix length, or the mask itself when it is not contiguous.
+        match self.prefix() {
+            Some(p) => write!(f, "{}/{p}", self.addr),
+            None => write!(f, "{}/{}", self.addr, self.mask),
+        }
     }
 }
 
@@ -223,7 +249,21 @@ mod tests {
         assert_eq!(back, n);
         let m: IpNet = "10.1.2.3/255.255.255.0".parse().unwrap();
         assert_eq!(m.to_string(), "10.1.2.0/24");
-        assert!("10.0.0.0/255.0.255.0".parse::<IpNet>().is_err());
+        let nc: IpNet = "10.11.12.13/255.0.255.0".parse().unwrap();
+        assert_eq!(nc.to_string(), "10.0.12.0/255.0.255.0");
+        assert_eq!(nc.prefix(), None);
+        assert_eq!(
+            IpNet::from_octets_and_mask(&nc.octets(), &nc.mask_octets()),
+            Some(nc)
+        );
+        assert_eq!(
+            IpNet::from_octets_and_mask(&[10, 11, 12, 0], &[255, 0, 255, 0]),
+            None
+        );
+        let nc6: IpNet = "2001:db8::1/ffff:0:ffff::".parse().unwrap();
+        assert_eq!(nc6.to_string(), "2001::/ffff:0:ffff::");
+        assert!("10.0.0.0/ffff::".parse::<IpNet>().is_err());
+        assert_eq!("0.0.0.0/0".parse::<IpNet>().unwrap().prefix(), Some(0));
         assert!("10.0.0.0/33".parse::<IpNet>().is_err());
         let v6: IpNet = "2001:db8::1/32".parse().unwrap();
         assert_eq!(v6.to_string(), "2001:db8::/32");

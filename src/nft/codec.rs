@@ -358,14 +358,15 @@ fn address_offset(v4: bool, dir: Dir) -> u32 {
 pub(crate) fn encode_address(out: &mut Vec<Expr>, dir: Dir, net: &IpNet, negated: bool) {
     let offset = address_offset(net.is_ipv4(), dir);
     let octets = net.octets();
-    if net.prefix() % 8 == 0 && net.prefix() > 0 {
+    if let Some(p) = net.prefix().filter(|p| p % 8 == 0 && *p > 0) {
         // A byte-aligned prefix loads only the prefix bytes (as nft and iptables-nft do).
-        let n = (net.prefix() / 8) as usize;
+        let n = (p / 8) as usize;
         out.push(load(PayloadBase::Network, offset, n as u32));
         out.push(cmp(negated, octets[..n].to_vec()));
     } else {
         // Other prefixes, /0 included (nft emits a zero mask for it, which keeps a negated
-        // /0 meaning "never" and an inet rule's family check meaningful), mask then compare.
+        // /0 meaning "never" and an inet rule's family check meaningful), and non-contiguous
+        // masks (iptables-nft writes the same three expressions), mask then compare.
         out.push(load(PayloadBase::Network, offset, octets.len() as u32));
         out.push(Expr::Bitwise(Bitwise {
             sreg: REG_1,

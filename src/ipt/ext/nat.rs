@@ -133,7 +133,8 @@ impl Ext for Nat {
                 self.name
             ))
         })?;
-        let r = crate::ipt::parse::parse_nat_range(g.arg(), family, &format!("--{ro}"))?;
+        let (arg, base) = split_base(g.arg())?;
+        let r = crate::ipt::parse::parse_nat_range(&arg, family, &format!("--{ro}"))?;
         if r.ports.is_some() {
             ports_proto()?;
         }
@@ -146,6 +147,14 @@ impl Ext for Nat {
         }
         .map_err(wire)?;
         set_flags(&mut info, flags);
+        if let Some(b) = base {
+            // iptables sets the flag whatever the revision; only revision 2 (DNAT) has room
+            // for the base port, so SNAT's is lost and shows as `/0`, as with iptables.
+            set_flags(&mut info, nf::PROTO_OFFSET);
+            if let NatInfo::V2(r) = &mut info {
+                r.base_port = b;
+            }
+        }
         Ok(info.encode())
     }
     fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()> {
@@ -163,6 +172,18 @@ impl Ext for Nat {
                 .iter()
                 .find_map(|&rev| NatInfo::decode(rev, info, family).ok())?;
             (n.flags(), n.addrs(), n.ports())
+        };
+        let base = match (self.rev0(), flags & nf::PROTO_OFFSET != 0) {
+            (true, _) | (false, false) => None,
+            (false, true) => Some(match NatInfo::decode(2, info, family) {
+                Ok(NatInfo::V2(r)) => r.base_port,
+                _ => 0,
+            }),
+        };
+        let allowed = if self.rev0() {
+            allowed
+        } else {
+            allowed | nf::PROTO_OFFSET
         };
         if flags & !allowed != 0 || (self.rev0() && flags & nf::MAP_IPS != 0) {
             return None;
@@ -185,7 +206,10 @@ impl Ext for Nat {
                 addr_max: addrs.and_then(|(a, b)| (a != b).then_some(b)),
                 ports,
             };
-            let text = crate::ipt::print::nat_range(&r);
+            let mut text = crate::ipt::print::nat_range(&r);
+            if let (Some(b), Some(_)) = (base, ports) {
+                let _ = write!(text, "/{b}");
+            }
             if !text.is_empty() {
                 let _ = write!(out, " --{} {text}", self.range_opt());
             }
@@ -201,4 +225,30 @@ impl Ext for Nat {
         // NAT payloads decode only with the family (see `save`); they are kept as read.
         Some(info.to_vec())
     }
+}
+
+/// `ADDR:A-B/BASE` (port shifting, `NF_NAT_RANGE_PROTO_OFFSET`): the text without `/BASE`,
+/// and the base port (1-65535 or a service name), read as iptables' libxt_NAT reads it.
+fn split_base(arg: &str) -> Result<(String, Option<u16>)> {
+    // The ports follow `]:` in the bracketed form, else the first `:` (IPv4 only; a bare
+    // IPv6 address has no ports).
+    let ports_at = match arg.find("]:") {
+        Some(i) => Some(i + 2),
+        None if !arg.starts_with('[') => arg.find(':').map(|i| i + 1),
+        None => None,
+    };
+    let Some(at) = ports_at else {
+        return Ok((arg.to_string(), None));
+    };
+    let Some((ports, b)) = arg[at..].split_once('/') else {
+        return Ok((arg.to_string(), None));
+    };
+    if !ports.contains('-') {
+        return Err(bad(format!("Garbage after port value: `/{b}'")));
+    }
+    let base = crate::ipt::parse::parse_to_ports(b)
+        .ok()
+        .filter(|r| r.is_single() && r.first() != 0)
+        .ok_or_else(|| bad(format!("Port `{b}' not valid")))?;
+    Ok((format!("{}{ports}", &arg[..at]), Some(base.first())))
 }
