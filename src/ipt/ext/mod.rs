@@ -19,6 +19,7 @@ mod checksum;
 mod connmark;
 mod conntrack;
 mod ct;
+mod dccp;
 mod icmp;
 mod iprange;
 mod length;
@@ -31,6 +32,7 @@ pub(crate) mod native;
 mod nflog;
 mod pkttype;
 mod recent;
+mod sctp;
 mod simple;
 mod statistic;
 mod tcp;
@@ -198,6 +200,8 @@ static REGISTRY: &[&dyn Ext] = &[
     &simple::Cpu,
     &simple::Quota,
     &simple::Connbytes,
+    &sctp::Sctp,
+    &dccp::Dccp,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -222,6 +226,8 @@ pub(crate) fn implicit(proto: u8, family: Family) -> Option<&'static dyn Ext> {
         (1, Family::Ipv4) => "icmp",
         (58, Family::Ipv6) => "icmp6",
         (6, _) => "tcp",
+        (132, _) => "sctp",
+        (33, _) => "dccp",
         _ => return None,
     };
     find(name, false, family)
