@@ -32,6 +32,7 @@ pub mod checksum;
 pub mod connmark;
 pub mod ct;
 pub mod dccp;
+pub mod hashlimit;
 pub mod icmp;
 pub mod iprange;
 pub mod layout;

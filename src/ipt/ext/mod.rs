@@ -20,6 +20,7 @@ mod connmark;
 mod conntrack;
 mod ct;
 mod dccp;
+mod hashlimit;
 mod icmp;
 mod iprange;
 mod length;
@@ -202,6 +203,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &simple::Connbytes,
     &sctp::Sctp,
     &dccp::Dccp,
+    &hashlimit::Hashlimit,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
