@@ -29,6 +29,7 @@ mod udp;
 // extension registry (`crate::ipt::ext`).
 pub mod addrtype;
 pub mod checksum;
+pub mod connlimit;
 pub mod connmark;
 pub mod ct;
 pub mod dccp;
@@ -50,6 +51,7 @@ pub mod sctp;
 pub mod small;
 pub mod statistic;
 pub mod tcpmss;
+pub mod tcpoptstrip;
 
 use crate::model::Family;
 use crate::wire::WireError;

@@ -16,6 +16,7 @@
 
 mod addrtype;
 mod checksum;
+mod connlimit;
 mod connmark;
 mod conntrack;
 mod ct;
@@ -37,6 +38,7 @@ mod sctp;
 mod simple;
 mod statistic;
 mod tcp;
+mod tcpoptstrip;
 mod tos;
 mod ttl;
 
@@ -204,6 +206,8 @@ static REGISTRY: &[&dyn Ext] = &[
     &sctp::Sctp,
     &dccp::Dccp,
     &hashlimit::Hashlimit,
+    &connlimit::Connlimit,
+    &tcpoptstrip::Tcpoptstrip,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
