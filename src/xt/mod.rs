@@ -50,6 +50,7 @@ pub mod recent;
 pub mod sctp;
 pub mod small;
 pub mod statistic;
+pub mod string;
 pub mod tcpmss;
 pub mod tcpoptstrip;
 

@@ -37,6 +37,7 @@ mod recent;
 mod sctp;
 mod simple;
 mod statistic;
+mod string;
 mod tcp;
 mod tcpoptstrip;
 mod tos;
@@ -208,6 +209,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &hashlimit::Hashlimit,
     &connlimit::Connlimit,
     &tcpoptstrip::Tcpoptstrip,
+    &string::StringMatch,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
