@@ -49,6 +49,7 @@ pub mod pkttype;
 pub mod recent;
 pub mod sctp;
 pub mod small;
+pub mod srh;
 pub mod statistic;
 pub mod string;
 pub mod tcpmss;

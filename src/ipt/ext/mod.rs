@@ -36,6 +36,7 @@ mod pkttype;
 mod recent;
 mod sctp;
 mod simple;
+mod srh;
 mod statistic;
 mod string;
 mod tcp;
@@ -210,6 +211,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &connlimit::Connlimit,
     &tcpoptstrip::Tcpoptstrip,
     &string::StringMatch,
+    &srh::Srh,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
