@@ -35,6 +35,7 @@ pub mod ct;
 pub mod dccp;
 pub mod hashlimit;
 pub mod icmp;
+pub mod ip6hdr;
 pub mod iprange;
 pub mod layout;
 pub mod length;

@@ -23,6 +23,7 @@ mod ct;
 mod dccp;
 mod hashlimit;
 mod icmp;
+mod ip6hdr;
 mod iprange;
 mod length;
 mod limit;
@@ -212,6 +213,8 @@ static REGISTRY: &[&dyn Ext] = &[
     &tcpoptstrip::Tcpoptstrip,
     &string::StringMatch,
     &srh::Srh,
+    &ip6hdr::Ah6,
+    &ip6hdr::Frag,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
