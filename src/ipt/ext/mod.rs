@@ -30,6 +30,7 @@ mod limit;
 mod log;
 mod mac;
 mod mark;
+mod misc;
 mod nat;
 pub(crate) mod native;
 mod nflog;
@@ -215,6 +216,9 @@ static REGISTRY: &[&dyn Ext] = &[
     &srh::Srh,
     &ip6hdr::Ah6,
     &ip6hdr::Frag,
+    &misc::Classify,
+    &misc::Audit,
+    &misc::Rpfilter,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
