@@ -119,3 +119,19 @@ xt_struct!(
     what: u8 = 16,
     direction: u8 = 17,
 });
+
+xt_struct!(
+    /// `-m ecn` (`xt_ecn_info`): `XT_ECN_OP_MATCH_*` operations and inversions, the IP
+    /// ECT value; `proto.tcp.ect` is unused by iptables.
+    Ecn, "xt_ecn_info", 4, {
+    operation: u8 = 0,
+    invert: u8 = 1,
+    ip_ect: u8 = 2,
+    tcp_ect: u8 = 3,
+});
+
+xt_struct!(
+    /// `-m socket` revision 3 (`xt_socket_mtinfo3`): `XT_SOCKET_*` flags.
+    Socket, "xt_socket_mtinfo3", 1, {
+    flags: u8 = 0,
+});

@@ -148,3 +148,117 @@ impl Ext for Rpfilter {
     }
     canonical_via!(RpInfo);
 }
+
+pub(crate) struct Ecn;
+
+const ECN_IP: u8 = 0x01;
+const ECN_ECE: u8 = 0x10;
+const ECN_CWR: u8 = 0x20;
+
+impl Ext for Ecn {
+    fn name(&self) -> &'static str {
+        "ecn"
+    }
+    fn is_target(&self) -> bool {
+        false
+    }
+    fn revision(&self) -> u32 {
+        0
+    }
+    fn options(&self) -> &'static [Opt] {
+        opts![
+            opt("ecn-tcp-cwr", Arg::None, true),
+            opt("ecn-tcp-ece", Arg::None, true),
+            opt("ecn-ip-ect", Arg::One, true),
+        ]
+    }
+    fn parse(&self, given: &[Given], ctx: &Ctx<'_>) -> Result<Vec<u8>> {
+        once(given, "ecn")?;
+        need_some(given, "ECN match")?;
+        let mut e = crate::xt::small::Ecn::default();
+        for g in given {
+            let bit = match g.opt {
+                "ecn-tcp-cwr" => ECN_CWR,
+                "ecn-tcp-ece" => ECN_ECE,
+                _ => {
+                    e.ip_ect = num(g.arg(), 3, "ecn --ecn-ip-ect")? as u8;
+                    ECN_IP
+                }
+            };
+            if bit != ECN_IP && ctx.proto() != Some(crate::model::L4Proto::Tcp) {
+                return Err(bad(format!("ecn: --{} needs `-p tcp'", g.opt)));
+            }
+            e.operation |= bit;
+            if g.neg {
+                e.invert |= bit;
+            }
+        }
+        Ok(e.encode())
+    }
+    fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
+        let e = crate::xt::small::Ecn::decode(info).ok()?;
+        if e.operation & !(ECN_IP | ECN_ECE | ECN_CWR) != 0 || e.invert & !e.operation != 0 {
+            return None;
+        }
+        for (bit, opt) in [(ECN_ECE, "ecn-tcp-ece"), (ECN_CWR, "ecn-tcp-cwr")] {
+            if e.operation & bit != 0 {
+                bang(out, e.invert & bit != 0);
+                let _ = write!(out, " --{opt}");
+            }
+        }
+        if e.operation & ECN_IP != 0 {
+            bang(out, e.invert & ECN_IP != 0);
+            let _ = write!(out, " --ecn-ip-ect {}", e.ip_ect);
+        }
+        Some(())
+    }
+    canonical_via!(crate::xt::small::Ecn);
+}
+
+pub(crate) struct Socket;
+
+const SOCKET_FLAGS: [(&str, u8); 3] =
+    [("transparent", 1), ("nowildcard", 2), ("restore-skmark", 4)];
+
+impl Ext for Socket {
+    fn name(&self) -> &'static str {
+        "socket"
+    }
+    fn is_target(&self) -> bool {
+        false
+    }
+    fn revision(&self) -> u32 {
+        3
+    }
+    fn options(&self) -> &'static [Opt] {
+        opts![
+            opt("transparent", Arg::None, false),
+            opt("nowildcard", Arg::None, false),
+            opt("restore-skmark", Arg::None, false),
+        ]
+    }
+    fn parse(&self, given: &[Given], _: &Ctx<'_>) -> Result<Vec<u8>> {
+        once(given, "socket")?;
+        let mut flags = 0;
+        for g in given {
+            flags |= SOCKET_FLAGS
+                .iter()
+                .find(|(n, _)| *n == g.opt)
+                .map_or(0, |f| f.1);
+        }
+        Ok(crate::xt::small::Socket { flags }.encode())
+    }
+    fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
+        let s = crate::xt::small::Socket::decode(info).ok()?;
+        if s.flags & !7 != 0 {
+            return None;
+        }
+        for (n, b) in SOCKET_FLAGS {
+            if s.flags & b != 0 {
+                let _ = write!(out, " --{n}");
+            }
+        }
+        Some(())
+    }
+    canonical_via!(crate::xt::small::Socket);
+}

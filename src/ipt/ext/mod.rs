@@ -219,6 +219,8 @@ static REGISTRY: &[&dyn Ext] = &[
     &misc::Classify,
     &misc::Audit,
     &misc::Rpfilter,
+    &misc::Ecn,
+    &misc::Socket,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
