@@ -139,8 +139,8 @@ const ROWS: &[(&str, &str)] = &[
         "connlimit-above",
     ),
     (
-        "-A INPUT -m connlimit --connlimit-above 1 --connlimit-mask 33 -j DROP",
-        "33",
+        "-A INPUT -m connlimit --connlimit-above 1 --connlimit-mask x1 -j DROP",
+        "x1",
     ),
     ("-A INPUT -m string --string abc -j DROP", "--algo"),
     (
