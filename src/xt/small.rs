@@ -135,3 +135,15 @@ xt_struct!(
     Socket, "xt_socket_mtinfo3", 1, {
     flags: u8 = 0,
 });
+
+xt_struct!(
+    /// `-m cgroup` revision 2 (`xt_cgroup_info_v2`): a cgroup v2 path or a net_cls class
+    /// id in one union, then the kernel's private pointer at 520 (never handed back).
+    CgroupV2, "xt_cgroup_info_v2", 528, {
+    has_path: u8 = 0,
+    has_classid: u8 = 1,
+    invert_path: u8 = 2,
+    invert_classid: u8 = 3,
+    /// `path[512]`, or `classid` in its first four bytes.
+    path: Raw<512> = 4,
+});

@@ -1,6 +1,6 @@
 //! The corpus' second part: the modules added after the first fifty (sctp, dccp,
-//! hashlimit, connlimit, string, srh, IPv6 ah/frag, rpfilter; TCPOPTSTRIP, CLASSIFY,
-//! AUDIT). Written for xtnl from the iptables man pages' option lists.
+//! hashlimit, connlimit, string, srh, IPv6 ah/frag/hbh/dst/mh, ecn, cgroup, socket,
+//! rpfilter; TCPOPTSTRIP, CLASSIFY, AUDIT). Written for xtnl from the iptables man pages' option lists.
 
 use super::Hook;
 
@@ -138,6 +138,29 @@ pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
         false,
         true,
     ),
+    (
+        "-p tcp -m ecn --ecn-tcp-ece ! --ecn-tcp-cwr",
+        Hook::Any,
+        true,
+        true,
+    ),
+    ("-m ecn ! --ecn-ip-ect 1", Hook::Any, true, true),
+    ("-m cgroup --cgroup 0x100001", Hook::Out, true, true),
+    ("-m cgroup ! --path /", Hook::Out, true, false),
+    (
+        "-m hbh --hbh-len 2 --hbh-opts 1:4,5",
+        Hook::Any,
+        false,
+        true,
+    ),
+    ("-m dst ! --dst-len 8", Hook::Any, false, true),
+    (
+        "-p mobility-header -m mh --mh-type binding-update",
+        Hook::Any,
+        false,
+        true,
+    ),
+    ("-p mh -m mh ! --mh-type 2:5", Hook::Any, false, true),
 ];
 
 /// (rule, table, chain, IPv4, IPv6).
@@ -187,6 +210,21 @@ pub(super) const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
         "PREROUTING",
         true,
         true,
+    ),
+    ("-m socket -j ACCEPT", "mangle", "PREROUTING", true, true),
+    (
+        "-m socket --transparent --restore-skmark -j MARK --set-mark 0x1",
+        "mangle",
+        "PREROUTING",
+        true,
+        true,
+    ),
+    (
+        "-m socket --nowildcard -j ACCEPT",
+        "filter",
+        "INPUT",
+        true,
+        false,
     ),
     (
         "-m rpfilter --validmark --accept-local -j ACCEPT",

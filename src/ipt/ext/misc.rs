@@ -262,3 +262,73 @@ impl Ext for Socket {
     }
     canonical_via!(crate::xt::small::Socket);
 }
+
+/// `-m cgroup [!] --path PATH | [!] --cgroup CLASSID` (revision 2).
+pub(crate) struct Cgroup;
+
+impl Ext for Cgroup {
+    fn name(&self) -> &'static str {
+        "cgroup"
+    }
+    fn is_target(&self) -> bool {
+        false
+    }
+    fn revision(&self) -> u32 {
+        2
+    }
+    fn options(&self) -> &'static [Opt] {
+        opts![opt("path", Arg::One, true), opt("cgroup", Arg::One, true)]
+    }
+    fn parse(&self, given: &[Given], _: &Ctx<'_>) -> Result<Vec<u8>> {
+        once(given, "cgroup")?;
+        need_some(given, "cgroup")?;
+        if given.len() > 1 {
+            return Err(bad("cgroup: --path and --cgroup cannot be used together"));
+        }
+        let mut c = crate::xt::small::CgroupV2::default();
+        for g in given {
+            if g.opt == "path" {
+                c.has_path = 1;
+                c.invert_path = u8::from(g.neg);
+                c.path =
+                    crate::xt::layout::Raw::from_str(g.arg(), "cgroup --path").map_err(wire)?;
+            } else {
+                c.has_classid = 1;
+                c.invert_classid = u8::from(g.neg);
+                let id = num(g.arg(), u64::from(u32::MAX), "cgroup --cgroup")? as u32;
+                c.path.0[..4].copy_from_slice(&id.to_ne_bytes());
+            }
+        }
+        Ok(c.encode())
+    }
+    fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
+        let c = crate::xt::small::CgroupV2::decode(info).ok()?;
+        if c.has_path > 1 || c.has_classid > 1 || c.invert_path > 1 || c.invert_classid > 1 {
+            return None;
+        }
+        if c.has_path != 0 {
+            bang(out, c.invert_path != 0);
+            out.push_str(" --path");
+            crate::ipt::print::save_string(out, &c.path.text());
+        }
+        if c.has_classid != 0 {
+            bang(out, c.invert_classid != 0);
+            let p = &c.path.0;
+            let _ = write!(
+                out,
+                " --cgroup {}",
+                u32::from_ne_bytes([p[0], p[1], p[2], p[3]])
+            );
+        }
+        Some(())
+    }
+    fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
+        let mut c = crate::xt::small::CgroupV2::decode(info).ok()?;
+        if c.has_classid != 0 && c.has_path == 0 {
+            c.path.0[4..].fill(0);
+        } else {
+            c.path = c.path.canonical_text();
+        }
+        Some(c.encode())
+    }
+}

@@ -224,6 +224,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &misc::Rpfilter,
     &misc::Ecn,
     &misc::Socket,
+    &misc::Cgroup,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
