@@ -32,7 +32,7 @@ const UNITS: [(&str, u64); 3] = [("m", 1024 * 1024), ("k", 1024), ("", 1)];
 
 fn cost_to_bytes(cost: u64) -> u64 {
     let max = u64::from(u32::MAX);
-    let r = if cost != 0 { max / cost } else { max };
+    let r = max.checked_div(cost).unwrap_or(max);
     r.wrapping_sub(1).wrapping_shl(4)
 }
 
