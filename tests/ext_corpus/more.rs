@@ -1,6 +1,6 @@
 //! The corpus' second part: the modules added after the first fifty (sctp, dccp,
 //! hashlimit, connlimit, string, srh, IPv6 ah/frag/hbh/dst/mh, ecn, cgroup, socket,
-//! rpfilter; TCPOPTSTRIP, CLASSIFY, AUDIT). Written for xtnl from the iptables man pages' option lists.
+//! rpfilter; TCPOPTSTRIP, CLASSIFY, AUDIT, NETMAP). Written for xtnl from the iptables man pages' option lists.
 
 use super::Hook;
 
@@ -209,6 +209,27 @@ pub(super) const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
         "mangle",
         "PREROUTING",
         true,
+        true,
+    ),
+    (
+        "-d 192.0.2.0/24 -j NETMAP --to 198.51.100.0/24",
+        "nat",
+        "PREROUTING",
+        true,
+        false,
+    ),
+    (
+        "-s 203.0.113.7 -j NETMAP --to 192.0.2.9",
+        "nat",
+        "POSTROUTING",
+        true,
+        false,
+    ),
+    (
+        "-d 2001:db8:1::/64 -j NETMAP --to 2001:db8:2::/64",
+        "nat",
+        "PREROUTING",
+        false,
         true,
     ),
     ("-m socket -j ACCEPT", "mangle", "PREROUTING", true, true),

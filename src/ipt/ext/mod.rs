@@ -33,6 +33,7 @@ mod mark;
 mod misc;
 mod nat;
 pub(crate) mod native;
+mod netmap;
 mod nflog;
 mod pkttype;
 mod recent;
@@ -225,6 +226,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &misc::Ecn,
     &misc::Socket,
     &misc::Cgroup,
+    &netmap::Netmap,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
