@@ -158,7 +158,7 @@ const ROWS: &[(&str, &str)] = &[
     ("-t mangle -A OUTPUT -j TCPOPTSTRIP", "tcp"),
     ("-t mangle -A OUTPUT -j CLASSIFY --set-class 12", "12"),
     ("-A INPUT -j AUDIT --type maybe", "maybe"),
-    ("-t nat -A PREROUTING -j NETMAP --to 192.0.2.0/33", "33"),
+    ("-t nat -A PREROUTING -j NETMAP --to 192.0.2.0/abc", "abc"),
     ("-A INPUT -m ttl --ttl-eq 300 -j ACCEPT", "300"),
     ("-A INPUT -m dscp --dscp-class XX1 -j ACCEPT", "XX1"),
     (
