@@ -115,6 +115,50 @@ const ROWS: &[(&str, &str)] = &[
         "hashlimit",
     ),
     ("-A INPUT -j TPROXY --on-port 1", "--on-port"),
+    (
+        "-A INPUT -p sctp -m sctp --chunk-types some INIT -j ACCEPT",
+        "ONLY",
+    ),
+    (
+        "-A INPUT -p sctp --chunk-types all BOGUS -j ACCEPT",
+        "BOGUS",
+    ),
+    ("-A INPUT -m sctp --dport 1 -j ACCEPT", "-p sctp"),
+    ("-A INPUT -p dccp --dccp-types FOO -j ACCEPT", "FOO"),
+    ("-A INPUT -p dccp --dccp-option 0 -j ACCEPT", "0"),
+    (
+        "-A INPUT -m hashlimit --hashlimit-upto 1/fortnight --hashlimit-name a -j ACCEPT",
+        "1/fortnight",
+    ),
+    (
+        "-A INPUT -m hashlimit --hashlimit-upto 1/sec --hashlimit-mode srcmac --hashlimit-name a -j ACCEPT",
+        "srcmac",
+    ),
+    (
+        "-A INPUT -m connlimit --connlimit-mask 24 -j DROP",
+        "connlimit-above",
+    ),
+    (
+        "-A INPUT -m connlimit --connlimit-above 1 --connlimit-mask x1 -j DROP",
+        "x1",
+    ),
+    ("-A INPUT -m string --string abc -j DROP", "--algo"),
+    (
+        "-A INPUT -m string --hex-string |0g| --algo bm -j DROP",
+        "hex",
+    ),
+    (
+        "-A INPUT -m string --string abc --algo rabin -j DROP",
+        "rabin",
+    ),
+    (
+        "-t mangle -A OUTPUT -p tcp -j TCPOPTSTRIP --strip-options 1",
+        "0 or 1",
+    ),
+    ("-t mangle -A OUTPUT -j TCPOPTSTRIP", "tcp"),
+    ("-t mangle -A OUTPUT -j CLASSIFY --set-class 12", "12"),
+    ("-A INPUT -j AUDIT --type maybe", "maybe"),
+    ("-t nat -A PREROUTING -j NETMAP --to 192.0.2.0/abc", "abc"),
     ("-A INPUT -m ttl --ttl-eq 300 -j ACCEPT", "300"),
     ("-A INPUT -m dscp --dscp-class XX1 -j ACCEPT", "XX1"),
     (

@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 /// iptables' `xtables_chain_protos`.
-const IPTABLES_PROTOS: [(&str, u8); 9] = [
+const IPTABLES_PROTOS: [(&str, u8); 11] = [
     ("tcp", 6),
     ("sctp", 132),
     ("udp", 17),
@@ -13,6 +13,8 @@ const IPTABLES_PROTOS: [(&str, u8); 9] = [
     ("ipv6-icmp", 58),
     ("esp", 50),
     ("ah", 51),
+    ("mobility-header", 135),
+    ("ipv6-mh", 135),
     ("mh", 135),
 ];
 

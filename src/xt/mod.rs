@@ -29,9 +29,13 @@ mod udp;
 // extension registry (`crate::ipt::ext`).
 pub mod addrtype;
 pub mod checksum;
+pub mod connlimit;
 pub mod connmark;
 pub mod ct;
+pub mod dccp;
+pub mod hashlimit;
 pub mod icmp;
+pub mod ip6hdr;
 pub mod iprange;
 pub mod layout;
 pub mod length;
@@ -44,9 +48,13 @@ pub mod owner;
 pub mod physdev;
 pub mod pkttype;
 pub mod recent;
+pub mod sctp;
 pub mod small;
+pub mod srh;
 pub mod statistic;
+pub mod string;
 pub mod tcpmss;
+pub mod tcpoptstrip;
 
 use crate::model::Family;
 use crate::wire::WireError;

@@ -119,3 +119,31 @@ xt_struct!(
     what: u8 = 16,
     direction: u8 = 17,
 });
+
+xt_struct!(
+    /// `-m ecn` (`xt_ecn_info`): `XT_ECN_OP_MATCH_*` operations and inversions, the IP
+    /// ECT value; `proto.tcp.ect` is unused by iptables.
+    Ecn, "xt_ecn_info", 4, {
+    operation: u8 = 0,
+    invert: u8 = 1,
+    ip_ect: u8 = 2,
+    tcp_ect: u8 = 3,
+});
+
+xt_struct!(
+    /// `-m socket` revision 3 (`xt_socket_mtinfo3`): `XT_SOCKET_*` flags.
+    Socket, "xt_socket_mtinfo3", 1, {
+    flags: u8 = 0,
+});
+
+xt_struct!(
+    /// `-m cgroup` revision 2 (`xt_cgroup_info_v2`): a cgroup v2 path or a net_cls class
+    /// id in one union, then the kernel's private pointer at 520 (never handed back).
+    CgroupV2, "xt_cgroup_info_v2", 528, {
+    has_path: u8 = 0,
+    has_classid: u8 = 1,
+    invert_path: u8 = 2,
+    invert_classid: u8 = 3,
+    /// `path[512]`, or `classid` in its first four bytes.
+    path: Raw<512> = 4,
+});

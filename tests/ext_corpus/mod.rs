@@ -4,6 +4,8 @@
 //! iptables-nft and iptables-legacy in both directions.
 #![allow(dead_code)]
 
+mod more;
+
 pub struct ExtSpec {
     pub six: bool,
     pub table: &'static str,
@@ -498,7 +500,7 @@ const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
 /// The whole corpus.
 pub fn ext_corpus() -> Vec<ExtSpec> {
     let mut out = Vec::new();
-    for &(m, hook, v4, v6) in MATCHES {
+    for &(m, hook, v4, v6) in MATCHES.iter().chain(more::MATCHES) {
         for (i, table) in TABLES.iter().enumerate() {
             let target = match *table {
                 "filter" => ["-j ACCEPT", "-j DROP", "-j RETURN", "-j user-chain"][i % 4],
@@ -518,7 +520,7 @@ pub fn ext_corpus() -> Vec<ExtSpec> {
             }
         }
     }
-    for &(t, table, chain, v4, v6) in TARGETS {
+    for &(t, table, chain, v4, v6) in TARGETS.iter().chain(more::TARGETS) {
         for (six, on) in [(false, v4), (true, v6)] {
             if on {
                 out.push(ExtSpec {

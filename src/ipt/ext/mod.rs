@@ -16,24 +16,34 @@
 
 mod addrtype;
 mod checksum;
+mod connlimit;
 mod connmark;
 mod conntrack;
 mod ct;
+mod dccp;
+mod hashlimit;
 mod icmp;
+mod ip6hdr;
 mod iprange;
 mod length;
 mod limit;
 mod log;
 mod mac;
 mod mark;
+mod misc;
 mod nat;
 pub(crate) mod native;
+mod netmap;
 mod nflog;
 mod pkttype;
 mod recent;
+mod sctp;
 mod simple;
+mod srh;
 mod statistic;
+mod string;
 mod tcp;
+mod tcpoptstrip;
 mod tos;
 mod ttl;
 
@@ -198,6 +208,25 @@ static REGISTRY: &[&dyn Ext] = &[
     &simple::Cpu,
     &simple::Quota,
     &simple::Connbytes,
+    &sctp::Sctp,
+    &dccp::Dccp,
+    &hashlimit::Hashlimit,
+    &connlimit::Connlimit,
+    &tcpoptstrip::Tcpoptstrip,
+    &string::StringMatch,
+    &srh::Srh,
+    &ip6hdr::Ah6,
+    &ip6hdr::Frag,
+    &ip6hdr::HBH,
+    &ip6hdr::DST,
+    &ip6hdr::Mh,
+    &misc::Classify,
+    &misc::Audit,
+    &misc::Rpfilter,
+    &misc::Ecn,
+    &misc::Socket,
+    &misc::Cgroup,
+    &netmap::Netmap,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -222,6 +251,8 @@ pub(crate) fn implicit(proto: u8, family: Family) -> Option<&'static dyn Ext> {
         (1, Family::Ipv4) => "icmp",
         (58, Family::Ipv6) => "icmp6",
         (6, _) => "tcp",
+        (132, _) => "sctp",
+        (33, _) => "dccp",
         _ => return None,
     };
     find(name, false, family)

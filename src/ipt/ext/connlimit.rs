@@ -1,0 +1,101 @@
+//! `-m connlimit` (revision 1): `--connlimit-upto N` / `--connlimit-above N` (one of them,
+//! either inverted), `--connlimit-mask PLEN`, `--connlimit-saddr`/`--connlimit-daddr`.
+//! iptables-nft writes it through nft_compat. `-S` always names the mask and the address.
+
+use super::*;
+use crate::xt::connlimit::Connlimit as Info;
+use crate::xt::layout::Raw;
+
+pub(crate) struct Connlimit;
+
+impl Ext for Connlimit {
+    fn name(&self) -> &'static str {
+        "connlimit"
+    }
+    fn is_target(&self) -> bool {
+        false
+    }
+    fn revision(&self) -> u32 {
+        1
+    }
+    fn options(&self) -> &'static [Opt] {
+        opts![
+            opt("connlimit-upto", Arg::One, true),
+            opt("connlimit-above", Arg::One, true),
+            opt("connlimit-mask", Arg::One, false),
+            opt("connlimit-saddr", Arg::None, false),
+            opt("connlimit-daddr", Arg::None, false),
+        ]
+    }
+    fn parse(&self, given: &[Given], ctx: &Ctx<'_>) -> Result<Vec<u8>> {
+        once(given, "connlimit")?;
+        let mut c = Info {
+            mask: Raw([0xff; 16]),
+            ..Info::default()
+        };
+        let mut limit = None;
+        let mut addr = None;
+        for g in given {
+            match g.opt {
+                "connlimit-upto" | "connlimit-above" => {
+                    if let Some(prev) = limit.replace(g.opt) {
+                        return Err(bad(format!(
+                            "connlimit: option \"--{}\" cannot be used together with \"--{prev}\"",
+                            g.opt
+                        )));
+                    }
+                    c.limit = num(g.arg(), u64::from(u32::MAX), &format!("--{}", g.opt))? as u32;
+                    if (g.opt == "connlimit-upto") != g.neg {
+                        c.flags |= Info::INVERT;
+                    }
+                }
+                "connlimit-mask" => {
+                    let max = if ctx.family == Family::Ipv6 { 128 } else { 32 };
+                    let p = num(g.arg(), max, "connlimit --connlimit-mask")?;
+                    c.mask = Info::mask_of(p as u8);
+                }
+                _ => {
+                    if let Some(prev) = addr.replace(g.opt) {
+                        return Err(bad(format!(
+                            "connlimit: option \"--{}\" cannot be used together with \"--{prev}\"",
+                            g.opt
+                        )));
+                    }
+                    if g.opt == "connlimit-daddr" {
+                        c.flags |= Info::DADDR;
+                    }
+                }
+            }
+        }
+        if limit.is_none() {
+            return Err(bad(
+                "You must specify \"--connlimit-above\" or \"--connlimit-upto\".",
+            ));
+        }
+        Ok(c.encode())
+    }
+    fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()> {
+        let c = Info::decode(info).ok()?;
+        if c.flags & !(Info::INVERT | Info::DADDR) != 0 {
+            return None;
+        }
+        let _ = write!(
+            out,
+            " --connlimit-{} {} --connlimit-mask {} --connlimit-{}",
+            if c.flags & Info::INVERT != 0 {
+                "upto"
+            } else {
+                "above"
+            },
+            c.limit,
+            c.mask_bits(if family == Family::Ipv6 { 4 } else { 1 }),
+            if c.flags & Info::DADDR != 0 {
+                "daddr"
+            } else {
+                "saddr"
+            }
+        );
+        Some(())
+    }
+    canonical_via!(Info);
+}
