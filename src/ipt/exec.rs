@@ -3,6 +3,9 @@
 //! goes, so that one command, or a whole `iptables-restore` block of them, becomes one
 //! transaction planned from one read: check-then-act sequences that race between separate
 //! iptables processes are atomic here.
+//!
+//! Over 600 lines: the one iptables interpreter (every command, restore ordering, `-Z`).
+//! Issue 14 moves it onto the backend seam and splits it by command family.
 
 use std::collections::BTreeMap;
 

@@ -1,3 +1,7 @@
+//! The nf_tables session: socket, reads, transactions with generation-id retry, guard and
+//! auditor hooks, dumps. Over 600 lines: issue 14 splits it along these seams (reader, dump
+//! machinery, diagnosis of missing modules).
+
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
