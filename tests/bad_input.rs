@@ -286,12 +286,12 @@ fn cli_rows() -> Vec<Row> {
             ),
             2,
         ),
-        // iptables-nft knows hashlimit; xtnl does not model it yet and says so.
+        // iptables-nft knows time; xtnl does not model it yet and says so.
         row(
             "module xtnl does not model",
-            args("-A INPUT -m hashlimit --hashlimit-upto 5/sec --hashlimit-name x -j ACCEPT"),
+            args("-A INPUT -m time --timestart 10:00 --timestop 12:00 -j ACCEPT"),
             2,
-            "hashlimit",
+            "time",
         ),
         oracle(
             row(
