@@ -35,9 +35,6 @@ impl Ext for Addrtype {
     fn name(&self) -> &'static str {
         "addrtype"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         1
     }

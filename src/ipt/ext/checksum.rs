@@ -12,9 +12,6 @@ impl Ext for Checksum {
     fn is_target(&self) -> bool {
         true
     }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("checksum-fill", Arg::None, false)]
     }

@@ -12,9 +12,6 @@ impl Ext for Connlimit {
     fn name(&self) -> &'static str {
         "connlimit"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         1
     }

@@ -13,9 +13,6 @@ impl Ext for Connmark {
     fn name(&self) -> &'static str {
         "connmark"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         1
     }

@@ -131,9 +131,6 @@ impl Ext for Conntrack {
     fn name(&self) -> &'static str {
         "conntrack"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         3
     }

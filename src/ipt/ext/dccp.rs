@@ -28,12 +28,6 @@ impl Ext for Dccp {
     fn name(&self) -> &'static str {
         "dccp"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![
             opt("source-port", Arg::One, true),

@@ -162,9 +162,6 @@ impl Ext for Hashlimit {
     fn name(&self) -> &'static str {
         "hashlimit"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         3
     }

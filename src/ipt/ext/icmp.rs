@@ -167,14 +167,8 @@ impl Ext for Icmp {
     fn name(&self) -> &'static str {
         "icmp"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn fams(&self) -> Fams {
         Fams::V4
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![opt("icmp-type", Arg::One, true)]
@@ -192,14 +186,8 @@ impl Ext for Icmp6 {
     fn name(&self) -> &'static str {
         "icmp6"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn fams(&self) -> Fams {
         Fams::V6
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![opt("icmpv6-type", Arg::One, true)]

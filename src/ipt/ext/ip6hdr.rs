@@ -28,14 +28,8 @@ impl Ext for Ah6 {
     fn name(&self) -> &'static str {
         "ah"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn fams(&self) -> Fams {
         Fams::V6
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![
@@ -98,14 +92,8 @@ impl Ext for Frag {
     fn name(&self) -> &'static str {
         "frag"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn fams(&self) -> Fams {
         Fams::V6
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![
@@ -200,14 +188,8 @@ impl Ext for OptsMatch {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn fams(&self) -> Fams {
         Fams::V6
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         if self.name == "hbh" {
@@ -333,14 +315,8 @@ impl Ext for Mh {
     fn name(&self) -> &'static str {
         "mh"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn fams(&self) -> Fams {
         Fams::V6
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![opt("mh-type", Arg::One, true)]

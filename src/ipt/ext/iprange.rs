@@ -35,9 +35,6 @@ impl Ext for Iprange {
     fn name(&self) -> &'static str {
         "iprange"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         1
     }
@@ -139,9 +136,6 @@ fn id_range(s: &str, db: &str, opt: &str) -> Result<(u32, u32)> {
 impl Ext for Owner {
     fn name(&self) -> &'static str {
         "owner"
-    }
-    fn is_target(&self) -> bool {
-        false
     }
     fn revision(&self) -> u32 {
         1

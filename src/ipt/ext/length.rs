@@ -35,12 +35,6 @@ impl Ext for Length {
     fn name(&self) -> &'static str {
         "length"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("length", Arg::One, true)]
     }
@@ -58,12 +52,6 @@ impl Ext for Length {
 impl Ext for Tcpmss {
     fn name(&self) -> &'static str {
         "tcpmss"
-    }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![opt("mss", Arg::One, true)]
@@ -90,9 +78,6 @@ impl Ext for TcpmssTarget {
     }
     fn is_target(&self) -> bool {
         true
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![

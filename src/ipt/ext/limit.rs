@@ -76,12 +76,6 @@ impl Ext for Limit {
     fn name(&self) -> &'static str {
         "limit"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![
             opt("limit", Arg::One, false),

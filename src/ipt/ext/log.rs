@@ -23,9 +23,6 @@ impl Ext for Log {
     fn is_target(&self) -> bool {
         true
     }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![
             opt("log-level", Arg::One, false),

@@ -15,12 +15,6 @@ impl Ext for Mac {
     fn name(&self) -> &'static str {
         "mac"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("mac-source", Arg::One, true)]
     }
@@ -82,12 +76,6 @@ fn port(s: &str) -> Result<(Raw<16>, Raw<16>)> {
 impl Ext for Physdev {
     fn name(&self) -> &'static str {
         "physdev"
-    }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![

@@ -18,9 +18,6 @@ impl Ext for Mark {
     fn name(&self) -> &'static str {
         "mark"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         1
     }

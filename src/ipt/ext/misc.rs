@@ -26,9 +26,6 @@ impl Ext for Classify {
     fn is_target(&self) -> bool {
         true
     }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("set-class", Arg::One, false)]
     }
@@ -71,9 +68,6 @@ impl Ext for Audit {
     fn is_target(&self) -> bool {
         true
     }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("type", Arg::One, false)]
     }
@@ -108,12 +102,6 @@ const RPF_FLAGS: [(&str, u8); 4] = [
 impl Ext for Rpfilter {
     fn name(&self) -> &'static str {
         "rpfilter"
-    }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![
@@ -158,12 +146,6 @@ const ECN_CWR: u8 = 0x20;
 impl Ext for Ecn {
     fn name(&self) -> &'static str {
         "ecn"
-    }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![
@@ -224,9 +206,6 @@ impl Ext for Socket {
     fn name(&self) -> &'static str {
         "socket"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         3
     }
@@ -269,9 +248,6 @@ pub(crate) struct Cgroup;
 impl Ext for Cgroup {
     fn name(&self) -> &'static str {
         "cgroup"
-    }
-    fn is_target(&self) -> bool {
-        false
     }
     fn revision(&self) -> u32 {
         2

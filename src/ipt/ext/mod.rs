@@ -129,7 +129,10 @@ pub(crate) enum Fams {
 pub(crate) trait Ext: Sync {
     /// The name after `-m`/`-j` (also the kernel's, unless [`Ext::wire_name`] says otherwise).
     fn name(&self) -> &'static str;
-    fn is_target(&self) -> bool;
+    /// A `-j` target; matches (the default) leave this as it is.
+    fn is_target(&self) -> bool {
+        false
+    }
     fn fams(&self) -> Fams {
         Fams::Both
     }
@@ -138,7 +141,9 @@ pub(crate) trait Ext: Sync {
         self.name()
     }
     /// The revision iptables 1.8.9 writes on a current kernel.
-    fn revision(&self) -> u32;
+    fn revision(&self) -> u32 {
+        0
+    }
     /// The revision of a payload `parse` built (NAT picks it per family).
     fn payload_revision(&self, _info: &[u8]) -> u32 {
         self.revision()

@@ -36,9 +36,6 @@ impl Ext for Netmap {
     fn is_target(&self) -> bool {
         true
     }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("to", Arg::One, false)]
     }

@@ -15,9 +15,6 @@ impl Ext for Nflog {
     fn is_target(&self) -> bool {
         true
     }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![
             opt("nflog-group", Arg::One, false),

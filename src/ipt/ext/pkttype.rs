@@ -20,12 +20,6 @@ impl Ext for Pkttype {
     fn name(&self) -> &'static str {
         "pkttype"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("pkt-type", Arg::One, true)]
     }

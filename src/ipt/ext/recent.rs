@@ -21,9 +21,6 @@ impl Ext for Recent {
     fn name(&self) -> &'static str {
         "recent"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         1
     }

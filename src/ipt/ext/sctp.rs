@@ -94,12 +94,6 @@ impl Ext for Sctp {
     fn name(&self) -> &'static str {
         "sctp"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![
             opt("source-port", Arg::One, true),

@@ -23,14 +23,8 @@ impl Ext for SpiMatch {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn fams(&self) -> Fams {
         self.fams
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         if self.name == "esp" {
@@ -80,12 +74,6 @@ impl Ext for Helper {
     fn name(&self) -> &'static str {
         "helper"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("helper", Arg::One, true)]
     }
@@ -123,12 +111,6 @@ impl Ext for Cpu {
     fn name(&self) -> &'static str {
         "cpu"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("cpu", Arg::One, true)]
     }
@@ -160,12 +142,6 @@ pub(crate) struct Quota;
 impl Ext for Quota {
     fn name(&self) -> &'static str {
         "quota"
-    }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![opt("quota", Arg::One, true)]
@@ -201,12 +177,6 @@ const CB_DIRS: [&str; 3] = ["original", "reply", "both"];
 impl Ext for Connbytes {
     fn name(&self) -> &'static str {
         "connbytes"
-    }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![

@@ -45,9 +45,6 @@ impl Ext for Srh {
     fn name(&self) -> &'static str {
         "srh"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn fams(&self) -> Fams {
         Fams::V6
     }

@@ -9,12 +9,6 @@ impl Ext for Statistic {
     fn name(&self) -> &'static str {
         "statistic"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![
             opt("mode", Arg::One, false),

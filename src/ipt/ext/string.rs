@@ -77,9 +77,6 @@ impl Ext for StringMatch {
     fn name(&self) -> &'static str {
         "string"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         1
     }

@@ -69,12 +69,6 @@ impl Ext for Tcp {
     fn name(&self) -> &'static str {
         "tcp"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![
             opt("sport", Arg::One, true),

@@ -22,9 +22,6 @@ impl Ext for Tcpoptstrip {
     fn is_target(&self) -> bool {
         true
     }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![opt("strip-options", Arg::One, false)]
     }

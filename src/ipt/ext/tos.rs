@@ -39,9 +39,6 @@ impl Ext for Tos {
     fn name(&self) -> &'static str {
         "tos"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
     fn revision(&self) -> u32 {
         1
     }

@@ -50,9 +50,6 @@ impl Ext for Ttl {
     fn fams(&self) -> Fams {
         self.fams
     }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         match (self.word, self.target) {
             ("ttl", false) => opts![
@@ -183,12 +180,6 @@ impl Ext for Dscp {
     fn name(&self) -> &'static str {
         "dscp"
     }
-    fn is_target(&self) -> bool {
-        false
-    }
-    fn revision(&self) -> u32 {
-        0
-    }
     fn options(&self) -> &'static [Opt] {
         opts![
             opt("dscp", Arg::One, true),
@@ -231,9 +222,6 @@ impl Ext for DscpSet {
     }
     fn is_target(&self) -> bool {
         true
-    }
-    fn revision(&self) -> u32 {
-        0
     }
     fn options(&self) -> &'static [Opt] {
         opts![
