@@ -26,10 +26,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
-use xtnl::model::{Action, Family, Interface, L4Proto, NatTarget, PortRange, Rule, validate_name};
-use xtnl::nft::{
-    BaseChain, ChainSpec, ChainType, Hook, Op, Policy, Session, TableRef, Transaction, codec,
+use xtnl::model::{
+    Action, BaseChain, ChainPolicy, ChainType, Family, Hook, Interface, L4Proto, NatTarget,
+    PortRange, Rule, validate_name,
 };
+use xtnl::nft::{ChainSpec, Op, Session, TableRef, Transaction, codec};
 use xtnl::transport::{Batch, NlSocket};
 use xtnl::wire::netlink::{
     AckRepr, MsgWriter, NLM_F_ACK, NLM_F_CREATE, NLM_F_REQUEST, NLMSG_ERROR, NlMsgs,
@@ -67,7 +68,7 @@ fn prerouting() -> ChainSpec {
             chain_type: ChainType::Nat,
             hook: Hook::Prerouting,
             priority: -100,
-            policy: Policy::Accept,
+            policy: ChainPolicy::Accept,
         },
     )
 }

@@ -8,7 +8,8 @@ use std::fmt::Write;
 use xtnl::ipt::parse::{self, Command};
 use xtnl::ipt::{compat, print, restore, tables};
 use xtnl::model::Family;
-use xtnl::nft::{ChainType, Hook, Policy, RawRule, SetElements, TableRef, codec};
+use xtnl::model::{ChainPolicy, ChainType, Hook};
+use xtnl::nft::{RawRule, SetElements, TableRef, codec};
 use xtnl::wire::netlink::{AckRepr, NLMSG_ERROR, NlMsgs};
 use xtnl::wire::nftables::{
     ChainRepr, GenRepr, RuleRepr, SetElemsRepr, TableRepr, msg, nft_msg_of, split_nfgenmsg,
@@ -146,7 +147,7 @@ pub fn nft_decode(data: &[u8]) {
                     if let Some(h) = &c.hook {
                         let _ = Hook::from_number(h.hooknum);
                         let _ = c.chain_type.as_deref().and_then(ChainType::parse);
-                        let _ = c.policy.and_then(Policy::from_verdict);
+                        let _ = c.policy.and_then(ChainPolicy::from_verdict);
                     }
                 }
             }

@@ -4,9 +4,8 @@ mod common;
 
 use common::{in_netns, nft_ruleset, run_ok};
 use xtnl::model::{Action, Family, Interface, L4Proto, NatTarget, PortRange, Rule};
-use xtnl::nft::{
-    BaseChain, ChainSpec, ChainType, Hook, Policy, RulePosition, Session, TableRef, Transaction,
-};
+use xtnl::model::{BaseChain, ChainPolicy, ChainType, Hook};
+use xtnl::nft::{ChainSpec, RulePosition, Session, TableRef, Transaction};
 use xtnl::{Error, ErrorKind};
 
 fn session() -> Session {
@@ -27,7 +26,7 @@ fn prerouting() -> ChainSpec {
             chain_type: ChainType::Nat,
             hook: Hook::Prerouting,
             priority: -100,
-            policy: Policy::Accept,
+            policy: ChainPolicy::Accept,
         },
     )
 }

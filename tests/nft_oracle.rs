@@ -22,10 +22,8 @@ use xtnl::model::{
     Action, CtStateSet, Dir, Family, Interface, IpNet, L4Proto, Match, NatTarget, PortRange,
     RejectKind, Rule,
 };
-use xtnl::nft::{
-    BaseChain, ChainRef, ChainSpec, ChainType, Hook, ListedRule, Policy, Session, TableRef,
-    Transaction,
-};
+use xtnl::model::{BaseChain, ChainPolicy, ChainType, Hook};
+use xtnl::nft::{ChainRef, ChainSpec, ListedRule, Session, TableRef, Transaction};
 
 /// The table of each family the corpus works in.
 const TABLE: &str = "oracle";
@@ -166,7 +164,7 @@ fn nat_prerouting() -> Option<BaseChain> {
         chain_type: ChainType::Nat,
         hook: Hook::Prerouting,
         priority: -100,
-        policy: Policy::Accept,
+        policy: ChainPolicy::Accept,
     })
 }
 fn nat_postrouting() -> Option<BaseChain> {
@@ -174,7 +172,7 @@ fn nat_postrouting() -> Option<BaseChain> {
         chain_type: ChainType::Nat,
         hook: Hook::Postrouting,
         priority: 100,
-        policy: Policy::Accept,
+        policy: ChainPolicy::Accept,
     })
 }
 fn filter_input() -> Option<BaseChain> {
@@ -182,7 +180,7 @@ fn filter_input() -> Option<BaseChain> {
         chain_type: ChainType::Filter,
         hook: Hook::Input,
         priority: 0,
-        policy: Policy::Accept,
+        policy: ChainPolicy::Accept,
     })
 }
 

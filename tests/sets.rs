@@ -8,12 +8,10 @@ mod common;
 use common::{in_netns, run_ok};
 use xtnl::ErrorKind;
 use xtnl::model::Family;
+use xtnl::model::{BaseChain, ChainPolicy, ChainType, Hook};
 use xtnl::nft::set::{DataType, Field, MapData, SetOp, SetSpec, encode};
 use xtnl::nft::set_rules::{dnat_map, lookup, vmap};
-use xtnl::nft::{
-    BaseChain, ChainSpec, ChainType, EncodedRule, Hook, Op, Policy, RulePosition, Session,
-    TableRef, Transaction,
-};
+use xtnl::nft::{ChainSpec, EncodedRule, Op, RulePosition, Session, TableRef, Transaction};
 use xtnl::wire::expr::{Cmp, CmpOp, Expr, Immediate, ImmediateData, Meta, MetaKey, Payload};
 use xtnl::wire::expr::{PayloadBase, Verdict};
 use xtnl::wire::set::{ElemData, ElemRepr, SetPolicy, flags};
@@ -446,7 +444,7 @@ add element {fam} b fwds {{ "eth1" . tcp . 50443 : {data} }}
                         chain_type: ChainType::Nat,
                         hook: Hook::Prerouting,
                         priority: -110,
-                        policy: Policy::Accept,
+                        policy: ChainPolicy::Accept,
                     },
                 ),
             );

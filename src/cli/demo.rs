@@ -2,6 +2,7 @@
 //! reservation (chain, jump from PREROUTING, two DNAT forwards) in one transaction, list it,
 //! tear it down in one transaction, and print each step with its time.
 
+use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
 use std::io::Write;
 use std::time::Instant;
 
@@ -10,7 +11,7 @@ use super::listing::print_table;
 use crate::error::Result;
 use crate::lock::LockMode;
 use crate::model::{Action, Family, Interface, L4Proto, NatTarget, PortRange, Rule};
-use crate::nft::{BaseChain, ChainSpec, ChainType, Hook, Policy, Session, TableRef, Transaction};
+use crate::nft::{ChainSpec, Session, TableRef, Transaction};
 
 const RESERVATION: &str = "vcld-5205";
 
@@ -65,7 +66,7 @@ pub fn run(out: &mut impl Write) -> Result<()> {
             &nat,
             ChainSpec::base(
                 "PREROUTING",
-                BaseChain { chain_type: ChainType::Nat, hook: Hook::Prerouting, priority: -100, policy: Policy::Accept },
+                BaseChain { chain_type: ChainType::Nat, hook: Hook::Prerouting, priority: -100, policy: ChainPolicy::Accept },
             ),
         )
         .ensure_chain(&nat, ChainSpec::regular(RESERVATION))

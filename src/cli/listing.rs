@@ -54,8 +54,8 @@ fn table_json(t: &TableRef, snap: &TableSnapshot, only: Option<&str>) -> serde_j
                     "hook": b.hook.as_str(),
                     "priority": b.priority,
                     "policy": match b.policy {
-                        crate::nft::Policy::Accept => "accept",
-                        crate::nft::Policy::Drop => "drop",
+                        crate::model::ChainPolicy::Accept => "accept",
+                        crate::model::ChainPolicy::Drop => "drop",
                     },
                 })
             });
@@ -98,8 +98,8 @@ pub fn print_table_with(
         writeln!(out, "\tchain {} {{", c.chain.name).map_err(io_error)?;
         if let Some(b) = &c.base {
             let policy = match b.policy {
-                crate::nft::Policy::Accept => "accept",
-                crate::nft::Policy::Drop => "drop",
+                crate::model::ChainPolicy::Accept => "accept",
+                crate::model::ChainPolicy::Drop => "drop",
             };
             writeln!(
                 out,

@@ -7,6 +7,7 @@
 //! Over 600 lines: the one iptables interpreter (every command, restore ordering, `-Z`).
 //! Issue 14 moves it onto the backend seam and splits it by command family.
 
+use crate::model::{BaseChain, ChainPolicy};
 use std::collections::BTreeMap;
 
 use super::parse::{Command, Invocation};
@@ -16,8 +17,7 @@ use super::{compat, listing};
 use crate::error::{Error, OpFailure, Result};
 use crate::model::Family;
 use crate::nft::{
-    BaseChain, ChainSpec, EncodedRule, Op, Policy, Reader, RulePosition, Session, TableRef,
-    Transaction,
+    ChainSpec, EncodedRule, Op, Reader, RulePosition, Session, TableRef, Transaction,
 };
 
 pub(crate) const NO_CHAIN: &str = "iptables: No chain/target/match by that name.";
@@ -112,7 +112,7 @@ impl ChainState {
             in_kernel: false,
             virtual_builtin: true,
             handle: None,
-            base: Some(b.base(Policy::Accept)),
+            base: Some(b.base(ChainPolicy::Accept)),
             use_count: 0,
             rules: Some(Vec::new()),
             kernel_rules: 0,
@@ -270,7 +270,7 @@ impl Planner {
             self.created_builtins.insert(b.name, self.ops.len());
             self.ops.push(Op::EnsureChain {
                 table: self.table.clone(),
-                chain: ChainSpec::base(b.name, b.base(Policy::Accept)),
+                chain: ChainSpec::base(b.name, b.base(ChainPolicy::Accept)),
             });
             if let Some(c) = self.chains.get_mut(chain) {
                 c.virtual_builtin = false;
@@ -388,7 +388,7 @@ impl Planner {
             .position(|s| s.rule().is_expressible() && norm(s.rule()) == want)
     }
 
-    fn set_policy(&mut self, b: Builtin, policy: Policy) {
+    fn set_policy(&mut self, b: Builtin, policy: ChainPolicy) {
         self.materialize(b.name);
         let op = Op::EnsureChain {
             table: self.table.clone(),
@@ -943,14 +943,14 @@ impl Planner {
         &mut self,
         r: &mut Reader<'_>,
         chain: &str,
-        policy: Option<Policy>,
+        policy: Option<ChainPolicy>,
     ) -> Result<()> {
         if let Some(b) = self.builtin(chain) {
             self.lookup(r, chain)?;
             // `:BUILTIN -` under --noflush keeps the policy the chain has (iptables-nft's
             // nft-only/0008-basechain-policy); after a flush it is ACCEPT again.
             if policy.is_some() || !self.keep_builtin_policy {
-                self.set_policy(b, policy.unwrap_or(Policy::Accept));
+                self.set_policy(b, policy.unwrap_or(ChainPolicy::Accept));
             }
             return Ok(());
         }
@@ -1020,12 +1020,10 @@ impl Planner {
             c.early.clear();
         }
         for b in tables::builtins(&self.table.name).unwrap_or(&[]) {
-            if self
-                .chains
-                .get(b.name)
-                .is_some_and(|c| c.in_kernel && c.base.is_some_and(|x| x.policy != Policy::Accept))
-            {
-                self.set_policy(*b, Policy::Accept);
+            if self.chains.get(b.name).is_some_and(|c| {
+                c.in_kernel && c.base.is_some_and(|x| x.policy != ChainPolicy::Accept)
+            }) {
+                self.set_policy(*b, ChainPolicy::Accept);
             }
         }
         Ok(())

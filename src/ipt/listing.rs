@@ -1,5 +1,6 @@
 //! `iptables -S` and `iptables -L` over a consistent snapshot of a table.
 
+use crate::model::ChainPolicy;
 use std::fmt::Write;
 
 use super::parse::Invocation;
@@ -8,14 +9,14 @@ use super::rule::{IptMatch, IptRule, IptTarget, MultiportDir};
 use super::{compat, tables};
 use crate::error::{Error, Result};
 use crate::model::Counters;
-use crate::nft::{Chain, Policy, RawRule, Session, TableRef};
+use crate::nft::{Chain, RawRule, Session, TableRef};
 
 /// One chain as iptables lists it (the nf_tables and x_tables backends both fill these).
 #[derive(Debug, Clone)]
 pub struct ChainListing {
     pub name: String,
     /// `Some` for built-in (base) chains.
-    pub policy: Option<Policy>,
+    pub policy: Option<ChainPolicy>,
     /// Jumps and gotos to it (user chains; counted only when the whole table was read).
     /// A built-in chain's policy counters, where the backend keeps them (x_tables).
     pub policy_counters: Option<Counters>,
@@ -43,10 +44,10 @@ pub fn chains(
         .collect())
 }
 
-pub fn policy_name(p: Policy) -> &'static str {
+pub fn policy_name(p: ChainPolicy) -> &'static str {
     match p {
-        Policy::Accept => "ACCEPT",
-        Policy::Drop => "DROP",
+        ChainPolicy::Accept => "ACCEPT",
+        ChainPolicy::Drop => "DROP",
     }
 }
 
@@ -101,7 +102,7 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
             .iter()
             .find(|c| c.chain.name == b.name)
             .and_then(|c| c.base.map(|x| x.policy))
-            .unwrap_or(Policy::Accept);
+            .unwrap_or(ChainPolicy::Accept);
         out.push(ChainListing {
             name: b.name.into(),
             policy: Some(policy),

@@ -6,6 +6,7 @@
 //! seam of issue 14 (command grammar, address/port parsing, targets); extensions already live
 //! in `ipt::ext`, one file each.
 
+use crate::model::ChainPolicy;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -17,7 +18,6 @@ use super::rule::{
 use crate::error::{Error, Result};
 use crate::lock::WaitPolicy;
 use crate::model::{Family, Interface, IpNet, L4Proto, PortRange, validate_name};
-use crate::nft::Policy;
 
 /// One iptables invocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub enum Command {
     Zero(Option<String>),
     Policy {
         chain: String,
-        policy: Policy,
+        policy: ChainPolicy,
     },
     Rename {
         from: String,
@@ -657,8 +657,8 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
         'P' => {
             no_rule("-P")?;
             let policy = match cargs.get(1).copied() {
-                Some("ACCEPT") => Policy::Accept,
-                Some("DROP") => Policy::Drop,
+                Some("ACCEPT") => ChainPolicy::Accept,
+                Some("DROP") => ChainPolicy::Drop,
                 // iptables passes other names to the kernel, which refuses them: status 1.
                 Some(p) => {
                     return Err(Error::Precondition(format!(
@@ -708,7 +708,7 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
     }
     let drop_in_nat = match &command {
         Command::Policy {
-            policy: Policy::Drop,
+            policy: ChainPolicy::Drop,
             ..
         } => true,
         Command::Append { rule, .. }

@@ -5,6 +5,7 @@
 //! as read, and all blocks are committed as one batch: each block is atomic, and so is the
 //! file (iptables-restore commits block by block).
 
+use crate::model::ChainPolicy;
 use std::fmt::Write;
 
 use super::exec::Planner;
@@ -12,7 +13,7 @@ use super::parse::{self, Command};
 use super::{listing, tables};
 use crate::error::{Error, Result};
 use crate::model::Family;
-use crate::nft::{Policy, Session, TableRef, Transaction};
+use crate::nft::{Session, TableRef, Transaction};
 
 /// One line of a restore file that changes something, with its line number.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,7 +21,7 @@ pub enum Line {
     /// `:NAME POLICY [packets:bytes]` (`-` for a user chain).
     Chain {
         name: String,
-        policy: Option<Policy>,
+        policy: Option<ChainPolicy>,
         /// A built-in chain's `[packets:bytes]` under `restore -c` (its policy counters).
         counters: Option<crate::model::Counters>,
     },
@@ -156,8 +157,8 @@ impl Parser {
             })?;
             let policy = match f.next() {
                 Some("-") => None,
-                Some("ACCEPT") => Some(Policy::Accept),
-                Some("DROP") => Some(Policy::Drop),
+                Some("ACCEPT") => Some(ChainPolicy::Accept),
+                Some("DROP") => Some(ChainPolicy::Drop),
                 Some(p) => return Err(at(n, format!("invalid policy `{p}'"))),
                 None => return Err(at(n, "policy expected")),
             };

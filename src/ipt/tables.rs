@@ -1,6 +1,6 @@
 //! iptables' tables and their built-in chains, as iptables-nft creates them in nf_tables.
 
-use crate::nft::{BaseChain, ChainType, Hook, Policy};
+use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
 
 /// A built-in chain: name, hook, priority and chain type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,7 +12,7 @@ pub struct Builtin {
 }
 
 impl Builtin {
-    pub fn base(&self, policy: Policy) -> BaseChain {
+    pub fn base(&self, policy: ChainPolicy) -> BaseChain {
         BaseChain {
             chain_type: self.chain_type,
             hook: self.hook,

@@ -9,8 +9,8 @@ use crate::ipt::IptRule;
 use crate::ipt::listing::{self, ChainListing};
 use crate::ipt::parse::Command;
 use crate::ipt::restore::{Block, Line};
+use crate::model::ChainPolicy;
 use crate::model::Counters;
-use crate::nft::Policy;
 
 const NO_CHAIN: &str = "iptables: No chain/target/match by that name.";
 const BAD_RULE: &str = "iptables: Bad rule (does a matching rule exist in that chain?).";
@@ -48,10 +48,10 @@ pub struct Applier<'t> {
     pub changed: bool,
 }
 
-fn policy_verdict(p: Policy) -> i32 {
+fn policy_verdict(p: ChainPolicy) -> i32 {
     match p {
-        Policy::Accept => super::blob::verdict::ACCEPT,
-        Policy::Drop => super::blob::verdict::DROP,
+        ChainPolicy::Accept => super::blob::verdict::ACCEPT,
+        ChainPolicy::Drop => super::blob::verdict::DROP,
     }
 }
 
@@ -390,7 +390,7 @@ impl<'t> Applier<'t> {
     fn declare_chain(
         &mut self,
         name: &str,
-        policy: Option<Policy>,
+        policy: Option<ChainPolicy>,
         counters: Option<Counters>,
     ) -> Result<()> {
         if self.table.chain(name).is_some_and(Chain::is_builtin) {
@@ -488,9 +488,9 @@ pub fn chain_listings(t: &Table) -> Vec<ChainListing> {
             name: c.name.clone(),
             policy: c.hook.map(|_| {
                 if c.policy == super::blob::verdict::DROP {
-                    Policy::Drop
+                    ChainPolicy::Drop
                 } else {
-                    Policy::Accept
+                    ChainPolicy::Accept
                 }
             }),
             policy_counters: c.hook.map(|_| c.policy_counters),

@@ -6,12 +6,14 @@
 //! rewrites a rule it cannot fully see.
 
 mod addr;
+mod chain;
 mod display;
 mod validate;
 
 use std::fmt;
 
 pub use addr::{IpNet, PortRange};
+pub use chain::{BaseChain, ChainPolicy, ChainType, Hook};
 pub use validate::{MAX_COMMENT_LEN, MAX_NAME_LEN, MAX_SET_ELEMENTS, validate_name};
 
 use crate::wire::expr::Expr;

@@ -5,8 +5,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::ipt::{IptRule, compat, tables};
+use crate::model::ChainPolicy;
 use crate::model::Family;
-use crate::nft::{ChainRef, ChainSpec, Op, Policy, Reader, RulePosition, Session, TableRef};
+use crate::nft::{ChainRef, ChainSpec, Op, Reader, RulePosition, Session, TableRef};
 
 /// A chain as a plan sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,7 +309,7 @@ pub(crate) fn to_ops(family: Family, changes: &[Change]) -> Result<(Vec<Op>, Vec
                     ensured.push(table);
                 }
                 let spec = match tables::builtin(table, chain) {
-                    Some(b) => ChainSpec::base(chain.clone(), b.base(Policy::Accept)),
+                    Some(b) => ChainSpec::base(chain.clone(), b.base(ChainPolicy::Accept)),
                     None => ChainSpec::regular(chain.clone()),
                 };
                 ops.push(Op::CreateChain {

@@ -21,6 +21,7 @@
 //! deletes exactly those elements (O(its forwards)); teardown without them and sweep list
 //! the two maps (O(host)).
 
+use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 
@@ -31,8 +32,7 @@ use crate::model::{Action, Dir, Family, Interface, Match, Rule};
 use crate::nft::set::{DataType, Field, MapData, SetOp, SetSpec, encode};
 use crate::nft::set_rules::dnat_map;
 use crate::nft::{
-    BaseChain, ChainSpec, ChainType, EncodedRule, Hook, Op, Policy, Reader, RulePosition, Session,
-    TableRef, Transaction,
+    ChainSpec, EncodedRule, Op, Reader, RulePosition, Session, TableRef, Transaction,
 };
 use crate::wire::set::{ElemData, ElemRepr};
 
@@ -388,7 +388,7 @@ pub fn layout_ops(family: Family) -> Vec<Op> {
         chain_type: ChainType::Nat,
         hook,
         priority,
-        policy: Policy::Accept,
+        policy: ChainPolicy::Accept,
     };
     let pre = t.chain(PREROUTING);
     let rule = |map: &str, iface: bool| Op::AddEncodedRule {

@@ -10,6 +10,7 @@
 //! not) is refused by name and nothing changes. iptables-legacy's tables cannot join an
 //! nf_tables transaction, so a host on the legacy backend is refused.
 
+use crate::model::ChainPolicy;
 use std::collections::BTreeMap;
 
 use super::{FWD_ANY_MAP, FWD_MAP, MapOp, decode_element, layout_present, table};
@@ -18,7 +19,7 @@ use crate::ipt::{IptMatch, IptTarget, tables};
 use crate::model::Family;
 use crate::nathost::spec::{Forward, ForwardKey, jump_rule};
 use crate::nft::set::SetOp;
-use crate::nft::{ChainSpec, Op, Policy, RulePosition, Session, TableRef, Transaction};
+use crate::nft::{ChainSpec, Op, RulePosition, Session, TableRef, Transaction};
 
 /// Where the chain layout lives and how its reservations are named.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,7 +211,7 @@ pub fn map_to_chains(session: &mut Session, to: &ChainLayout) -> Result<Migrated
         }
         tx.ensure_table(&nat);
         if let Some(b) = entry {
-            tx.ensure_chain(&nat, ChainSpec::base(to.entry.clone(), b.base(Policy::Accept)));
+            tx.ensure_chain(&nat, ChainSpec::base(to.entry.clone(), b.base(ChainPolicy::Accept)));
         }
         let entry_chain = nat.chain(to.entry.clone());
         for (res, forwards) in &by_res {

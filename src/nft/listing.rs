@@ -1,8 +1,9 @@
+use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
 use crate::model::{Family, Rule};
 use crate::wire::nftables::{ChainRepr, RuleRepr, TableRepr};
 
 use super::codec;
-use super::transaction::{BaseChain, ChainRef, ChainType, Hook, Policy, TableRef};
+use super::transaction::{ChainRef, TableRef};
 
 /// A table as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +48,7 @@ impl Chain {
                         chain_type: ChainType::parse(r.chain_type.as_deref()?)?,
                         hook: Hook::from_number(h.hooknum)?,
                         priority: h.priority,
-                        policy: Policy::from_verdict(r.policy?)?,
+                        policy: ChainPolicy::from_verdict(r.policy?)?,
                     })
                 })();
                 let unknown = b.is_none();

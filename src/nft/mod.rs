@@ -16,7 +16,4 @@ pub use session::{
     AuditOutcome, Auditor, Committed, Guard, Reader, Session, SessionBuilder, SessionStats,
     SetElements, process_auditor, set_process_enforcement,
 };
-pub use transaction::{
-    BaseChain, ChainRef, ChainSpec, ChainType, EncodedRule, Hook, Op, Policy, RulePosition,
-    TableRef, Transaction,
-};
+pub use transaction::{ChainRef, ChainSpec, EncodedRule, Op, RulePosition, TableRef, Transaction};

@@ -1,7 +1,7 @@
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::model::{Family, Rule, validate_name};
+use crate::model::{BaseChain, Family, Rule, validate_name};
 use crate::transport::Batch;
 use crate::wire::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO, NLM_F_EXCL, NLM_F_REPLACE};
 use crate::wire::nftables::{ChainRepr, HookRepr, RuleRepr, SetElemsRepr, SetRepr, TableRepr, msg};
@@ -47,103 +47,6 @@ impl fmt::Display for ChainRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.table, self.name)
     }
-}
-
-/// Netfilter hooks a base chain can attach to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Hook {
-    Prerouting,
-    Input,
-    Forward,
-    Output,
-    Postrouting,
-}
-
-impl Hook {
-    pub fn number(self) -> u32 {
-        match self {
-            Hook::Prerouting => 0,
-            Hook::Input => 1,
-            Hook::Forward => 2,
-            Hook::Output => 3,
-            Hook::Postrouting => 4,
-        }
-    }
-    pub fn from_number(n: u32) -> Option<Hook> {
-        Some(match n {
-            0 => Hook::Prerouting,
-            1 => Hook::Input,
-            2 => Hook::Forward,
-            3 => Hook::Output,
-            4 => Hook::Postrouting,
-            _ => return None,
-        })
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Hook::Prerouting => "prerouting",
-            Hook::Input => "input",
-            Hook::Forward => "forward",
-            Hook::Output => "output",
-            Hook::Postrouting => "postrouting",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ChainType {
-    Filter,
-    Nat,
-    Route,
-}
-
-impl ChainType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChainType::Filter => "filter",
-            ChainType::Nat => "nat",
-            ChainType::Route => "route",
-        }
-    }
-    pub fn parse(s: &str) -> Option<ChainType> {
-        Some(match s {
-            "filter" => ChainType::Filter,
-            "nat" => ChainType::Nat,
-            "route" => ChainType::Route,
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Policy {
-    Accept,
-    Drop,
-}
-
-impl Policy {
-    fn verdict(self) -> u32 {
-        match self {
-            Policy::Accept => 1,
-            Policy::Drop => 0,
-        }
-    }
-    pub fn from_verdict(v: u32) -> Option<Policy> {
-        match v {
-            1 => Some(Policy::Accept),
-            0 => Some(Policy::Drop),
-            _ => None,
-        }
-    }
-}
-
-/// What makes a chain a base chain: its type, hook, priority and policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct BaseChain {
-    pub chain_type: ChainType,
-    pub hook: Hook,
-    pub priority: i32,
-    pub policy: Policy,
 }
 
 /// A chain to create: regular (`base: None`) or base.

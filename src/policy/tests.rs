@@ -174,11 +174,11 @@ fn other_denials() {
             table: nat(),
             chain: ChainSpec::base(
                 "vcld-x",
-                crate::nft::BaseChain {
-                    chain_type: crate::nft::ChainType::Nat,
-                    hook: crate::nft::Hook::Prerouting,
+                crate::model::BaseChain {
+                    chain_type: crate::model::ChainType::Nat,
+                    hook: crate::model::Hook::Prerouting,
                     priority: -100,
-                    policy: crate::nft::Policy::Accept,
+                    policy: crate::model::ChainPolicy::Accept,
                 },
             ),
         }],
