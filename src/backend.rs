@@ -1,6 +1,8 @@
 //! Which kernel interface iptables commands go to: nf_tables (as iptables-nft) or x_tables
 //! (as iptables-legacy). `auto` follows what the host's own `iptables` command is.
 
+#![deny(missing_docs)]
+
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -10,13 +12,17 @@ use crate::model::Family;
 /// `/sbin/iptables` and its callers cannot pass `--backend`).
 pub const BACKEND_ENV: &str = "XTNL_BACKEND";
 
+/// The kernel interface a command was sent to, once [`BackendChoice::resolve`] has decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
+    /// nf_tables, through netlink (iptables-nft's interface).
     Nft,
+    /// x_tables, through `IPT_SO_*`/`IP6T_SO_*` socket options (iptables-legacy's interface).
     Legacy,
 }
 
 impl Backend {
+    /// The name `--backend` takes for it: `nft` or `legacy`.
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::Nft => "nft",
@@ -28,8 +34,12 @@ impl Backend {
 /// `--backend nft|legacy|auto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BackendChoice {
+    /// Always nf_tables.
     Nft,
+    /// Always x_tables.
     Legacy,
+    /// Whatever the host's own `iptables` (or `ip6tables`) is: legacy if its symlink chain names
+    /// `legacy`, nf_tables otherwise (the default).
     #[default]
     Auto,
 }

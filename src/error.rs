@@ -1,6 +1,8 @@
 //! One error type for the whole library, with kinds a caller can act on and the exit status
 //! iptables would use for each.
 
+#![deny(missing_docs)]
+
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,10 +11,13 @@ use crate::wire::WireError;
 
 /// iptables' exit statuses (`enum xtables_exittype`), which callers of `/sbin/iptables` test.
 pub mod exit_status {
+    /// `xtables_exittype` OTHER_PROBLEM: a kernel refusal of a well-formed request (no such chain, chain in use, ...).
     pub const OTHER_PROBLEM: i32 = 1;
+    /// `xtables_exittype` PARAMETER_PROBLEM: bad command-line parameters or input; iptables prints a usage hint.
     pub const PARAMETER_PROBLEM: i32 = 2;
     /// iptables' VERSION_PROBLEM, which it uses for a table it does not know.
     pub const VERSION_PROBLEM: i32 = 3;
+    /// `xtables_exittype` RESOURCE_PROBLEM: the lock, permissions, a missing kernel module, netlink I/O.
     pub const RESOURCE_PROBLEM: i32 = 4;
     /// xtnl's own: the policy file denied the change (iptables never exits with 5).
     pub const POLICY_DENIED: i32 = 5;
@@ -63,6 +68,9 @@ impl std::fmt::Display for OpFailure {
     }
 }
 
+/// Everything the library can fail with. Kernel refusals carry the [`OpFailure`] they answered;
+/// [`Error::kind`] groups the variants for callers that branch, [`Error::exit_status`] maps
+/// them to iptables' exit statuses.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -73,14 +81,18 @@ pub enum Error {
         waited.map(|d| format!("; stopped waiting after {}s", d.as_secs_f64())).unwrap_or_default()
     )]
     LockBusy {
+        /// The lock file that was busy.
         path: PathBuf,
+        /// How long the wait policy waited before giving up (`None`: it did not wait).
         waited: Option<Duration>,
     },
 
     /// The lock file could not be opened or locked.
     #[error("can't open lock file {}", path.display())]
     LockFile {
+        /// The lock file that could not be opened or locked.
         path: PathBuf,
+        /// The `open(2)` or `flock(2)` error.
         #[source]
         source: io::Error,
     },
@@ -102,7 +114,10 @@ pub enum Error {
         "permission denied: changing or reading nf_tables needs CAP_NET_ADMIN in this network \
          namespace (run as root, or grant the capability: setcap cap_net_admin+ep <binary>); {context}"
     )]
-    NotPermitted { context: String },
+    NotPermitted {
+        /// What was being done: the operation or the socket call that got EPERM/EACCES.
+        context: String,
+    },
 
     /// The kernel lacks support for something the operation needs (EOPNOTSUPP, missing module).
     #[error("not supported by this kernel: {0}")]
@@ -114,12 +129,17 @@ pub enum Error {
 
     /// The ruleset kept changing under us; the transaction was re-planned this many times.
     #[error("the ruleset changed during each of {attempts} attempts (generation id conflict)")]
-    GenerationConflict { attempts: u32 },
+    GenerationConflict {
+        /// How many times the plan ran, each one lost to a concurrent commit (ERESTART).
+        attempts: u32,
+    },
 
     /// The netlink socket itself failed.
     #[error("netlink I/O: {context}")]
     Netlink {
+        /// The socket call that failed (`sendmsg`, `recvmsg`, `bind`, ...).
         context: &'static str,
+        /// The error the call returned.
         #[source]
         source: io::Error,
     },
@@ -155,7 +175,9 @@ pub enum Error {
     /// with the library's error underneath; its kind and exit status are the inner one's.
     #[error("{message}")]
     Context {
+        /// The front end's message, printed instead of the inner error's.
         message: String,
+        /// The library's error, which gives the kind and exit status.
         #[source]
         source: Box<Error>,
     },
@@ -165,21 +187,34 @@ pub enum Error {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    /// [`Error::LockBusy`]: another process holds the xtables lock.
     LockBusy,
+    /// [`Error::NotFound`] (ENOENT) or [`Error::NoSuchTable`].
     NotFound,
+    /// [`Error::AlreadyExists`] (EEXIST).
     AlreadyExists,
+    /// [`Error::InUse`] (EBUSY, ENOTEMPTY, EMLINK outside a rule).
     InUse,
+    /// [`Error::NotPermitted`] (EPERM, EACCES: no CAP_NET_ADMIN).
     NotPermitted,
+    /// [`Error::Unsupported`] (EOPNOTSUPP and friends: a kernel module is missing).
     Unsupported,
+    /// [`Error::Rejected`] by the kernel (EINVAL and others) or an [`Error::Precondition`] found before sending.
     InvalidArgument,
+    /// [`Error::GenerationConflict`]: the re-plan attempts ran out.
     GenerationConflict,
+    /// [`Error::LockFile`], [`Error::Netlink`] or [`Error::Malformed`]: I/O with the kernel or the lock file failed.
     Io,
+    /// [`Error::InvalidInput`]: the caller's input, refused before anything was sent.
     InvalidInput,
+    /// [`Error::PolicyDenied`]: the policy refused the change.
     PolicyDenied,
+    /// [`Error::PolicyInvalid`]: the policy file is missing, unsafe or invalid.
     PolicyInvalid,
 }
 
 impl Error {
+    /// The kind of failure, looking through any [`Error::Context`] wording.
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::LockBusy { .. } => ErrorKind::LockBusy,
@@ -279,4 +314,5 @@ impl Error {
     }
 }
 
+/// The library's result type; the error defaults to [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -7,6 +7,8 @@
 //! lock type (BSD `flock`, not `fcntl` record locks, which do not conflict with it), and the
 //! same creation mode so that a file we create is indistinguishable from one iptables created.
 
+#![deny(missing_docs)]
+
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -123,8 +125,11 @@ impl WaitPolicy {
 /// that hold the lock themselves) and do not want to contend with them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LockMode {
+    /// Take the lock around every mutating commit (the default, as iptables does).
     #[default]
     Always,
+    /// Never take it; for callers that know no legacy iptables runs beside them, or that hold it
+    /// themselves.
     Never,
 }
 
@@ -169,14 +174,17 @@ impl XtablesLock {
         self
     }
 
+    /// The lock file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// How long to wait for the lock.
     pub fn wait(&self) -> WaitPolicy {
         self.wait
     }
 
+    /// How often a timed wait retries (see [`Self::with_poll_interval`]).
     pub fn poll_interval(&self) -> Duration {
         self.poll_interval
     }
@@ -295,6 +303,7 @@ pub struct LockGuard {
 }
 
 impl LockGuard {
+    /// The path of the lock file held.
     pub fn path(&self) -> &Path {
         &self.path
     }

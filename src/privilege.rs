@@ -1,5 +1,5 @@
 //! Who is running xtnl, and on whose behalf: the facts the privileged-helper safety rules
-//! depend on (see the README's "Running as a privileged helper").
+//! depend on (see docs/privileged-helper.md).
 //!
 //! Secure mode is the kernel's own verdict, `AT_SECURE` in the auxiliary vector: it is 1 when
 //! the program was started setuid or setgid, or gained file capabilities (the Linux ELF loader
@@ -15,6 +15,8 @@
 //! `DOAS_USER`; these tools set the variables themselves, and only root could forge them,
 //! which would only restrict root). In a delegated run the caller's own settings that could
 //! widen what it may do are ignored (see `cli::delegated` and docs/privileged-helper.md).
+
+#![deny(missing_docs)]
 
 use std::sync::OnceLock;
 
@@ -38,6 +40,7 @@ pub enum Tool {
 }
 
 impl Tool {
+    /// The tool's command name, as audit lines print it.
     pub fn as_str(self) -> &'static str {
         match self {
             Tool::Sudo => "sudo",
@@ -72,6 +75,7 @@ pub struct Invoker {
     pub uid: u32,
     /// The effective uid the process started with.
     pub euid: u32,
+    /// How the process came to hold its privileges.
     pub elevation: Elevation,
 }
 

@@ -320,7 +320,7 @@ pub fn run(cfg: &Config) -> Result<Results> {
     Ok(results)
 }
 
-/// Where [`write`] put the results.
+/// Where [`write()`] put the results.
 #[derive(Debug, Clone)]
 pub struct Written {
     pub table: PathBuf,

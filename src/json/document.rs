@@ -203,7 +203,9 @@ enum OperationIn {
 /// A transaction of the document.
 #[derive(Debug, Clone)]
 pub struct TransactionDoc {
+    /// The `"family"` every operation of the transaction is in.
     pub family: Family,
+    /// The `"operations"`, in order; they commit together or not at all.
     pub operations: Vec<Operation>,
     /// The layout of its NAT-host operations (one per transaction; `"layout"` on each).
     pub layout: crate::nathost::map::Layout,
@@ -224,6 +226,7 @@ fn layout_of(o: &OperationIn) -> Option<&str> {
 /// A parsed and validated document.
 #[derive(Debug, Clone)]
 pub struct Document {
+    /// The `"transactions"`, in order; each is committed on its own.
     pub transactions: Vec<TransactionDoc>,
 }
 

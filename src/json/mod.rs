@@ -1,5 +1,7 @@
 //! The JSON front for programs: `xtnl apply` documents in, results and listings out. The
-//! schema (documented in the README, version 1) is stable: fields are only ever added.
+//! schema (documented in docs/json.md, version 1) is stable: fields are only ever added.
+
+#![deny(missing_docs)]
 
 pub mod document;
 

@@ -53,11 +53,14 @@ const SEVERITY_NOTICE: u8 = 5;
 pub enum AuditTarget {
     /// The system log: journald's native socket, else `/dev/log`.
     Syslog,
+    /// Standard error, one `xtnl: audit: ...` line per record.
     Stderr,
+    /// No audit records.
     Off,
 }
 
 impl AuditTarget {
+    /// `syslog`, `stderr` or `off` (the `--audit` and policy spellings); `None` for anything else.
     pub fn parse(s: &str) -> Option<AuditTarget> {
         Some(match s {
             "syslog" => AuditTarget::Syslog,
@@ -77,10 +80,13 @@ pub fn netns_inode() -> u64 {
 /// One record's facts besides the operations.
 #[derive(Debug, Clone, Copy)]
 pub struct RecordHead<'a> {
+    /// Who asked for the change.
     pub invoker: &'a Invoker,
+    /// The network namespace's inode (see [`netns_inode`]).
     pub netns: u64,
     /// Pairs an attempt record with its result: `pid.sequence`.
     pub id: (u32, u64),
+    /// Whether this is the attempt, the result, or a denial.
     pub outcome: &'a AuditOutcome<'a>,
 }
 
@@ -260,6 +266,8 @@ pub struct LineAuditor {
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
 impl LineAuditor {
+    /// An auditor writing to `target`, naming `invoker`; in a delegated run it falls back to
+    /// standard error when the system log cannot be reached.
     pub fn new(invoker: Invoker, target: AuditTarget) -> LineAuditor {
         LineAuditor {
             invoker,
@@ -281,6 +289,8 @@ impl LineAuditor {
         self.journal = path.into();
         self
     }
+    /// Whether to fall back to standard error when the system log cannot be reached (default:
+    /// in a delegated run only).
     pub fn with_stderr_fallback(mut self, yes: bool) -> Self {
         self.fallback_to_stderr = yes;
         self

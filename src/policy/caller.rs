@@ -49,6 +49,7 @@ impl Caller {
             netns: None,
         }
     }
+    /// The caller, in the named network namespace (`None`: the service's own).
     pub fn in_netns(mut self, netns: Option<String>) -> Caller {
         self.netns = netns;
         self

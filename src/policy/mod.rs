@@ -1,5 +1,5 @@
 //! What a caller may change: a TOML policy file, checked against every transaction before
-//! anything is sent (see the README's "Running as a privileged helper").
+//! anything is sent (see docs/privileged-helper.md).
 //!
 //! ```toml
 //! max_ops = 64                       # operations per transaction
@@ -19,6 +19,8 @@
 //! Everything not allowed by an `[[allow]]` entry is denied. The check works on [`Touch`]es,
 //! a backend-neutral description of what an operation changes, so that a backend without
 //! nf_tables transactions can call [`Policy::check`] on its own operations.
+
+#![deny(missing_docs)]
 
 pub mod audit;
 mod caller;
@@ -63,6 +65,7 @@ pub enum Verb {
     /// Create a table (iptables creates its tables on first use). Always allowed for a table
     /// that an entry names.
     CreateTable,
+    /// Delete a table.
     DeleteTable,
     /// Delete every rule of every chain of a table.
     FlushTable,
@@ -75,6 +78,7 @@ pub enum Verb {
     /// Create a base chain or change its hook or default verdict (`iptables -P`; iptables
     /// creates its built-in chains on first use).
     Policy,
+    /// Add a rule (append, insert, or the new half of a replacement).
     AddRule,
     /// Delete a rule (a replacement deletes one rule and adds another).
     DeleteRule,
@@ -91,6 +95,7 @@ pub enum Verb {
 }
 
 impl Verb {
+    /// Every verb, in the order policy files and messages list them.
     pub const ALL: [Verb; 14] = [
         Verb::CreateTable,
         Verb::DeleteTable,
@@ -107,6 +112,7 @@ impl Verb {
         Verb::AddElement,
         Verb::DeleteElement,
     ];
+    /// The verb as policy files spell it (`add-rule`, `create-table`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Verb::CreateTable => "create-table",
@@ -125,6 +131,7 @@ impl Verb {
             Verb::DeleteElement => "delete-element",
         }
     }
+    /// The verb spelled `s` in a policy file; `None` if there is no such verb.
     pub fn parse(s: &str) -> Option<Verb> {
         Verb::ALL.into_iter().find(|v| v.as_str() == s)
     }
@@ -157,10 +164,13 @@ impl fmt::Display for Verb {
 /// One thing an operation changes: the unit a policy allows or denies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Touch {
+    /// The family of the table touched.
     pub family: Family,
+    /// The table touched.
     pub table: String,
     /// The chain; `None` for table verbs (and zeroing a whole table).
     pub chain: Option<String>,
+    /// What the operation does to it.
     pub verb: Verb,
     /// The chain the added (or deleted) rule jumps or goes to.
     pub jump_to: Option<String>,
@@ -171,10 +181,13 @@ pub struct Touch {
     pub rule_absent: bool,
     /// The operation's index in its transaction and its description (as in error messages).
     pub op_index: usize,
+    /// The operation's description, as error messages print it.
     pub op: String,
 }
 
 impl Touch {
+    /// A touch of `verb` on `chain` (or on the whole table) with no jump, handle or operation
+    /// index yet; the builders' callers fill those in.
     pub fn new(family: Family, table: &str, chain: Option<&str>, verb: Verb) -> Touch {
         Touch {
             family,
@@ -330,6 +343,8 @@ pub fn exprs_jump(exprs: &[Expr]) -> Option<String> {
 pub struct Pattern(String);
 
 impl Pattern {
+    /// Checks a pattern from a policy file: not empty, no control characters, at most
+    /// [`crate::limits::MAX_NAME_LEN`] bytes; the error says which.
     pub fn new(p: &str) -> std::result::Result<Pattern, String> {
         if p.is_empty() {
             return Err("an empty pattern matches nothing".into());
@@ -345,9 +360,11 @@ impl Pattern {
         }
         Ok(Pattern(p.to_owned()))
     }
+    /// The pattern as written.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+    /// Whether `name` matches the pattern (whole name, bytes).
     pub fn matches(&self, name: &str) -> bool {
         glob(self.0.as_bytes(), name.as_bytes())
     }
@@ -393,8 +410,11 @@ pub struct Allow {
     pub line: usize,
     /// `None`: every family.
     pub family: Option<Family>,
+    /// `table = "..."`: the table the entry applies to.
     pub table: String,
+    /// `chains = [...]`: patterns of the chains (or sets) it covers.
     pub chains: Vec<Pattern>,
+    /// `verbs = [...]`: what it allows on them.
     pub verbs: Vec<Verb>,
     /// `Some`: rules added or deleted under this entry must jump or go to one of these.
     pub jump_to: Option<Vec<Pattern>>,
@@ -485,6 +505,7 @@ pub struct Policy {
     pub path: PathBuf,
     /// `(limit, line)`: operations per transaction.
     pub max_ops: Option<(usize, usize)>,
+    /// The `[[allow]]` entries, in file order; a touch is allowed if one of them allows it.
     pub allow: Vec<Allow>,
 }
 

@@ -1,7 +1,7 @@
 //! The engine of `xtnl serve`: one thread that owns the long-lived nf_tables sessions (one
 //! per network namespace) and executes every request, so commits are serialised whatever the
 //! number of clients. Each request runs under its caller's policy and audit identity: the
-//! sessions' guard and auditor look them up in [`Current`], which the engine sets before
+//! sessions' guard and auditor look them up in `Current`, which the engine sets before
 //! each request.
 
 use std::collections::HashMap;
@@ -95,7 +95,9 @@ impl Auditor for CurrentAuditor {
 /// The engine's settings.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The backend of requests that name none (`--backend` of the service).
     pub backend: BackendChoice,
+    /// How long a commit waits for the xtables lock.
     pub wait: WaitPolicy,
     /// The whole policy (filtered per caller and namespace for each request).
     pub policy: Option<Arc<Policy>>,
@@ -113,6 +115,7 @@ pub struct Engine {
     pub executed: u64,
     /// Group commits made, and groups that failed and were split.
     pub groups: u64,
+    /// Group commits that the kernel refused, which were then split and re-run one by one.
     pub split_groups: u64,
 }
 
@@ -127,6 +130,7 @@ pub struct GroupKey {
 }
 
 impl Engine {
+    /// An engine with no sessions yet (each namespace's is opened on its first request).
     pub fn new(config: Config) -> Engine {
         Engine {
             config,

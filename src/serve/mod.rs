@@ -10,6 +10,8 @@
 //! and SIGINT are taken by a thread of their own: the request in flight finishes and its
 //! response is written, then the process exits 0.
 
+#![deny(missing_docs)]
+
 pub mod engine;
 pub mod request;
 mod server;

@@ -27,16 +27,26 @@ pub const VERSION: u32 = 1;
 /// What a request asks for.
 #[derive(Debug, Clone)]
 pub enum Body {
+    /// `"ping"`: the service's counters; changes nothing.
     Ping,
+    /// `"apply"`: a JSON document of transactions, as `xtnl apply` takes.
     Apply(Document),
+    /// `"iptables"`: one iptables command line, as the drop-in takes it (without the program name).
     Iptables(Vec<String>),
+    /// `"list"`: a table's (or one chain's) rules, as JSON.
     List {
+        /// The table's family.
         family: Family,
+        /// The table's name.
         table: String,
+        /// Only this chain; `None` for the whole table.
         chain: Option<String>,
     },
+    /// `"save"`: iptables-save text of one table or all of them.
     Save {
+        /// The family to save (`ipv4` or `ipv6`).
         family: Family,
+        /// Only this table; `None` for every table.
         table: Option<String>,
     },
 }
@@ -57,9 +67,13 @@ impl Body {
 /// A parsed request.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The caller's `"id"`, repeated in the response (any JSON value).
     pub id: Value,
+    /// `"netns"`: the network namespace to act in; `None` for the service's own.
     pub netns: Option<Netns>,
+    /// `"backend"`: `nft`, `legacy` or `auto`; `None` for the service's default.
     pub backend: Option<BackendChoice>,
+    /// What the request asks for.
     pub body: Body,
 }
 

@@ -34,8 +34,11 @@ pub enum Listen {
 /// The socket file's mode and owner (ignored for a socket systemd passes: its unit says).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SocketAccess {
+    /// The socket file's permission bits (default 0660).
     pub mode: u32,
+    /// The socket file's owner uid, if it is to be changed.
     pub owner: Option<u32>,
+    /// The socket file's group gid, if it is to be changed (the group that may connect).
     pub group: Option<u32>,
 }
 
@@ -52,14 +55,21 @@ impl Default for SocketAccess {
 /// Everything `xtnl serve` runs with.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Standard input and output, or a unix socket.
     pub listen: Listen,
+    /// The socket file's mode and owner.
     pub access: SocketAccess,
+    /// The engine's backend, lock wait, policy and default namespace.
     pub engine: engine::Config,
+    /// Where audit records go.
     pub audit: AuditTarget,
     /// Who started the service (the stdio caller; a delegated run restricts it).
     pub invoker: Invoker,
+    /// The longest request line accepted, in bytes; a longer one is refused.
     pub max_request_bytes: usize,
+    /// How many unix-socket clients may be connected at once; more are refused.
     pub max_clients: usize,
+    /// How many requests may wait for the engine before clients are slowed down.
     pub max_queue: usize,
     /// Commit the requests that arrive together as one batch (see
     /// [`engine::Engine::execute_group`]).

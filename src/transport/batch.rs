@@ -30,6 +30,7 @@ pub struct Batch {
 /// What a committed batch sent back besides ACKs: echoed objects (NLM_F_ECHO), by operation.
 #[derive(Debug, Default)]
 pub struct BatchReply {
+    /// `(operation index, nf_tables message type, echoed attributes)`, in the order received.
     pub echoes: Vec<(usize, u8, Vec<u8>)>,
 }
 
@@ -38,6 +39,7 @@ pub struct BatchReply {
 pub enum CommitFailure {
     /// The generation id in BEGIN is stale (ERESTART): re-read, re-plan, re-send.
     GenerationChanged,
+    /// Any other failure: a kernel refusal naming the operation, or I/O.
     Error(Error),
 }
 
@@ -118,9 +120,11 @@ impl Batch {
         index
     }
 
+    /// The number of operations (not messages: an operation may send several).
     pub fn len(&self) -> usize {
         self.ops.len()
     }
+    /// Whether the batch holds no operation.
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }

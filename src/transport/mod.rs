@@ -1,6 +1,8 @@
 //! The kernel transport: one NETLINK_NETFILTER socket, batches sent with one `sendmsg`
 //! whatever their size, acknowledgements mapped back to operations, and dumps.
 
+#![deny(missing_docs)]
+
 mod batch;
 mod socket;
 

@@ -22,8 +22,11 @@ pub struct DumpInterrupted;
 
 /// One request of a [`NlSocket::pipelined`] round trip.
 pub struct Request<'a> {
+    /// The nf_tables message type (see [`crate::wire::nftables::msg`]).
     pub msg: u8,
+    /// The `nfgenmsg` family (see [`crate::wire::nftables::nfproto`]).
     pub family: u8,
+    /// Writes the request's attributes.
     pub attrs: &'a dyn Fn(&mut crate::wire::attr::AttrWriter<'_>),
     /// What the request is for, in error messages.
     pub what: &'static str,
@@ -49,6 +52,9 @@ pub struct NlSocket {
 }
 
 impl NlSocket {
+    /// Opens a NETLINK_NETFILTER socket in the calling thread's network namespace, with
+    /// extended and capped acknowledgements (`NETLINK_EXT_ACK`, `NETLINK_CAP_ACK`) and the
+    /// default buffer sizes; EPERM becomes [`Error::NotPermitted`].
     pub fn open() -> Result<Self> {
         let mut sock = Socket::new(NETLINK_NETFILTER)
             .map_err(|e| Error::netlink("socket(NETLINK_NETFILTER)", e))?;
@@ -369,7 +375,7 @@ impl NlSocket {
         Ok(answers.dump.unwrap_or(Ok(())))
     }
 
-    /// Gives up the socket, for [`crate::sys::close_in_detached_process`].
+    /// Gives up the socket, for `sys::close_in_detached_process`.
     pub fn into_socket(self) -> Socket {
         self.sock
     }

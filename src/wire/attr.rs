@@ -10,10 +10,14 @@ pub(super) mod field {
     pub const HEADER_LEN: usize = 4;
 }
 
+/// `NLA_F_NESTED`: the attribute's payload is itself a run of attributes.
 pub const NLA_F_NESTED: u16 = 0x8000;
+/// `NLA_F_NET_BYTEORDER`: the payload is in network byte order.
 pub const NLA_F_NET_BYTEORDER: u16 = 0x4000;
+/// The bits of `nla_type` that are the type, flags stripped (`NLA_TYPE_MASK`).
 pub const NLA_TYPE_MASK: u16 = !(NLA_F_NESTED | NLA_F_NET_BYTEORDER);
 
+/// Rounds up to netlink's 4-byte alignment (`NLA_ALIGN`, `NLMSG_ALIGN`).
 pub const fn align4(n: usize) -> usize {
     (n + 3) & !3
 }
@@ -21,20 +25,26 @@ pub const fn align4(n: usize) -> usize {
 /// One attribute: its type (flags stripped) and its payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attr<'a> {
+    /// `nla_type` with [`NLA_F_NESTED`] and [`NLA_F_NET_BYTEORDER`] stripped.
     pub ty: u16,
+    /// The payload, without the header or the alignment padding.
     pub payload: &'a [u8],
 }
 
 impl<'a> Attr<'a> {
+    /// A one-byte attribute; `name` (the kernel's name for it) goes into the error's context.
     pub fn u8(&self, name: &'static str) -> Result<u8, WireError> {
         self.fixed::<1>(name).map(|b| b[0])
     }
+    /// A big-endian `u32` attribute (nf_tables sends its integers in network order).
     pub fn u32_be(&self, name: &'static str) -> Result<u32, WireError> {
         self.fixed::<4>(name).map(u32::from_be_bytes)
     }
+    /// A big-endian `i32` attribute (chain priorities).
     pub fn i32_be(&self, name: &'static str) -> Result<i32, WireError> {
         self.fixed::<4>(name).map(i32::from_be_bytes)
     }
+    /// A big-endian `u64` attribute (handles, counters).
     pub fn u64_be(&self, name: &'static str) -> Result<u64, WireError> {
         self.fixed::<8>(name).map(u64::from_be_bytes)
     }
@@ -47,6 +57,7 @@ impl<'a> Attr<'a> {
         String::from_utf8(bytes.to_vec())
             .map_err(|_| WireError::bad_value("string is not UTF-8").within(name))
     }
+    /// The attributes nested in this one's payload.
     pub fn nested(&self) -> Attrs<'a> {
         Attrs::new(self.payload)
     }
@@ -67,6 +78,7 @@ pub struct Attrs<'a> {
 }
 
 impl<'a> Attrs<'a> {
+    /// Iterates over the attributes in `buf` (a message's payload after its fixed header).
     pub fn new(buf: &'a [u8]) -> Self {
         Attrs { rest: buf }
     }
@@ -107,7 +119,8 @@ impl<'a> Iterator for Attrs<'a> {
 
 /// Appends attributes to a message buffer. Nested attributes are closed by the closure
 /// returning, which patches their length. A length over 65,535 bytes cannot be expressed in
-/// netlink; it is recorded and reported by [`AttrWriter::overflowed`] (callers bound their
+/// netlink; it is recorded and reported by
+/// [`MsgWriter::overflowed`](super::netlink::MsgWriter::overflowed) (callers bound their
 /// input so that this never happens for validated data).
 pub struct AttrWriter<'a> {
     buf: &'a mut Vec<u8>,
@@ -115,10 +128,12 @@ pub struct AttrWriter<'a> {
 }
 
 impl<'a> AttrWriter<'a> {
+    /// Writes into `buf`; sets `*overflow` if an attribute is too long for its 16-bit length.
     pub fn new(buf: &'a mut Vec<u8>, overflow: &'a mut bool) -> Self {
         AttrWriter { buf, overflow }
     }
 
+    /// An attribute with this raw payload (padded to 4 bytes).
     pub fn bytes(&mut self, ty: u16, payload: &[u8]) -> &mut Self {
         let len = field::HEADER_LEN + payload.len();
         self.header(ty, len);
@@ -126,15 +141,19 @@ impl<'a> AttrWriter<'a> {
         self.pad();
         self
     }
+    /// A one-byte attribute.
     pub fn u8(&mut self, ty: u16, v: u8) -> &mut Self {
         self.bytes(ty, &[v])
     }
+    /// A `u32` attribute in network byte order.
     pub fn u32_be(&mut self, ty: u16, v: u32) -> &mut Self {
         self.bytes(ty, &v.to_be_bytes())
     }
+    /// An `i32` attribute in network byte order.
     pub fn i32_be(&mut self, ty: u16, v: i32) -> &mut Self {
         self.bytes(ty, &v.to_be_bytes())
     }
+    /// A `u64` attribute in network byte order.
     pub fn u64_be(&mut self, ty: u16, v: u64) -> &mut Self {
         self.bytes(ty, &v.to_be_bytes())
     }
@@ -147,6 +166,7 @@ impl<'a> AttrWriter<'a> {
         self.pad();
         self
     }
+    /// A nested attribute ([`NLA_F_NESTED`] set) whose payload `body` writes.
     pub fn nested(&mut self, ty: u16, body: impl FnOnce(&mut AttrWriter<'_>)) -> &mut Self {
         let start = self.buf.len();
         self.header(ty | NLA_F_NESTED, 0);

@@ -4,6 +4,8 @@
 //! Unknown codes are kept (`Unknown(n)`, [`expr::Expr::Other`]) so that a rule written by any
 //! tool can be listed and printed, never silently shortened.
 
+#![deny(missing_docs)]
+
 mod abi;
 pub mod attr;
 mod error;

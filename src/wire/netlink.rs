@@ -18,28 +18,45 @@ pub(super) mod field {
     pub const ERR_REQ: usize = 4;
 }
 
+/// The size of `struct nlmsghdr` (16 bytes).
 pub const HEADER_LEN: usize = field::HEADER_LEN;
 
+/// `NLMSG_NOOP`: a message to ignore.
 pub const NLMSG_NOOP: u16 = 1;
+/// `NLMSG_ERROR`: an error, or an acknowledgement when its error code is 0.
 pub const NLMSG_ERROR: u16 = 2;
+/// `NLMSG_DONE`: the end of a multi-part (dump) reply.
 pub const NLMSG_DONE: u16 = 3;
 
+/// `NLM_F_REQUEST`: set on every request.
 pub const NLM_F_REQUEST: u16 = 0x1;
+/// `NLM_F_MULTI`: a part of a multi-part reply, ended by [`NLMSG_DONE`].
 pub const NLM_F_MULTI: u16 = 0x2;
+/// `NLM_F_ACK`: asks for an acknowledgement even on success.
 pub const NLM_F_ACK: u16 = 0x4;
+/// `NLM_F_ECHO`: asks the kernel to echo the request back (nf_tables fills in the handle).
 pub const NLM_F_ECHO: u16 = 0x8;
+/// `NLM_F_DUMP_INTR`: the dump was interrupted by a change; its content is inconsistent.
 pub const NLM_F_DUMP_INTR: u16 = 0x10;
+/// `NLM_F_DUMP` (`NLM_F_ROOT
+/// NLM_F_MATCH`): a GET request for every object.
 pub const NLM_F_DUMP: u16 = 0x300;
+/// `NLM_F_REPLACE` (on NEW requests): replace the object (nf_tables: a rule by handle).
 pub const NLM_F_REPLACE: u16 = 0x100;
+/// `NLM_F_EXCL` (on NEW requests): fail with EEXIST if the object exists.
 pub const NLM_F_EXCL: u16 = 0x200;
+/// `NLM_F_CREATE` (on NEW requests): create the object if it does not exist.
 pub const NLM_F_CREATE: u16 = 0x400;
+/// `NLM_F_APPEND` (on NEW requests): add at the end (nf_tables: after the position handle).
 pub const NLM_F_APPEND: u16 = 0x800;
 /// On error messages: the echoed request was cut to its header (NETLINK_CAP_ACK).
 pub const NLM_F_CAPPED: u16 = 0x100;
 /// On error messages: extended-ack TLVs follow.
 pub const NLM_F_ACK_TLVS: u16 = 0x200;
 
+/// `NLMSGERR_ATTR_MSG`: the extended-ack text, NUL-terminated.
 pub const NLMSGERR_ATTR_MSG: u16 = 1;
+/// `NLMSGERR_ATTR_OFFS`: the offset of the offending attribute in the echoed request.
 pub const NLMSGERR_ATTR_OFFS: u16 = 2;
 
 /// A zero-copy view of one netlink message.
@@ -61,24 +78,30 @@ impl<'a> NlMsg<'a> {
         let next = align4(len).min(buf.len());
         Ok((NlMsg { buf: &buf[..len] }, &buf[next..]))
     }
+    /// `nlmsg_type`: for nf_tables, the subsystem in the high byte and the message in the low.
     pub fn ty(&self) -> u16 {
         u16::from_ne_bytes([self.buf[field::TYPE.start], self.buf[field::TYPE.start + 1]])
     }
+    /// `nlmsg_flags` (`NLM_F_*`).
     pub fn flags(&self) -> u16 {
         u16::from_ne_bytes([
             self.buf[field::FLAGS.start],
             self.buf[field::FLAGS.start + 1],
         ])
     }
+    /// `nlmsg_seq`: the request's sequence number, echoed in replies.
     pub fn seq(&self) -> u32 {
         u32::from_ne_bytes(read4(self.buf, field::SEQ.start))
     }
+    /// `nlmsg_pid`: the sender's port id (0 from the kernel).
     pub fn pid(&self) -> u32 {
         u32::from_ne_bytes(read4(self.buf, field::PID.start))
     }
+    /// The message after its header.
     pub fn payload(&self) -> &'a [u8] {
         &self.buf[field::HEADER_LEN..]
     }
+    /// The whole message, header included.
     pub fn bytes(&self) -> &'a [u8] {
         self.buf
     }
@@ -94,6 +117,7 @@ pub struct NlMsgs<'a> {
 }
 
 impl<'a> NlMsgs<'a> {
+    /// Iterates over the messages of `datagram` (one `recvmsg`'s bytes).
     pub fn new(datagram: &'a [u8]) -> Self {
         NlMsgs { rest: datagram }
     }
@@ -132,6 +156,8 @@ pub struct AckRepr {
 }
 
 impl AckRepr {
+    /// Decodes an `NLMSG_ERROR` message: the errno, the request's sequence number and the
+    /// extended-ack attributes when [`NLM_F_ACK_TLVS`] is set.
     pub fn parse(msg: &NlMsg<'_>) -> Result<AckRepr, WireError> {
         let p = msg.payload();
         let need = field::ERR_REQ + field::HEADER_LEN;
@@ -187,9 +213,11 @@ pub struct MsgWriter {
 }
 
 impl MsgWriter {
+    /// An empty writer.
     pub fn new() -> Self {
         Self::default()
     }
+    /// An empty writer with room for `n` bytes.
     pub fn with_capacity(n: usize) -> Self {
         MsgWriter {
             buf: Vec::with_capacity(n),
@@ -226,15 +254,19 @@ impl MsgWriter {
     pub fn overflowed(&self) -> bool {
         self.overflow
     }
+    /// The bytes written so far.
     pub fn len(&self) -> usize {
         self.buf.len()
     }
+    /// Whether nothing has been written.
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
+    /// The messages written, back to back.
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf
     }
+    /// The messages written, as one buffer to send.
     pub fn into_bytes(self) -> Vec<u8> {
         self.buf
     }

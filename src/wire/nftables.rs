@@ -6,32 +6,53 @@ use super::attr::{AttrWriter, Attrs};
 use super::error::ResultExt;
 use super::expr::Expr;
 
+/// `NFNL_SUBSYS_NFTABLES`: the nfnetlink subsystem id in the high byte of an nf_tables message type.
 pub const NFNL_SUBSYS_NFTABLES: u16 = 10;
+/// `NFNL_MSG_BATCH_BEGIN`: the message that opens a batch (its `res_id` names the subsystem).
 pub const NFNL_MSG_BATCH_BEGIN: u16 = 0x10;
+/// `NFNL_MSG_BATCH_END`: the message that commits a batch.
 pub const NFNL_MSG_BATCH_END: u16 = 0x11;
+/// `NFNL_BATCH_GENID`: the batch-begin attribute carrying the generation id the batch was
+/// planned against; the kernel refuses the batch with ERESTART if the ruleset moved on.
 pub const NFNL_BATCH_GENID: u16 = 1;
 
 /// `enum nf_tables_msg_types`.
 pub mod msg {
+    /// `NFT_MSG_NEWTABLE`: create (or with `NLM_F_EXCL` exclusively create) a table; also a dump's reply.
     pub const NEWTABLE: u8 = 0;
+    /// `NFT_MSG_GETTABLE`: read one table, or dump them all.
     pub const GETTABLE: u8 = 1;
+    /// `NFT_MSG_DELTABLE`: delete a table (ENOENT if absent).
     pub const DELTABLE: u8 = 2;
+    /// `NFT_MSG_NEWCHAIN`: create a chain, or update a base chain's policy; also a dump's reply.
     pub const NEWCHAIN: u8 = 3;
+    /// `NFT_MSG_GETCHAIN`: read one chain, or dump them.
     pub const GETCHAIN: u8 = 4;
+    /// `NFT_MSG_DELCHAIN`: delete a chain (EBUSY while it holds rules or is jumped to).
     pub const DELCHAIN: u8 = 5;
+    /// `NFT_MSG_NEWRULE`: append, insert or replace a rule; also a dump's reply.
     pub const NEWRULE: u8 = 6;
+    /// `NFT_MSG_GETRULE`: read one rule by handle, or dump a table's or a chain's rules.
     pub const GETRULE: u8 = 7;
+    /// `NFT_MSG_DELRULE`: delete a rule by handle, or flush a chain (no handle).
     pub const DELRULE: u8 = 8;
+    /// `NFT_MSG_NEWSET`: create a set (anonymous or named); also a dump's reply.
     pub const NEWSET: u8 = 9;
+    /// `NFT_MSG_NEWSETELEM`: add elements to a set; also a dump's reply.
     pub const NEWSETELEM: u8 = 12;
+    /// `NFT_MSG_GETSETELEM`: dump a set's elements.
     pub const GETSETELEM: u8 = 13;
+    /// `NFT_MSG_NEWGEN`: the generation id, the reply to `GETGEN` (and the event after each commit).
     pub const NEWGEN: u8 = 15;
+    /// `NFT_MSG_GETGEN`: ask for the ruleset's current generation id.
     pub const GETGEN: u8 = 16;
     /// A rule dump that also zeroes the counters it reports (kernel 6.3+).
     pub const GETRULE_RESET: u8 = 25;
     /// Kernel 6.3+: delete that succeeds when the object is absent.
     pub const DESTROYTABLE: u8 = 26;
+    /// `NFT_MSG_DESTROYCHAIN` (kernel 6.3+): delete a chain, succeeding if it is absent.
     pub const DESTROYCHAIN: u8 = 27;
+    /// `NFT_MSG_DESTROYRULE` (kernel 6.3+): delete a rule, succeeding if it is absent.
     pub const DESTROYRULE: u8 = 28;
 }
 
@@ -51,12 +72,19 @@ pub const fn nft_msg_of(ty: u16) -> Option<u8> {
 
 /// Protocol families as nf_tables uses them (`NFPROTO_*`).
 pub mod nfproto {
+    /// `NFPROTO_UNSPEC`: no family (a dump across every family).
     pub const UNSPEC: u8 = 0;
+    /// `NFPROTO_INET`: the `inet` family, IPv4 and IPv6 in one table.
     pub const INET: u8 = 1;
+    /// `NFPROTO_IPV4`: `ip` tables (iptables' family).
     pub const IPV4: u8 = 2;
+    /// `NFPROTO_ARP`: `arp` tables.
     pub const ARP: u8 = 3;
+    /// `NFPROTO_NETDEV`: `netdev` tables (ingress/egress of one device).
     pub const NETDEV: u8 = 5;
+    /// `NFPROTO_BRIDGE`: `bridge` tables.
     pub const BRIDGE: u8 = 7;
+    /// `NFPROTO_IPV6`: `ip6` tables (ip6tables' family).
     pub const IPV6: u8 = 10;
 }
 
@@ -117,28 +145,42 @@ mod gen_attr {
     pub const ID: u16 = 1;
 }
 
+/// `NFTA_LIST_ELEM`: the attribute type of each item of a nested list (expressions, set elements).
 pub const NFTA_LIST_ELEM: u16 = 1;
 /// Attributes that dump requests use as filters.
 pub const NFTA_CHAIN_TABLE: u16 = chain_attr::TABLE;
+/// `NFTA_CHAIN_NAME`, a chain dump's filter on one chain.
 pub const NFTA_CHAIN_NAME: u16 = chain_attr::NAME;
+/// `NFTA_TABLE_NAME`, a dump's filter on one table.
 pub const NFTA_TABLE_NAME: u16 = table_attr::NAME;
+/// `NFTA_RULE_TABLE`, a rule dump's filter on one table.
 pub const NFTA_RULE_TABLE: u16 = rule_attr::TABLE;
+/// `NFTA_RULE_CHAIN`, a rule dump's filter on one chain.
 pub const NFTA_RULE_CHAIN: u16 = rule_attr::CHAIN;
+/// `NFTA_RULE_HANDLE`, a rule read's handle.
 pub const NFTA_RULE_HANDLE: u16 = rule_attr::HANDLE;
+/// `NFTA_SET_ELEM_LIST_TABLE`, an element dump's table.
 pub const NFTA_SET_ELEM_LIST_TABLE: u16 = elem_list_attr::TABLE;
+/// `NFTA_SET_ELEM_LIST_SET`, an element dump's set.
 pub const NFTA_SET_ELEM_LIST_SET: u16 = elem_list_attr::SET;
 
 /// A table as the kernel reports it, or as a request names it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TableRepr {
+    /// The `nfgenmsg` family (see [`nfproto`]).
     pub family: u8,
+    /// `NFTA_TABLE_NAME`.
     pub name: String,
+    /// `NFTA_TABLE_FLAGS` (`NFT_TABLE_F_DORMANT`, ...), when present.
     pub flags: Option<u32>,
+    /// `NFTA_TABLE_HANDLE`, the kernel's id of the table (reported, never sent).
     pub handle: Option<u64>,
+    /// `NFTA_TABLE_USE`: how many chains (and other objects) the table holds.
     pub use_count: Option<u32>,
 }
 
 impl TableRepr {
+    /// Decodes a table message's attributes (after the `nfgenmsg` header).
     pub fn parse(family: u8, attrs: &[u8]) -> Result<Self, WireError> {
         let mut t = TableRepr {
             family,
@@ -159,6 +201,7 @@ impl TableRepr {
         Ok(t)
     }
 
+    /// Encodes the table's name and, when set, its flags.
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(table_attr::NAME, &self.name);
         if let Some(f) = self.flags {
@@ -173,28 +216,39 @@ impl TableRepr {
 /// Where a base chain is attached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookRepr {
+    /// `NFTA_HOOK_HOOKNUM`: the netfilter hook (`NF_INET_PRE_ROUTING` = 0 ... `NF_INET_POST_ROUTING` = 4).
     pub hooknum: u32,
+    /// `NFTA_HOOK_PRIORITY`: lower runs first (iptables' nat PREROUTING is -100, filter 0).
     pub priority: i32,
+    /// `NFTA_HOOK_DEV`: the device, for `netdev` chains only.
     pub device: Option<String>,
 }
 
 /// A chain as the kernel reports it, or as a request describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChainRepr {
+    /// The `nfgenmsg` family (see [`nfproto`]).
     pub family: u8,
+    /// `NFTA_CHAIN_TABLE`: the table's name.
     pub table: String,
+    /// `NFTA_CHAIN_NAME`.
     pub name: String,
+    /// `NFTA_CHAIN_HANDLE`, the kernel's id of the chain.
     pub handle: Option<u64>,
+    /// `NFTA_CHAIN_HOOK`: set for base chains only.
     pub hook: Option<HookRepr>,
     /// `NF_ACCEPT` (1) or `NF_DROP` (0); base chains only.
     pub policy: Option<u32>,
     /// "filter", "nat" or "route"; base chains only.
     pub chain_type: Option<String>,
+    /// `NFTA_CHAIN_USE`: how many rules jump or go to this chain.
     pub use_count: Option<u32>,
+    /// `NFTA_CHAIN_FLAGS` (`NFT_CHAIN_BASE`, ...), when present.
     pub flags: Option<u32>,
 }
 
 impl ChainRepr {
+    /// Decodes a chain message's attributes; a hook without its number or priority is refused.
     pub fn parse(family: u8, attrs: &[u8]) -> Result<Self, WireError> {
         let mut c = ChainRepr {
             family,
@@ -236,6 +290,7 @@ impl ChainRepr {
         Ok(c)
     }
 
+    /// Encodes the chain: table, name, then hook, policy, type and flags when set.
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(chain_attr::TABLE, &self.table);
         if let Some(h) = self.handle {
@@ -268,13 +323,19 @@ impl ChainRepr {
 /// A rule as the kernel reports it, or as a request describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RuleRepr {
+    /// The `nfgenmsg` family (see [`nfproto`]).
     pub family: u8,
+    /// `NFTA_RULE_TABLE`.
     pub table: String,
+    /// `NFTA_RULE_CHAIN`.
     pub chain: String,
+    /// `NFTA_RULE_HANDLE`: the kernel's id of the rule; in a request, the rule to replace or delete.
     pub handle: Option<u64>,
     /// Requests only: the handle to insert before/after.
     pub position: Option<u64>,
+    /// `NFTA_RULE_EXPRESSIONS`, in the order the kernel evaluates them.
     pub exprs: Vec<Expr>,
+    /// `NFTA_RULE_USERDATA`: opaque to the kernel; the comment lives here (see [`udata`]).
     pub userdata: Option<Vec<u8>>,
     /// Requests only (the kernel does not dump it): the layer-4 protocol that xt matches and
     /// targets of this rule see as the `ipt_entry`'s `-p`.
@@ -297,6 +358,7 @@ impl RuleCompat {
     /// `! -p proto`.
     pub const F_INV: u32 = 1 << 1;
 
+    /// The compat attribute for `-p proto` (`inverted`: `! -p proto`).
     pub fn new(proto: u8, inverted: bool) -> Self {
         RuleCompat {
             proto: u32::from(proto),
@@ -304,6 +366,7 @@ impl RuleCompat {
         }
     }
 
+    /// Whether the rule's protocol match is negated (`! -p`).
     pub fn inverted(&self) -> bool {
         self.flags & Self::F_INV != 0
     }
@@ -338,6 +401,7 @@ impl RuleCompat {
 }
 
 impl RuleRepr {
+    /// Decodes a rule message's attributes, every expression included.
     pub fn parse(family: u8, attrs: &[u8]) -> Result<Self, WireError> {
         let mut r = RuleRepr {
             family,
@@ -369,6 +433,7 @@ impl RuleRepr {
         Ok(r)
     }
 
+    /// Encodes the rule: table, chain, handle or position, expressions, userdata, compat.
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(rule_attr::TABLE, &self.table);
         w.strz(rule_attr::CHAIN, &self.chain);
@@ -420,23 +485,33 @@ mod elem_attr {
 /// A set to create (anonymous sets are what nft's `{ ... }` literals are).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetRepr {
+    /// `NFTA_SET_TABLE`.
     pub table: String,
     /// `__set%d` for an anonymous set: the kernel picks the number.
     pub name: String,
+    /// `NFTA_SET_FLAGS`: [`SetRepr::F_ANONYMOUS`] and the others below.
     pub flags: u32,
+    /// `NFTA_SET_KEY_TYPE`: nft's datatype number, for nft to print the set (the kernel ignores it).
     pub key_type: u32,
+    /// `NFTA_SET_KEY_LEN`: the key length in bytes (2 for a port).
     pub key_len: u32,
+    /// `NFTA_SET_ID`: the batch-local id by which later messages of the same batch name the set.
     pub id: u32,
+    /// `NFTA_SET_DESC_SIZE`: the number of elements, a sizing hint for the kernel.
     pub size: u32,
 }
 
 impl SetRepr {
+    /// `NFT_SET_ANONYMOUS`: bound to the rule that uses it, and freed with it.
     pub const F_ANONYMOUS: u32 = 1;
+    /// `NFT_SET_CONSTANT`: elements cannot change after the batch.
     pub const F_CONSTANT: u32 = 2;
+    /// `NFT_SET_INTERVAL`: elements are ranges (an interval set).
     pub const F_INTERVAL: u32 = 4;
     /// nft's datatype number for `inet_service` (ports), which nft needs to print the set.
     pub const KEY_INET_SERVICE: u32 = 13;
 
+    /// Encodes the set's attributes.
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(set_attr::TABLE, &self.table)
             .strz(set_attr::NAME, &self.name)
@@ -453,24 +528,32 @@ impl SetRepr {
 /// One element: its key and `NFT_SET_ELEM_*` flags (1: the end of an interval).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetElem {
+    /// The key bytes (`NFTA_DATA_VALUE` in `NFTA_SET_ELEM_KEY`), in network order for ports and addresses.
     pub key: Vec<u8>,
+    /// `NFTA_SET_ELEM_FLAGS`.
     pub flags: u32,
 }
 
 impl SetElem {
+    /// `NFT_SET_ELEM_INTERVAL_END`: this element closes the interval the previous one opened.
     pub const F_INTERVAL_END: u32 = 1;
 }
 
 /// Elements of a set: to add (naming a set of this batch by id), or as a dump lists them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SetElemsRepr {
+    /// `NFTA_SET_ELEM_LIST_TABLE`.
     pub table: String,
+    /// `NFTA_SET_ELEM_LIST_SET`: the set's name.
     pub set: String,
+    /// `NFTA_SET_ELEM_LIST_SET_ID`: the batch-local id of a set created in the same batch.
     pub set_id: Option<u32>,
+    /// `NFTA_SET_ELEM_LIST_ELEMENTS`.
     pub elements: Vec<SetElem>,
 }
 
 impl SetElemsRepr {
+    /// Encodes the element list.
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(elem_list_attr::TABLE, &self.table)
             .strz(elem_list_attr::SET, &self.set);
@@ -491,6 +574,7 @@ impl SetElemsRepr {
         });
     }
 
+    /// Decodes an element list; attributes it does not know are skipped.
     pub fn parse(attrs: &[u8]) -> Result<Self, WireError> {
         let mut r = SetElemsRepr::default();
         for a in Attrs::new(attrs) {
@@ -534,10 +618,12 @@ impl SetElemsRepr {
 /// The ruleset generation (`NFT_MSG_NEWGEN` reply to `GETGEN`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GenRepr {
+    /// `NFTA_GEN_ID`: bumped by every commit that changes the ruleset.
     pub id: u32,
 }
 
 impl GenRepr {
+    /// Decodes `NFTA_GEN_ID` from a `NEWGEN` message.
     pub fn parse(attrs: &[u8]) -> Result<Self, WireError> {
         for a in Attrs::new(attrs) {
             let a = a.ctx("generation")?;
@@ -554,8 +640,10 @@ impl GenRepr {
 /// Rule userdata (`libnftnl` udata TLVs: u8 type, u8 length, value). Type 0 is the comment,
 /// NUL-terminated, which is what `nft ... comment "x"` writes and iptables-nft reads back.
 pub mod udata {
+    /// The userdata type of a rule comment (`NFTNL_UDATA_RULE_COMMENT`).
     pub const RULE_COMMENT: u8 = 0;
 
+    /// The comment in a rule's userdata, if there is one (without its NUL).
     pub fn comment(userdata: &[u8]) -> Option<String> {
         let mut rest = userdata;
         while rest.len() >= 2 {

@@ -20,60 +20,104 @@ use super::nftables::NFTA_LIST_ELEM;
 
 /// `NFTA_SET_*`, `NFTA_SET_DESC_*`, `NFTA_SET_ELEM_LIST_*` and `NFTA_SET_ELEM_*`.
 pub mod field {
+    /// `NFTA_SET_TABLE`.
     pub const SET_TABLE: u16 = 1;
+    /// `NFTA_SET_NAME`.
     pub const SET_NAME: u16 = 2;
+    /// `NFTA_SET_FLAGS` (see [`super::flags`]).
     pub const SET_FLAGS: u16 = 3;
+    /// `NFTA_SET_KEY_TYPE`: nft's datatype of the key.
     pub const SET_KEY_TYPE: u16 = 4;
+    /// `NFTA_SET_KEY_LEN`: the key's length in bytes.
     pub const SET_KEY_LEN: u16 = 5;
+    /// `NFTA_SET_DATA_TYPE`: maps only, the value's datatype.
     pub const SET_DATA_TYPE: u16 = 6;
+    /// `NFTA_SET_DATA_LEN`: maps only, the value's length in bytes.
     pub const SET_DATA_LEN: u16 = 7;
+    /// `NFTA_SET_POLICY`: performance or memory.
     pub const SET_POLICY: u16 = 8;
+    /// `NFTA_SET_DESC`: nested size and concatenation description.
     pub const SET_DESC: u16 = 9;
+    /// `NFTA_SET_ID`: the set's id within its batch.
     pub const SET_ID: u16 = 10;
+    /// `NFTA_SET_TIMEOUT`: the default element timeout, in milliseconds (u64).
     pub const SET_TIMEOUT: u16 = 11;
+    /// `NFTA_SET_GC_INTERVAL`: garbage-collection interval, in milliseconds.
     pub const SET_GC_INTERVAL: u16 = 12;
+    /// `NFTA_SET_USERDATA`: libnftnl's TLVs (see [`super::udata`]).
     pub const SET_USERDATA: u16 = 13;
+    /// `NFTA_SET_PAD`: alignment padding for 64-bit attributes.
     pub const SET_PAD: u16 = 14;
+    /// `NFTA_SET_OBJ_TYPE`: object maps only, the object type.
     pub const SET_OBJ_TYPE: u16 = 15;
+    /// `NFTA_SET_HANDLE`: the kernel's id of the set.
     pub const SET_HANDLE: u16 = 16;
+    /// `NFTA_SET_EXPR`: one expression every element gets.
     pub const SET_EXPR: u16 = 17;
+    /// `NFTA_SET_EXPRESSIONS`: a list of expressions every element gets.
     pub const SET_EXPRESSIONS: u16 = 18;
     /// Reported by newer kernels: the backend's name (`hash`, `rhash`, `pipapo`...).
     pub const SET_TYPE: u16 = 19;
     /// Reported by newer kernels: how many elements the set holds.
     pub const SET_COUNT: u16 = 20;
 
+    /// `NFTA_SET_DESC_SIZE` (in `NFTA_SET_DESC`): the element count the set is sized for.
     pub const DESC_SIZE: u16 = 1;
+    /// `NFTA_SET_DESC_CONCAT` (in `NFTA_SET_DESC`): the fields of a concatenated key.
     pub const DESC_CONCAT: u16 = 2;
+    /// `NFTA_SET_FIELD_LEN` (in each `NFTA_SET_DESC_CONCAT` item): one field's length.
     pub const FIELD_LEN: u16 = 1;
 
+    /// `NFTA_SET_ELEM_LIST_TABLE`.
     pub const LIST_TABLE: u16 = 1;
+    /// `NFTA_SET_ELEM_LIST_SET`: the set's name.
     pub const LIST_SET: u16 = 2;
+    /// `NFTA_SET_ELEM_LIST_ELEMENTS`: the list of `NFTA_LIST_ELEM`s.
     pub const LIST_ELEMENTS: u16 = 3;
+    /// `NFTA_SET_ELEM_LIST_SET_ID`: a set of the same batch, by id.
     pub const LIST_SET_ID: u16 = 4;
 
+    /// `NFTA_SET_ELEM_KEY`: the element's key (nested `NFTA_DATA_VALUE`).
     pub const ELEM_KEY: u16 = 1;
+    /// `NFTA_SET_ELEM_DATA`: maps only, the element's value or verdict.
     pub const ELEM_DATA: u16 = 2;
+    /// `NFTA_SET_ELEM_FLAGS` (see [`super::elem_flags`]).
     pub const ELEM_FLAGS: u16 = 3;
+    /// `NFTA_SET_ELEM_TIMEOUT`: milliseconds the element lives.
     pub const ELEM_TIMEOUT: u16 = 4;
+    /// `NFTA_SET_ELEM_EXPIRATION`: milliseconds left (reported).
     pub const ELEM_EXPIRATION: u16 = 5;
+    /// `NFTA_SET_ELEM_USERDATA`: libnftnl's TLVs (the element's comment).
     pub const ELEM_USERDATA: u16 = 6;
+    /// `NFTA_SET_ELEM_EXPR`: one stateful expression of the element.
     pub const ELEM_EXPR: u16 = 7;
+    /// `NFTA_SET_ELEM_OBJREF`: object maps only, the object's name.
     pub const ELEM_OBJREF: u16 = 8;
+    /// `NFTA_SET_ELEM_KEY_END`: the end of a range (interval sets with concatenations).
     pub const ELEM_KEY_END: u16 = 9;
+    /// `NFTA_SET_ELEM_EXPRESSIONS`: the element's stateful expressions.
     pub const ELEM_EXPRESSIONS: u16 = 10;
 }
 
 /// `NFT_SET_*` flags.
 pub mod flags {
+    /// `NFT_SET_ANONYMOUS`: bound to the rule that uses it, freed with it.
     pub const ANONYMOUS: u32 = 0x1;
+    /// `NFT_SET_CONSTANT`: elements cannot change once the batch is committed.
     pub const CONSTANT: u32 = 0x2;
+    /// `NFT_SET_INTERVAL`: elements are ranges.
     pub const INTERVAL: u32 = 0x4;
+    /// `NFT_SET_MAP`: elements carry data (a map).
     pub const MAP: u32 = 0x8;
+    /// `NFT_SET_TIMEOUT`: elements may expire.
     pub const TIMEOUT: u32 = 0x10;
+    /// `NFT_SET_EVAL`: updated from the packet path (dynamic sets).
     pub const EVAL: u32 = 0x20;
+    /// `NFT_SET_OBJECT`: an object map.
     pub const OBJECT: u32 = 0x40;
+    /// `NFT_SET_CONCAT`: the key is a concatenation with per-field lengths.
     pub const CONCAT: u32 = 0x80;
+    /// `NFT_SET_EXPR`: elements carry expressions.
     pub const EXPR: u32 = 0x100;
 
     /// Names, in `nft`'s words, of the flags set in `f`; bits without a name as hex.
@@ -116,12 +160,16 @@ pub const DATA_VERDICT: u32 = 0xffff_ff00;
 /// Set lookup policies (`NFT_SET_POL_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetPolicy {
+    /// `NFT_SET_POL_PERFORMANCE`: the kernel picks the fastest backend (the default).
     Performance,
+    /// `NFT_SET_POL_MEMORY`: the kernel picks the smallest backend.
     Memory,
+    /// A policy this version does not know, kept as sent.
     Other(u32),
 }
 
 impl SetPolicy {
+    /// The policy for the kernel's number.
     pub fn from_raw(v: u32) -> Self {
         match v {
             0 => SetPolicy::Performance,
@@ -129,6 +177,7 @@ impl SetPolicy {
             n => SetPolicy::Other(n),
         }
     }
+    /// The kernel's number for the policy.
     pub fn raw(self) -> u32 {
         match self {
             SetPolicy::Performance => 0,
@@ -150,6 +199,7 @@ pub mod udata {
     pub const ELEM_COMMENT: u8 = 0;
     /// nft's byte orders: big endian (addresses, ports), host (marks, interface names).
     pub const BYTEORDER_HOST: u32 = 1;
+    /// `NFT_BYTEORDER_BIG` (2): network order.
     pub const BYTEORDER_BIG: u32 = 2;
 
     /// The value of the first TLV of type `ty`.
@@ -194,8 +244,11 @@ pub mod udata {
 /// A named set or map: what `NEWSET` creates and `GETSET` reports.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SetDefRepr {
+    /// The `nfgenmsg` family.
     pub family: u8,
+    /// `NFTA_SET_TABLE`.
     pub table: String,
+    /// `NFTA_SET_NAME`.
     pub name: String,
     /// Reported by the kernel; a request may name the set by it.
     pub handle: Option<u64>,
@@ -203,10 +256,13 @@ pub struct SetDefRepr {
     pub flags: u32,
     /// nft's datatype number; a concatenation packs one per 6 bits.
     pub key_type: u32,
+    /// `NFTA_SET_KEY_LEN`: the key's length in bytes (a concatenation's fields padded to 4 each).
     pub key_len: u32,
     /// Maps only: the value's datatype ([`DATA_VERDICT`] for a verdict map) and length.
     pub data_type: Option<u32>,
+    /// `NFTA_SET_DATA_LEN`: maps only, the value's length ([`DATA_VERDICT`] maps: 16).
     pub data_len: Option<u32>,
+    /// `NFTA_SET_POLICY`, when present.
     pub policy: Option<SetPolicy>,
     /// `NFTA_SET_DESC_SIZE`: the element count the set is sized for.
     pub size: Option<u32>,
@@ -216,7 +272,9 @@ pub struct SetDefRepr {
     pub id: Option<u32>,
     /// Default element timeout, in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// `NFTA_SET_GC_INTERVAL`, in milliseconds.
     pub gc_interval_ms: Option<u32>,
+    /// `NFTA_SET_USERDATA`: libnftnl's TLVs (see [`udata`]): key byte order, comment.
     pub userdata: Option<Vec<u8>>,
     /// Object maps: the object type.
     pub obj_type: Option<u32>,
@@ -231,6 +289,7 @@ pub struct SetDefRepr {
 }
 
 impl SetDefRepr {
+    /// Whether it is a map ([`flags::MAP`]).
     pub fn is_map(&self) -> bool {
         self.flags & flags::MAP != 0
     }
@@ -240,6 +299,7 @@ impl SetDefRepr {
         udata::string(self.userdata.as_deref()?, udata::SET_COMMENT)
     }
 
+    /// Decodes a set message's attributes; unknown attribute types go to `unknown`.
     pub fn parse(family: u8, attrs: &[u8]) -> Result<Self, WireError> {
         let mut s = SetDefRepr {
             family,
@@ -294,6 +354,7 @@ impl SetDefRepr {
         Ok(s)
     }
 
+    /// Encodes the set; attributes that are `None` or empty are left out.
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(field::SET_TABLE, &self.table);
         if !self.name.is_empty() {
@@ -414,6 +475,7 @@ pub struct ElemRepr {
     pub key: Vec<u8>,
     /// The end of a range (sets with interval and concatenation, kernel 5.6+).
     pub key_end: Option<Vec<u8>>,
+    /// `NFTA_SET_ELEM_DATA`: maps only, the element's value or verdict.
     pub data: Option<ElemData>,
     /// `NFT_SET_ELEM_*` ([`elem_flags`]).
     pub flags: u32,
@@ -421,6 +483,7 @@ pub struct ElemRepr {
     pub timeout_ms: Option<u64>,
     /// Reported: milliseconds left.
     pub expiration_ms: Option<u64>,
+    /// `NFTA_SET_ELEM_USERDATA`: libnftnl's TLVs (see [`udata`]).
     pub userdata: Option<Vec<u8>>,
     /// Stateful expressions of the element (its counter).
     pub exprs: Vec<Expr>,
@@ -551,15 +614,20 @@ fn parse_data(a: &Attr<'_>) -> Result<ElemData, WireError> {
 /// element by key) and a dump reports.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElemListRepr {
+    /// The `nfgenmsg` family.
     pub family: u8,
+    /// `NFTA_SET_ELEM_LIST_TABLE`.
     pub table: String,
+    /// `NFTA_SET_ELEM_LIST_SET`: the set's name.
     pub set: String,
     /// Requests: the set created earlier in the same batch.
     pub set_id: Option<u32>,
+    /// `NFTA_SET_ELEM_LIST_ELEMENTS`.
     pub elements: Vec<ElemRepr>,
 }
 
 impl ElemListRepr {
+    /// Decodes an element list; each element's unknown attributes go to its `unknown`.
     pub fn parse(family: u8, attrs: &[u8]) -> Result<Self, WireError> {
         let mut r = ElemListRepr {
             family,
@@ -594,6 +662,7 @@ impl ElemListRepr {
         Ok(r)
     }
 
+    /// Encodes the element list.
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(field::LIST_TABLE, &self.table);
         if !self.set.is_empty() {

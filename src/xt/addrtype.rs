@@ -4,9 +4,13 @@ use super::layout::xt_struct;
 
 /// `XT_ADDRTYPE_*` bits of `flags`.
 pub mod addrtype_flags {
+    /// `XT_ADDRTYPE_INVERT_SOURCE`: `! --src-type`.
     pub const INVERT_SOURCE: u32 = 0x1;
+    /// `XT_ADDRTYPE_INVERT_DEST`: `! --dst-type`.
     pub const INVERT_DEST: u32 = 0x2;
+    /// `XT_ADDRTYPE_LIMIT_IFACE_IN`: `--limit-iface-in` (route types of the input interface only).
     pub const LIMIT_IFACE_IN: u32 = 0x4;
+    /// `XT_ADDRTYPE_LIMIT_IFACE_OUT`: `--limit-iface-out`.
     pub const LIMIT_IFACE_OUT: u32 = 0x8;
 }
 

@@ -2,6 +2,7 @@
 
 use super::layout::xt_struct;
 
+/// `XT_CHECKSUM_OP_FILL`: `--checksum-fill`, the only operation.
 pub const CHECKSUM_OP_FILL: u8 = 1;
 
 xt_struct!(

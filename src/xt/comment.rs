@@ -9,6 +9,7 @@ pub const XT_MAX_COMMENT_LEN: usize = 256;
 
 const WHAT: &str = "xt_comment_info";
 
+/// `-m comment --comment TEXT`: a text of at most 255 bytes with no NUL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comment {
     text: String,
@@ -23,16 +24,19 @@ impl Comment {
         Ok(Comment { text })
     }
 
+    /// The comment's text.
     pub fn text(&self) -> &str {
         &self.text
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         Out::new(XT_MAX_COMMENT_LEN)
             .put(0, self.text.as_bytes())
             .done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8]) -> Result<Comment, WireError> {
         let f = sized(info, XT_MAX_COMMENT_LEN, WHAT)?;
         let text = c_string(f.slice(0, XT_MAX_COMMENT_LEN)?, &f)?;

@@ -14,7 +14,9 @@ xt_struct!(
 });
 
 impl Connlimit {
+    /// `XT_CONNLIMIT_INVERT`: `--connlimit-upto` (match while at or under the limit).
     pub const INVERT: u32 = 1 << 0;
+    /// `XT_CONNLIMIT_DADDR`: group connections by destination (`--connlimit-daddr`), not source.
     pub const DADDR: u32 = 1 << 1;
 
     /// The mask iptables builds for a prefix length (`xtopt_parse_plenmask`): the words

@@ -3,8 +3,11 @@
 
 use super::layout::xt_struct;
 
+/// `XT_CONNMARK_SET`: `--set-xmark` and its spellings.
 pub const CONNMARK_SET: u8 = 0;
+/// `XT_CONNMARK_SAVE`: `--save-mark`, packet mark to connection mark.
 pub const CONNMARK_SAVE: u8 = 1;
+/// `XT_CONNMARK_RESTORE`: `--restore-mark`, connection mark to packet mark.
 pub const CONNMARK_RESTORE: u8 = 2;
 
 xt_struct!(

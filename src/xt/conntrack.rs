@@ -11,18 +11,31 @@ use crate::wire::WireError;
 
 /// `XT_CONNTRACK_*`: bits of `match_flags` (what is checked) and `invert_flags` (`!`).
 pub mod ct_flags {
+    /// `XT_CONNTRACK_STATE`: `--ctstate` is tested.
     pub const STATE: u16 = 1 << 0;
+    /// `XT_CONNTRACK_PROTO`: `--ctproto` is tested.
     pub const PROTO: u16 = 1 << 1;
+    /// `XT_CONNTRACK_ORIGSRC`: `--ctorigsrc` is tested.
     pub const ORIGSRC: u16 = 1 << 2;
+    /// `XT_CONNTRACK_ORIGDST`: `--ctorigdst` is tested.
     pub const ORIGDST: u16 = 1 << 3;
+    /// `XT_CONNTRACK_REPLSRC`: `--ctreplsrc` is tested.
     pub const REPLSRC: u16 = 1 << 4;
+    /// `XT_CONNTRACK_REPLDST`: `--ctrepldst` is tested.
     pub const REPLDST: u16 = 1 << 5;
+    /// `XT_CONNTRACK_STATUS`: `--ctstatus` is tested.
     pub const STATUS: u16 = 1 << 6;
+    /// `XT_CONNTRACK_EXPIRES`: `--ctexpire` is tested.
     pub const EXPIRES: u16 = 1 << 7;
+    /// `XT_CONNTRACK_ORIGSRC_PORT`: `--ctorigsrcport` is tested.
     pub const ORIGSRC_PORT: u16 = 1 << 8;
+    /// `XT_CONNTRACK_ORIGDST_PORT`: `--ctorigdstport` is tested.
     pub const ORIGDST_PORT: u16 = 1 << 9;
+    /// `XT_CONNTRACK_REPLSRC_PORT`: `--ctreplsrcport` is tested.
     pub const REPLSRC_PORT: u16 = 1 << 10;
+    /// `XT_CONNTRACK_REPLDST_PORT`: `--ctrepldstport` is tested.
     pub const REPLDST_PORT: u16 = 1 << 11;
+    /// `XT_CONNTRACK_DIRECTION`: `--ctdir` is tested.
     pub const DIRECTION: u16 = 1 << 12;
     /// Not checked by the kernel: tells iptables to print the match as `-m state`.
     pub const STATE_ALIAS: u16 = 1 << 13;
@@ -64,13 +77,17 @@ const WHAT: &str = "xt_conntrack_mtinfo3";
 pub struct CtStates(pub u16);
 
 impl CtStates {
+    /// `XT_CONNTRACK_STATE_INVALID`: `INVALID`.
     pub const INVALID: CtStates = CtStates(1 << 0);
     /// `1 << (IP_CT_ESTABLISHED + 1)`.
     pub const ESTABLISHED: CtStates = CtStates(1 << 1);
+    /// `1 << (IP_CT_RELATED + 1)`: `RELATED`.
     pub const RELATED: CtStates = CtStates(1 << 2);
+    /// `1 << (IP_CT_NEW + 1)`: `NEW`.
     pub const NEW: CtStates = CtStates(1 << 3);
     /// `1 << (IP_CT_NUMBER + 1)`.
     pub const SNAT: CtStates = CtStates(1 << 6);
+    /// `1 << (IP_CT_NUMBER + 2)`: `DNAT` (the connection's destination was translated).
     pub const DNAT: CtStates = CtStates(1 << 7);
     /// `1 << (IP_CT_NUMBER + 3)`; `-m state --state UNTRACKED` uses this bit too once
     /// iptables writes it as conntrack (xt_state's own bit is 1 << 6).
@@ -86,6 +103,7 @@ impl CtStates {
         (Self::DNAT, "DNAT"),
     ];
 
+    /// Whether every bit of `other` is set.
     pub fn contains(self, other: CtStates) -> bool {
         self.0 & other.0 == other.0
     }
@@ -141,30 +159,51 @@ impl fmt::Display for CtStates {
 /// (an IPv4 address in the first four).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ConntrackV3 {
+    /// `--ctorigsrc` address (16 bytes).
     pub origsrc_addr: [u8; 16],
+    /// `--ctorigsrc` mask.
     pub origsrc_mask: [u8; 16],
+    /// `--ctorigdst` address.
     pub origdst_addr: [u8; 16],
+    /// `--ctorigdst` mask.
     pub origdst_mask: [u8; 16],
+    /// `--ctreplsrc` address.
     pub replsrc_addr: [u8; 16],
+    /// `--ctreplsrc` mask.
     pub replsrc_mask: [u8; 16],
+    /// `--ctrepldst` address.
     pub repldst_addr: [u8; 16],
+    /// `--ctrepldst` mask.
     pub repldst_mask: [u8; 16],
+    /// `--ctexpire` low bound, in seconds.
     pub expires_min: u32,
+    /// `--ctexpire` high bound, in seconds.
     pub expires_max: u32,
+    /// `--ctproto`: the layer-4 protocol number.
     pub l4proto: u16,
+    /// `--ctorigsrcport` low bound (host order).
     pub origsrc_port: u16,
+    /// `--ctorigdstport` low bound.
     pub origdst_port: u16,
+    /// `--ctreplsrcport` low bound.
     pub replsrc_port: u16,
+    /// `--ctrepldstport` low bound.
     pub repldst_port: u16,
     /// [`ct_flags`]; unknown bits are kept.
     pub match_flags: u16,
+    /// [`ct_flags`] of the tests that are negated (`!`).
     pub invert_flags: u16,
+    /// `--ctstate`: the states of [`CtStates`].
     pub state_mask: CtStates,
     /// `IPS_*` status bits (`--ctstatus`).
     pub status_mask: u16,
+    /// `--ctorigsrcport` high bound.
     pub origsrc_port_high: u16,
+    /// `--ctorigdstport` high bound.
     pub origdst_port_high: u16,
+    /// `--ctreplsrcport` high bound.
     pub replsrc_port_high: u16,
+    /// `--ctrepldstport` high bound.
     pub repldst_port_high: u16,
 }
 
@@ -232,6 +271,7 @@ impl ConntrackV3 {
         ]
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         let mut o = Out::new(field::SIZE);
         for (at, a) in self.addrs() {
@@ -245,6 +285,7 @@ impl ConntrackV3 {
         o.done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8]) -> Result<ConntrackV3, WireError> {
         use field::*;
         let f = sized(info, SIZE, WHAT)?;

@@ -17,10 +17,15 @@ xt_struct!(
 });
 
 impl Dccp {
+    /// `XT_DCCP_SRC_PORTS`: `--sport` is tested.
     pub const SRC_PORTS: u16 = 0x01;
+    /// `XT_DCCP_DEST_PORTS`: `--dport` is tested.
     pub const DEST_PORTS: u16 = 0x02;
+    /// `XT_DCCP_TYPE`: `--dccp-types` is tested.
     pub const TYPE: u16 = 0x04;
+    /// `XT_DCCP_OPTION`: `--dccp-option` is tested.
     pub const OPTION: u16 = 0x08;
+    /// `XT_DCCP_VALID_FLAGS`: every bit the kernel accepts.
     pub const VALID: u16 = 0x0f;
 }
 

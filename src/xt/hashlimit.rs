@@ -24,12 +24,19 @@ xt_struct!(
 });
 
 impl Hashlimit {
+    /// `XT_HASHLIMIT_HASH_DIP`: buckets per destination address (`--hashlimit-mode dstip`).
     pub const HASH_DIP: u32 = 1 << 0;
+    /// `XT_HASHLIMIT_HASH_DPT`: per destination port (`dstport`).
     pub const HASH_DPT: u32 = 1 << 1;
+    /// `XT_HASHLIMIT_HASH_SIP`: per source address (`srcip`).
     pub const HASH_SIP: u32 = 1 << 2;
+    /// `XT_HASHLIMIT_HASH_SPT`: per source port (`srcport`).
     pub const HASH_SPT: u32 = 1 << 3;
+    /// `XT_HASHLIMIT_INVERT`: `--hashlimit-above` (match over the rate).
     pub const INVERT: u32 = 1 << 4;
+    /// `XT_HASHLIMIT_BYTES`: the rate is in bytes (`--hashlimit-upto 1kb/s`).
     pub const BYTES: u32 = 1 << 5;
+    /// `XT_HASHLIMIT_RATE_MATCH`: `--hashlimit-rate-match`.
     pub const RATE_MATCH: u32 = 1 << 6;
     /// `XT_HASHLIMIT_SCALE_v2`.
     pub const SCALE: u64 = 1_000_000;

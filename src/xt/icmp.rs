@@ -3,6 +3,7 @@
 
 use super::layout::{Raw, xt_struct};
 
+/// `IPT_ICMP_INV` (and `IP6T_ICMP_INV`): `! --icmp-type`.
 pub const ICMP_INV: u8 = 0x01;
 
 xt_struct!(

@@ -45,9 +45,13 @@ xt_struct!(
 });
 
 impl Opts {
+    /// `IP6T_OPTS_LEN`: `--hbh-len`/`--dst-len` is tested.
     pub const LEN: u8 = 0x01;
+    /// `IP6T_OPTS_OPTS`: `--hbh-opts`/`--dst-opts` is tested.
     pub const OPTS: u8 = 0x02;
+    /// `IP6T_OPTS_INV_LEN`: `! --hbh-len`.
     pub const INV_LEN: u8 = 0x01;
+    /// `IP6T_OPTS_OPTSNR`: the number of option slots.
     pub const NR: usize = 16;
 
     /// Option slot `i` (host order).
@@ -55,24 +59,36 @@ impl Opts {
         u16::from_ne_bytes([self.opts.0[i * 2], self.opts.0[i * 2 + 1]])
     }
 
+    /// Sets option slot `i` (host order, `type << 8
+    /// length`).
     pub fn set_opt(&mut self, i: usize, v: u16) {
         self.opts.0[i * 2..i * 2 + 2].copy_from_slice(&v.to_ne_bytes());
     }
 }
 
 impl Ah6 {
+    /// `IP6T_AH_INV_SPI`: `! --ahspi`.
     pub const INV_SPI: u8 = 0x01;
+    /// `IP6T_AH_INV_LEN`: `! --ahlen`.
     pub const INV_LEN: u8 = 0x02;
 }
 
 impl Frag {
+    /// `IP6T_FRAG_IDS`: `--fragid` is tested.
     pub const IDS: u8 = 0x01;
+    /// `IP6T_FRAG_LEN`: `--fraglen` is tested.
     pub const LEN: u8 = 0x02;
+    /// `IP6T_FRAG_RES`: `--fragres`.
     pub const RES: u8 = 0x04;
+    /// `IP6T_FRAG_FST`: `--fragfirst`.
     pub const FST: u8 = 0x08;
+    /// `IP6T_FRAG_MF`: `--fragmore`.
     pub const MF: u8 = 0x10;
+    /// `IP6T_FRAG_NMF`: `--fraglast`.
     pub const NMF: u8 = 0x20;
+    /// `IP6T_FRAG_INV_IDS` (in `invflags`): `! --fragid`.
     pub const INV_IDS: u8 = 0x01;
+    /// `IP6T_FRAG_INV_LEN` (in `invflags`): `! --fraglen`.
     pub const INV_LEN: u8 = 0x02;
 }
 

@@ -2,9 +2,13 @@
 
 use super::layout::{Raw, xt_struct};
 
+/// `IPRANGE_SRC`: `--src-range` is tested.
 pub const IPRANGE_SRC: u8 = 1 << 0;
+/// `IPRANGE_DST`: `--dst-range` is tested.
 pub const IPRANGE_DST: u8 = 1 << 1;
+/// `IPRANGE_SRC_INV`: `! --src-range`.
 pub const IPRANGE_SRC_INV: u8 = 1 << 4;
+/// `IPRANGE_DST_INV`: `! --dst-range`.
 pub const IPRANGE_DST_INV: u8 = 1 << 5;
 
 xt_struct!(

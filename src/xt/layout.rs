@@ -1,6 +1,6 @@
-//! Declarative payload layouts: [`xt_struct!`] turns a list of fields with their offsets
+//! Declarative payload layouts: `xt_struct!` turns a list of fields with their offsets
 //! (read from the kernel's `include/uapi/linux/netfilter*/xt_*.h`) into a struct with
-//! `encode` and `decode` in the [`super::Fields`]/[`super::sized`] style: exactly the
+//! `encode` and `decode` in the `Fields`/`sized` style of [`crate::xt`]: exactly the
 //! padded size, native byte order unless a field says big endian, zeros wherever no field
 //! is (struct padding and kernel-private pointers, which the kernel never hands back).
 //!
@@ -139,7 +139,13 @@ macro_rules! xt_struct {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq, Eq, Default)]
         pub struct $name {
-            $($(#[$fm])* pub $field: $ty,)*
+            $(
+                $(#[$fm])*
+                #[doc = ""]
+                #[doc = concat!("`", stringify!($field), "` at byte offset ", stringify!($at),
+                                " of `struct ", $what, "`.")]
+                pub $field: $ty,
+            )*
         }
 
         impl $name {

@@ -5,13 +5,19 @@ use crate::wire::WireError;
 
 /// `XT_LOG_*` bits of `logflags`.
 pub mod log_flags {
+    /// `XT_LOG_TCPSEQ`: `--log-tcp-sequence`.
     pub const TCPSEQ: u8 = 0x01;
+    /// `XT_LOG_TCPOPT`: `--log-tcp-options`.
     pub const TCPOPT: u8 = 0x02;
+    /// `XT_LOG_IPOPT`: `--log-ip-options`.
     pub const IPOPT: u8 = 0x04;
+    /// `XT_LOG_UID`: `--log-uid`.
     pub const UID: u8 = 0x08;
     /// Unsupported by the kernel; never set by iptables.
     pub const NFLOG: u8 = 0x10;
+    /// `XT_LOG_MACDECODE`: `--log-macdecode`.
     pub const MACDECODE: u8 = 0x20;
+    /// `XT_LOG_MASK`: every bit the kernel accepts.
     pub const MASK: u8 = 0x2f;
 }
 
@@ -25,6 +31,7 @@ pub(super) mod field {
 
 const WHAT: &str = "xt_log_info";
 
+/// `-j LOG`: level, flags and prefix, checked on construction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Log {
     level: u8,
@@ -55,10 +62,12 @@ impl Log {
     pub fn flags(&self) -> u8 {
         self.flags
     }
+    /// The `--log-prefix` text (at most 29 bytes).
     pub fn prefix(&self) -> &str {
         &self.prefix
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         Out::new(field::SIZE)
             .u8(field::LEVEL, self.level)
@@ -67,6 +76,7 @@ impl Log {
             .done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8]) -> Result<Log, WireError> {
         let f = sized(info, field::SIZE, WHAT)?;
         Ok(Log {

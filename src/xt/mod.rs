@@ -13,6 +13,8 @@
 //! [`XtMatch`] and [`XtTarget`] dispatch on (name, revision); an extension or revision that
 //! is not modelled is kept as `Other` with its bytes.
 
+#![deny(missing_docs)]
+
 mod abi;
 mod comment;
 mod conntrack;
@@ -219,9 +221,13 @@ pub enum XtMatch {
     Tcp(Tcp),
     /// `udp` rev 0.
     Udp(Udp),
+    /// Any other match, or a revision xtnl does not model: its payload kept byte for byte.
     Other {
+        /// The extension's name.
         name: String,
+        /// Its revision.
         rev: u32,
+        /// Its payload, as the kernel stores it.
         info: Vec<u8>,
     },
 }
@@ -240,6 +246,7 @@ impl XtMatch {
         }
     }
 
+    /// The revision of the payload's layout (what `NFTA_MATCH_REV` carries).
     pub fn revision(&self) -> u32 {
         match self {
             XtMatch::Multiport(_) => 1,
@@ -249,6 +256,7 @@ impl XtMatch {
         }
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         match self {
             XtMatch::Comment(m) => m.encode(),
@@ -284,6 +292,7 @@ impl XtMatch {
         })
     }
 
+    /// Types the payload of an nft_compat `match` expression (see [`XtMatch::decode`]).
     pub fn from_expr(m: &Match) -> Result<XtMatch, WireError> {
         XtMatch::decode(&m.name, m.rev, &m.info)
     }
@@ -313,14 +322,19 @@ pub enum XtTarget {
     Reject(Reject),
     /// `LOG` rev 0.
     Log(Log),
+    /// Any other target, or a revision xtnl does not model: its payload kept byte for byte.
     Other {
+        /// The extension's name.
         name: String,
+        /// Its revision.
         rev: u32,
+        /// Its payload, as the kernel stores it.
         info: Vec<u8>,
     },
 }
 
 impl XtTarget {
+    /// The extension name the kernel looks up (`DNAT`, `LOG`, ...).
     pub fn name(&self) -> &str {
         match self {
             XtTarget::Dnat(_) => "DNAT",
@@ -333,6 +347,7 @@ impl XtTarget {
         }
     }
 
+    /// The revision of the payload's layout (what `NFTA_TARGET_REV` carries).
     pub fn revision(&self) -> u32 {
         match self {
             XtTarget::Dnat(n) | XtTarget::Snat(n) => n.revision(),
@@ -344,6 +359,7 @@ impl XtTarget {
         }
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         match self {
             XtTarget::Dnat(n) | XtTarget::Snat(n) => n.encode(),
@@ -389,6 +405,8 @@ impl XtTarget {
         })
     }
 
+    /// Types the payload of an nft_compat `target` expression (see [`XtTarget::decode`]); `family`
+    /// picks the layout where IPv4 and IPv6 differ.
     pub fn from_expr(t: &Target, family: Family) -> Result<XtTarget, WireError> {
         XtTarget::decode(&t.name, t.rev, &t.info, family)
     }

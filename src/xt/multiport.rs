@@ -43,6 +43,7 @@ impl MultiportDir {
 /// One entry of the list: `80` or `1000:2000`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PortSpec {
+    /// A single port.
     Port(u16),
     /// Inclusive; iptables refuses `a:b` unless `a < b`, the kernel does not check.
     Range(u16, u16),
@@ -57,6 +58,8 @@ impl PortSpec {
     }
 }
 
+/// `-m multiport` rev 1 (`struct xt_multiport_v1`): a direction, up to 15 port slots (a range
+/// takes two) and `!`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Multiport {
     dir: MultiportDir,
@@ -81,16 +84,20 @@ impl Multiport {
         Ok(Multiport { dir, ports, invert })
     }
 
+    /// Which ports are tested: `--sports`, `--dports` or `--ports`.
     pub fn dir(&self) -> MultiportDir {
         self.dir
     }
+    /// The ports and ranges, in the order given.
     pub fn ports(&self) -> &[PortSpec] {
         &self.ports
     }
+    /// Whether the match is negated (`! --dports`).
     pub fn invert(&self) -> bool {
         self.invert
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         let mut o = Out::new(field::SIZE);
         let mut i = 0;
@@ -115,6 +122,7 @@ impl Multiport {
             .done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8]) -> Result<Multiport, WireError> {
         let f = sized(info, field::SIZE, WHAT)?;
         let dir = match f.u8(field::FLAGS)? {

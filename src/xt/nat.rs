@@ -10,13 +10,19 @@ use crate::wire::WireError;
 
 /// `NF_NAT_RANGE_*`.
 pub mod nat_flags {
+    /// `NF_NAT_RANGE_MAP_IPS`: the address range is given.
     pub const MAP_IPS: u32 = 1 << 0;
+    /// `NF_NAT_RANGE_PROTO_SPECIFIED`: the port range is given.
     pub const PROTO_SPECIFIED: u32 = 1 << 1;
+    /// `NF_NAT_RANGE_PROTO_RANDOM`: `--random`, a random source port.
     pub const PROTO_RANDOM: u32 = 1 << 2;
+    /// `NF_NAT_RANGE_PERSISTENT`: `--persistent`, the same address for a client across connections.
     pub const PERSISTENT: u32 = 1 << 3;
+    /// `NF_NAT_RANGE_PROTO_RANDOM_FULLY`: `--random-fully`, fully randomised port selection.
     pub const PROTO_RANDOM_FULLY: u32 = 1 << 4;
     /// Revision 2 only: ports are shifted by `base_port` instead of picked in the range.
     pub const PROTO_OFFSET: u32 = 1 << 5;
+    /// `NF_NAT_RANGE_NETMAP`: map the address range one to one (`-j NETMAP`).
     pub const NETMAP: u32 = 1 << 6;
 }
 
@@ -39,15 +45,18 @@ pub struct NatRange {
     pub flags: u32,
     /// `union nf_inet_addr`: an IPv4 address fills the first 4 of its 16 bytes.
     pub min_addr: IpAddr,
+    /// The highest address of the range (as `min_addr`).
     pub max_addr: IpAddr,
     /// Port (or ICMP id) range, big endian on the wire.
     pub min_port: u16,
+    /// The highest port of the range.
     pub max_port: u16,
 }
 
 /// `struct nf_nat_range2`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NatRange2 {
+    /// The `nf_nat_range` part.
     pub range: NatRange,
     /// With [`nat_flags::PROTO_OFFSET`]: the port that `min_port` maps from.
     pub base_port: u16,
@@ -82,10 +91,12 @@ impl NatRange {
         }
     }
 
+    /// The address range, if mapped ([`nat_flags::MAP_IPS`]).
     pub fn addrs(&self) -> Option<(IpAddr, IpAddr)> {
         (self.flags & nat_flags::MAP_IPS != 0).then_some((self.min_addr, self.max_addr))
     }
 
+    /// The port range, if given ([`nat_flags::PROTO_SPECIFIED`]).
     pub fn ports(&self) -> Option<(u16, u16)> {
         (self.flags & nat_flags::PROTO_SPECIFIED != 0).then_some((self.min_port, self.max_port))
     }
@@ -115,6 +126,7 @@ impl NatRange {
         })
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         let mut o = Out::new(field::SIZE);
         self.write(&mut o);
@@ -128,6 +140,7 @@ impl NatRange {
 }
 
 impl NatRange2 {
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         let mut o = Out::new(field::SIZE2);
         self.range.write(&mut o);
@@ -135,6 +148,7 @@ impl NatRange2 {
         o.done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8], ipv6: bool) -> Result<NatRange2, WireError> {
         let f = sized(info, field::SIZE2, "nf_nat_range2")?;
         Ok(NatRange2 {
@@ -149,8 +163,11 @@ impl NatRange2 {
 /// for IPv6.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NatInfo {
+    /// Revision 0: `struct nf_nat_ipv4_multi_range_compat` (IPv4 only).
     V0(NatIpv4MultiRange),
+    /// Revision 1: `struct nf_nat_range`.
     V1(NatRange),
+    /// Revision 2: `struct nf_nat_range2`.
     V2(NatRange2),
 }
 
@@ -195,6 +212,7 @@ impl NatInfo {
         )))
     }
 
+    /// The revision the payload's layout belongs to.
     pub fn revision(&self) -> u32 {
         match self {
             NatInfo::V0(_) => 0,
@@ -203,6 +221,7 @@ impl NatInfo {
         }
     }
 
+    /// The [`nat_flags`] of the payload, whatever its layout.
     pub fn flags(&self) -> u32 {
         match self {
             NatInfo::V0(r) => r.flags,
@@ -229,6 +248,7 @@ impl NatInfo {
         }
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         match self {
             NatInfo::V0(r) => r.encode(),
@@ -237,6 +257,7 @@ impl NatInfo {
         }
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(rev: u32, info: &[u8], family: Family) -> Result<NatInfo, WireError> {
         match rev {
             0 => {
@@ -267,7 +288,9 @@ fn check_family(ipv6: bool, addrs: Option<(IpAddr, IpAddr)>) -> Result<(), WireE
 /// chosen by the family: the IPv4 compat struct, or `nf_nat_range` for IPv6.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NatRev0 {
+    /// IPv4: `struct nf_nat_ipv4_multi_range_compat`.
     Ipv4(NatIpv4MultiRange),
+    /// IPv6: `struct nf_nat_range`.
     Ipv6(NatRange),
 }
 
@@ -281,6 +304,7 @@ impl NatRev0 {
         }
     }
 
+    /// The [`nat_flags`] of the payload.
     pub fn flags(&self) -> u32 {
         match self {
             NatRev0::Ipv4(r) => r.flags,
@@ -288,6 +312,7 @@ impl NatRev0 {
         }
     }
 
+    /// The `--to-ports` range, if given.
     pub fn port_range(&self) -> Option<(u16, u16)> {
         match self {
             NatRev0::Ipv4(r) => r.ports(),
@@ -295,6 +320,7 @@ impl NatRev0 {
         }
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         match self {
             NatRev0::Ipv4(r) => r.encode(),
@@ -302,6 +328,7 @@ impl NatRev0 {
         }
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8], family: Family) -> Result<NatRev0, WireError> {
         if ipv6_of(family, "MASQUERADE/REDIRECT")? {
             NatRange::decode(info, true).map(NatRev0::Ipv6)

@@ -19,14 +19,18 @@ pub(super) mod field {
 
 const WHAT: &str = "nf_nat_ipv4_multi_range_compat";
 
+/// `struct nf_nat_ipv4_multi_range_compat` with its one range (`rangesize` is always 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NatIpv4MultiRange {
     /// [`super::nat_flags`]; unknown bits are kept.
     pub flags: u32,
+    /// The lowest address (`min_ip`).
     pub min_ip: Ipv4Addr,
+    /// The highest address (`max_ip`).
     pub max_ip: Ipv4Addr,
     /// Port (or ICMP id) range, big endian on the wire (`union nf_conntrack_man_proto`).
     pub min_port: u16,
+    /// The highest port (or ICMP id).
     pub max_port: u16,
 }
 
@@ -58,6 +62,7 @@ impl NatIpv4MultiRange {
             .then_some((self.min_port, self.max_port))
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         Out::new(field::SIZE)
             .u32_ne(field::RANGESIZE, 1)
@@ -69,6 +74,7 @@ impl NatIpv4MultiRange {
             .done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8]) -> Result<NatIpv4MultiRange, WireError> {
         let f = sized(info, field::SIZE, WHAT)?;
         let rangesize = f.u32_ne(field::RANGESIZE)?;

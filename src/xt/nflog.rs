@@ -2,6 +2,7 @@
 
 use super::layout::{Raw, xt_struct};
 
+/// `XT_NFLOG_F_COPY_LEN`: `--nflog-size` was given (`len` is meaningful).
 pub const NFLOG_F_COPY_LEN: u16 = 0x1;
 
 xt_struct!(

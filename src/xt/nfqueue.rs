@@ -2,7 +2,9 @@
 
 use super::layout::xt_struct;
 
+/// `NFQ_FLAG_BYPASS`: `--queue-bypass`, accept when no program listens.
 pub const NFQ_FLAG_BYPASS: u16 = 0x01;
+/// `NFQ_FLAG_CPU_FANOUT`: `--queue-cpu-fanout`, pick the queue by CPU.
 pub const NFQ_FLAG_CPU_FANOUT: u16 = 0x02;
 
 xt_struct!(

@@ -2,9 +2,13 @@
 
 use super::layout::xt_struct;
 
+/// `XT_OWNER_UID`: `--uid-owner` is tested.
 pub const OWNER_UID: u8 = 1 << 0;
+/// `XT_OWNER_GID`: `--gid-owner` is tested.
 pub const OWNER_GID: u8 = 1 << 1;
+/// `XT_OWNER_SOCKET`: `--socket-exists` is tested.
 pub const OWNER_SOCKET: u8 = 1 << 2;
+/// `XT_OWNER_SUPPL_GROUPS`: `--suppl-groups` (the gid test includes supplementary groups).
 pub const OWNER_SUPPL_GROUPS: u8 = 1 << 3;
 
 xt_struct!(

@@ -2,11 +2,17 @@
 
 use super::layout::{Raw, xt_struct};
 
+/// `XT_RECENT_CHECK`: `--rcheck`.
 pub const RECENT_CHECK: u8 = 1 << 0;
+/// `XT_RECENT_SET`: `--set`.
 pub const RECENT_SET: u8 = 1 << 1;
+/// `XT_RECENT_UPDATE`: `--update`.
 pub const RECENT_UPDATE: u8 = 1 << 2;
+/// `XT_RECENT_REMOVE`: `--remove`.
 pub const RECENT_REMOVE: u8 = 1 << 3;
+/// `XT_RECENT_TTL`: `--rttl` (the TTL must match too).
 pub const RECENT_TTL: u8 = 1 << 4;
+/// `XT_RECENT_REAP`: `--reap` (purge entries older than `--seconds`).
 pub const RECENT_REAP: u8 = 1 << 5;
 
 xt_struct!(

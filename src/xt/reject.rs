@@ -12,33 +12,50 @@ const SIZE: usize = 4;
 /// `enum ipt_reject_with`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectV4 {
+    /// `IPT_ICMP_NET_UNREACHABLE`: `icmp-net-unreachable`.
     NetUnreachable,
+    /// `IPT_ICMP_HOST_UNREACHABLE`: `icmp-host-unreachable`.
     HostUnreachable,
+    /// `IPT_ICMP_PROT_UNREACHABLE`: `icmp-proto-unreachable`.
     ProtoUnreachable,
     /// iptables' default.
     PortUnreachable,
     /// The kernel refuses it since 2.6; kept so that such a payload still decodes.
     EchoReply,
+    /// `IPT_ICMP_NET_PROHIBITED`: `icmp-net-prohibited`.
     NetProhibited,
+    /// `IPT_ICMP_HOST_PROHIBITED`: `icmp-host-prohibited`.
     HostProhibited,
+    /// `IPT_TCP_RESET`: `tcp-reset`.
     TcpReset,
+    /// `IPT_ICMP_ADMIN_PROHIBITED`: `icmp-admin-prohibited`.
     AdminProhibited,
+    /// A code this version does not know, kept as sent.
     Unknown(u32),
 }
 
 /// `enum ip6t_reject_with`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectV6 {
+    /// `IP6T_ICMP6_NO_ROUTE`: `icmp6-no-route`.
     NoRoute,
+    /// `IP6T_ICMP6_ADM_PROHIBITED`: `icmp6-adm-prohibited`.
     AdmProhibited,
+    /// `IP6T_ICMP6_NOT_NEIGHBOUR`: `icmp6-not-neighbour`.
     NotNeighbour,
+    /// `IP6T_ICMP6_ADDR_UNREACH`: `icmp6-addr-unreachable`.
     AddrUnreachable,
     /// ip6tables' default.
     PortUnreachable,
+    /// `IP6T_ICMP6_ECHOREPLY`: `echo-reply` (refused by the kernel; kept so that it decodes).
     EchoReply,
+    /// `IP6T_TCP_RESET`: `tcp-reset`.
     TcpReset,
+    /// `IP6T_ICMP6_POLICY_FAIL`: `icmp6-policy-fail`.
     PolicyFail,
+    /// `IP6T_ICMP6_REJECT_ROUTE`: `icmp6-reject-route`.
     RejectRoute,
+    /// A code this version does not know, kept as sent.
     Unknown(u32),
 }
 
@@ -67,6 +84,7 @@ const V6: [(RejectV6, &str); 9] = [
 ];
 
 impl RejectV4 {
+    /// The kernel's number (`enum ipt_reject_with`).
     pub fn code(self) -> u32 {
         match self {
             RejectV4::Unknown(n) => n,
@@ -74,6 +92,7 @@ impl RejectV4 {
             known => V4.iter().position(|(r, _)| *r == known).unwrap_or(0) as u32,
         }
     }
+    /// The variant for the kernel's number; unknown numbers are kept.
     pub fn from_code(n: u32) -> RejectV4 {
         V4.get(n as usize)
             .map(|(r, _)| *r)
@@ -83,38 +102,47 @@ impl RejectV4 {
     pub fn name(self) -> Option<&'static str> {
         V4.iter().find(|(r, _)| *r == self).map(|(_, n)| *n)
     }
+    /// The variant for a `--reject-with` name (`tcp-reset`, ...).
     pub fn from_name(name: &str) -> Option<RejectV4> {
         V4.iter().find(|(_, n)| *n == name).map(|(r, _)| *r)
     }
 }
 
 impl RejectV6 {
+    /// The kernel's number (`enum ip6t_reject_with`).
     pub fn code(self) -> u32 {
         match self {
             RejectV6::Unknown(n) => n,
             known => V6.iter().position(|(r, _)| *r == known).unwrap_or(0) as u32,
         }
     }
+    /// The variant for the kernel's number; unknown numbers are kept.
     pub fn from_code(n: u32) -> RejectV6 {
         V6.get(n as usize)
             .map(|(r, _)| *r)
             .unwrap_or(RejectV6::Unknown(n))
     }
+    /// The `--reject-with` name ip6tables prints; `None` for unknown codes.
     pub fn name(self) -> Option<&'static str> {
         V6.iter().find(|(r, _)| *r == self).map(|(_, n)| *n)
     }
+    /// The variant for a `--reject-with` name (`icmp6-adm-prohibited`, ...).
     pub fn from_name(name: &str) -> Option<RejectV6> {
         V6.iter().find(|(_, n)| *n == name).map(|(r, _)| *r)
     }
 }
 
+/// `-j REJECT`: `struct ipt_reject_info` or `struct ip6t_reject_info`, by family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reject {
+    /// IPv4.
     Ipv4(RejectV4),
+    /// IPv6.
     Ipv6(RejectV6),
 }
 
 impl Reject {
+    /// The kernel's number for what to answer with.
     pub fn code(&self) -> u32 {
         match self {
             Reject::Ipv4(r) => r.code(),
@@ -122,10 +150,12 @@ impl Reject {
         }
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         Out::new(SIZE).u32_ne(0, self.code()).done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8], family: Family) -> Result<Reject, WireError> {
         let ipv6 = ipv6_of(family, "reject_info")?;
         let what = if ipv6 {

@@ -22,11 +22,17 @@ xt_struct!(
 });
 
 impl Sctp {
+    /// `XT_SCTP_SRC_PORTS`: `--sport` is tested.
     pub const SRC_PORTS: u32 = 0x01;
+    /// `XT_SCTP_DEST_PORTS`: `--dport` is tested.
     pub const DEST_PORTS: u32 = 0x02;
+    /// `XT_SCTP_CHUNK_TYPES`: `--chunk-types` is tested.
     pub const CHUNK_TYPES: u32 = 0x04;
+    /// `SCTP_CHUNK_MATCH_ANY` (`chunk_match_type`): any of the chunk types.
     pub const MATCH_ANY: u32 = 0x01;
+    /// `SCTP_CHUNK_MATCH_ALL`: all of them.
     pub const MATCH_ALL: u32 = 0x02;
+    /// `SCTP_CHUNK_MATCH_ONLY`: only those.
     pub const MATCH_ONLY: u32 = 0x04;
     /// `XT_NUM_SCTP_FLAGS`.
     pub const NUM_FLAGS: usize = 4;
@@ -52,6 +58,7 @@ impl Sctp {
         ]
     }
 
+    /// Writes a `[min, max]` port pair (host order).
     pub fn set_ports(r: &mut Raw<4>, p: [u16; 2]) {
         r.0[..2].copy_from_slice(&p[0].to_ne_bytes());
         r.0[2..].copy_from_slice(&p[1].to_ne_bytes());
@@ -74,10 +81,12 @@ impl Sctp {
         self.chunkmap.0[i * 4..i * 4 + 4].copy_from_slice(&w.to_ne_bytes());
     }
 
+    /// Whether no chunk type is set in the bitmap.
     pub fn map_clear(&self) -> bool {
         self.chunkmap.0.iter().all(|&b| b == 0)
     }
 
+    /// Whether every chunk type is set (`--chunk-types ... ALL`).
     pub fn map_all(&self) -> bool {
         self.chunkmap.0.iter().all(|&b| b == 0xff)
     }
@@ -88,6 +97,7 @@ impl Sctp {
         (f[0], f[1], f[2])
     }
 
+    /// Sets flag slot `i`: (chunktype, flag, flag_mask).
     pub fn set_flag(&mut self, i: usize, v: (u8, u8, u8)) {
         self.flag_info.0[i * 3..i * 3 + 3].copy_from_slice(&[v.0, v.1, v.2]);
     }

@@ -26,10 +26,15 @@ xt_struct!(
 });
 
 impl Srh {
+    /// `IP6T_SRH_NEXTHDR`: `--srh-next-hdr` is tested.
     pub const NEXTHDR: u16 = 0x0001;
+    /// `IP6T_SRH_PSID`: `--srh-psid` is tested.
     pub const PSID: u16 = 0x0800;
+    /// `IP6T_SRH_NSID`: `--srh-nsid` is tested.
     pub const NSID: u16 = 0x1000;
+    /// `IP6T_SRH_LSID`: `--srh-lsid` is tested.
     pub const LSID: u16 = 0x2000;
+    /// `IP6T_SRH_MASK`: every bit the kernel accepts.
     pub const MASK: u16 = 0x3fff;
 }
 

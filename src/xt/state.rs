@@ -8,6 +8,7 @@ use crate::wire::WireError;
 const SIZE: usize = 4;
 const WHAT: &str = "xt_state_info";
 
+/// `-m state --state ...` (revision 0): the state bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StateInfo {
     /// `XT_STATE_*` bits; unknown ones are kept.
@@ -48,10 +49,12 @@ impl StateInfo {
         out
     }
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         Out::new(SIZE).u32_ne(0, self.mask).done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8]) -> Result<StateInfo, WireError> {
         let f = sized(info, SIZE, WHAT)?;
         Ok(StateInfo { mask: f.u32_ne(0)? })

@@ -3,8 +3,11 @@
 
 use super::layout::xt_struct;
 
+/// `XT_STATISTIC_MODE_RANDOM`: `--mode random --probability p`.
 pub const MODE_RANDOM: u16 = 0;
+/// `XT_STATISTIC_MODE_NTH`: `--mode nth --every n --packet p`.
 pub const MODE_NTH: u16 = 1;
+/// `XT_STATISTIC_INVERT` (in `flags`): `!` before the mode's option.
 pub const INVERT: u16 = 1;
 
 xt_struct!(

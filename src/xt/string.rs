@@ -17,7 +17,9 @@ xt_struct!(
 });
 
 impl StringInfo {
+    /// `XT_STRING_FLAG_INVERT`: `! --string`.
     pub const INVERT: u8 = 0x01;
+    /// `XT_STRING_FLAG_IGNORECASE`: `--icase`.
     pub const IGNORECASE: u8 = 0x02;
 
     /// The pattern's bytes (`patlen` of them, at most 128).

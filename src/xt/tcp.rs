@@ -17,27 +17,36 @@ pub(super) mod field {
 
 const WHAT: &str = "xt_tcp";
 
+/// `-p tcp -m tcp`: `struct xt_tcp`, field by field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tcp {
     /// Source port range, inclusive.
     pub spts: [u16; 2],
+    /// Destination port range, inclusive.
     pub dpts: [u16; 2],
     /// A TCP option kind that must be present; 0: no check.
     pub option: u8,
     /// `--tcp-flags mask cmp`: the flags examined, and those of them that must be set.
     pub flg_mask: u8,
+    /// The flags of `flg_mask` that must be set.
     pub flg_cmp: u8,
     /// `XT_TCP_INV_*`; unknown bits are kept (the kernel refuses them).
     pub invflags: u8,
 }
 
 impl Tcp {
+    /// `XT_TCP_INV_SRCPT`: `! --sport`.
     pub const INV_SRCPT: u8 = 0x01;
+    /// `XT_TCP_INV_DSTPT`: `! --dport`.
     pub const INV_DSTPT: u8 = 0x02;
+    /// `XT_TCP_INV_FLAGS`: `! --tcp-flags`.
     pub const INV_FLAGS: u8 = 0x04;
+    /// `XT_TCP_INV_OPTION`: `! --tcp-option`.
     pub const INV_OPTION: u8 = 0x08;
+    /// `XT_TCP_INV_MASK`: every bit the kernel accepts.
     pub const INV_MASK: u8 = 0x0f;
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         Out::new(field::SIZE)
             .u16_ne(field::SPTS, self.spts[0])
@@ -51,6 +60,7 @@ impl Tcp {
             .done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8]) -> Result<Tcp, WireError> {
         let f = sized(info, field::SIZE, WHAT)?;
         Ok(Tcp {

@@ -14,20 +14,26 @@ pub(super) mod field {
 
 const WHAT: &str = "xt_udp";
 
+/// `-p udp -m udp`: `struct xt_udp`, field by field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Udp {
     /// Source port range, inclusive.
     pub spts: [u16; 2],
+    /// Destination port range, inclusive.
     pub dpts: [u16; 2],
     /// `XT_UDP_INV_*`; unknown bits are kept (the kernel refuses them).
     pub invflags: u8,
 }
 
 impl Udp {
+    /// `XT_UDP_INV_SRCPT`: `! --sport`.
     pub const INV_SRCPT: u8 = 0x01;
+    /// `XT_UDP_INV_DSTPT`: `! --dport`.
     pub const INV_DSTPT: u8 = 0x02;
+    /// `XT_UDP_INV_MASK`: every bit the kernel accepts.
     pub const INV_MASK: u8 = 0x03;
 
+    /// The kernel's bytes of the payload, padded to `XT_ALIGN`.
     pub fn encode(&self) -> Vec<u8> {
         Out::new(field::SIZE)
             .u16_ne(field::SPTS, self.spts[0])
@@ -38,6 +44,7 @@ impl Udp {
             .done()
     }
 
+    /// Checks the payload's size and reads its fields; an error names the struct (never panics).
     pub fn decode(info: &[u8]) -> Result<Udp, WireError> {
         let f = sized(info, field::SIZE, WHAT)?;
         Ok(Udp {

@@ -14,6 +14,8 @@
 //! hands unknown options to [`Pending::claims`]; the printers call [`save_match`] and
 //! [`save_target`]; decoding calls [`decode`].
 
+#![deny(missing_docs)]
+
 mod addrtype;
 mod checksum;
 mod connlimit;

@@ -18,14 +18,21 @@ mod attr {
 /// operations (`NFTA_BITWISE_OP` other than 0) are kept raw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bitwise {
+    /// `NFTA_BITWISE_SREG`: the register read.
     pub sreg: u32,
+    /// `NFTA_BITWISE_DREG`: the register written.
     pub dreg: u32,
+    /// `NFTA_BITWISE_LEN`: bytes operated on.
     pub len: u32,
+    /// `NFTA_BITWISE_MASK`: ANDed with the source (`len` bytes).
     pub mask: Vec<u8>,
+    /// `NFTA_BITWISE_XOR`: XORed after the mask (`len` bytes).
     pub xor: Vec<u8>,
 }
 
 impl Bitwise {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(
             data,
@@ -65,6 +72,7 @@ impl Bitwise {
         }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.u32_be(attr::SREG, self.sreg)
             .u32_be(attr::DREG, self.dreg)

@@ -16,16 +16,24 @@ mod attr {
 /// `enum nft_cmp_ops` (range uses only eq/neq).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmpOp {
+    /// `NFT_CMP_EQ`.
     Eq,
+    /// `NFT_CMP_NEQ`.
     Neq,
+    /// `NFT_CMP_LT`.
     Lt,
+    /// `NFT_CMP_LTE`.
     Lte,
+    /// `NFT_CMP_GT`.
     Gt,
+    /// `NFT_CMP_GTE`.
     Gte,
+    /// An operator this version does not know, kept as sent.
     Unknown(u32),
 }
 
 impl CmpOp {
+    /// The operator for the kernel's number.
     pub fn from_u32(v: u32) -> Self {
         match v {
             0 => Self::Eq,
@@ -37,6 +45,7 @@ impl CmpOp {
             n => Self::Unknown(n),
         }
     }
+    /// The kernel's number for the operator.
     pub fn to_u32(self) -> u32 {
         match self {
             Self::Eq => 0,
@@ -64,12 +73,17 @@ impl CmpOp {
 /// `cmp <op> reg <sreg> <data>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cmp {
+    /// `NFTA_CMP_SREG`: the register compared.
     pub sreg: u32,
+    /// `NFTA_CMP_OP`.
     pub op: CmpOp,
+    /// `NFTA_CMP_DATA`: the value, as many bytes as the loaded field (network order for header fields).
     pub data: Vec<u8>,
 }
 
 impl Cmp {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(data, &[attr::SREG, attr::OP, attr::DATA])? {
             return Ok(None);
@@ -91,6 +105,7 @@ impl Cmp {
         }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.u32_be(attr::SREG, self.sreg)
             .u32_be(attr::OP, self.op.to_u32());
@@ -113,13 +128,19 @@ impl fmt::Display for Cmp {
 /// `range <op> reg <sreg> <from> <to>` (inclusive bounds, big-endian comparison).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Range {
+    /// `NFTA_RANGE_SREG`: the register compared.
     pub sreg: u32,
+    /// `NFTA_RANGE_OP`: [`CmpOp::Eq`] (inside) or [`CmpOp::Neq`] (outside).
     pub op: CmpOp,
+    /// `NFTA_RANGE_FROM_DATA`: the low bound, inclusive.
     pub from: Vec<u8>,
+    /// `NFTA_RANGE_TO_DATA`: the high bound, inclusive.
     pub to: Vec<u8>,
 }
 
 impl Range {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(
             data,
@@ -146,6 +167,7 @@ impl Range {
         }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.u32_be(attr::SREG, self.sreg)
             .u32_be(attr::OP, self.op.to_u32());

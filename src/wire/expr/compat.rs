@@ -18,7 +18,9 @@ mod attr {
 /// An xt match (`-m comment`, `-m multiport`, ...) as nft_compat carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Match {
+    /// `NFTA_MATCH_NAME`: the x_tables extension's name (`comment`, `multiport`, ...).
     pub name: String,
+    /// `NFTA_MATCH_REV`: the revision of the extension's struct.
     pub rev: u32,
     /// The extension's struct, padded to `XT_ALIGN` as the kernel stores it.
     pub info: Vec<u8>,
@@ -27,8 +29,11 @@ pub struct Match {
 /// An xt target (`-j DNAT`, `-j LOG`, ...) as nft_compat carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    /// `NFTA_TARGET_NAME`: the x_tables target's name (`DNAT`, `LOG`, ...).
     pub name: String,
+    /// `NFTA_TARGET_REV`: the revision of the target's struct.
     pub rev: u32,
+    /// `NFTA_TARGET_INFO`: the target's struct, padded to `XT_ALIGN`.
     pub info: Vec<u8>,
 }
 
@@ -66,20 +71,26 @@ fn emit_parts(w: &mut AttrWriter<'_>, name: &str, rev: u32, info: &[u8]) {
 }
 
 impl Match {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         Ok(parse_parts(data, "NFTA_MATCH")?.map(|(name, rev, info)| Match { name, rev, info }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         emit_parts(w, &self.name, self.rev, &self.info);
     }
 }
 
 impl Target {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         Ok(parse_parts(data, "NFTA_TARGET")?.map(|(name, rev, info)| Target { name, rev, info }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         emit_parts(w, &self.name, self.rev, &self.info);
     }

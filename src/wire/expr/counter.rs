@@ -10,13 +10,18 @@ mod attr {
     pub const PAD: u16 = 3;
 }
 
+/// `counter packets <p> bytes <b>`: counts what reaches it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Counter {
+    /// `NFTA_COUNTER_PACKETS`.
     pub packets: u64,
+    /// `NFTA_COUNTER_BYTES`.
     pub bytes: u64,
 }
 
 impl Counter {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(data, &[attr::BYTES, attr::PACKETS, attr::PAD])? {
             return Ok(None);
@@ -33,6 +38,7 @@ impl Counter {
         Ok(Some(c))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.u64_be(attr::BYTES, self.bytes)
             .u64_be(attr::PACKETS, self.packets);

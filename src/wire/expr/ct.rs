@@ -15,13 +15,18 @@ mod attr {
 pub struct Ct {
     /// `enum nft_ct_keys`; 0 is the connection state.
     pub key: u32,
+    /// `NFTA_CT_DREG`: where the value is loaded.
     pub dreg: u32,
+    /// `NFTA_CT_DIRECTION`: original (0) or reply (1), for per-direction keys.
     pub direction: Option<u8>,
 }
 
 impl Ct {
+    /// `NFT_CT_STATE`: the connection's state bits (`NF_CT_STATE_*_BIT`).
     pub const KEY_STATE: u32 = 0;
 
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(data, &[attr::DREG, attr::KEY, attr::DIRECTION])? {
             return Ok(None);
@@ -45,6 +50,7 @@ impl Ct {
         }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.u32_be(attr::DREG, self.dreg).u32_be(attr::KEY, self.key);
         if let Some(d) = self.direction {

@@ -22,33 +22,48 @@ mod code {
     pub const RETURN: i32 = -5;
 }
 
+/// An nf_tables verdict (`NFTA_VERDICT_CODE`, with `NFTA_VERDICT_CHAIN` for jump and goto).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// `NF_ACCEPT`.
     Accept,
+    /// `NF_DROP`.
     Drop,
+    /// `NFT_RETURN`: back to the calling chain.
     Return,
+    /// `NFT_CONTINUE`: on to the next expression.
     Continue,
+    /// `NFT_BREAK`: stop this rule, on to the next one.
     Break,
+    /// `NFT_JUMP` to the named chain, coming back after it.
     Jump(String),
+    /// `NFT_GOTO` the named chain, not coming back.
     Goto(String),
     /// Queue and other codes, kept as the kernel sent them.
     Unknown(i32),
 }
 
+/// What an immediate loads: a value into a data register, or a verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ImmediateData {
+    /// `NFTA_DATA_VALUE`: raw bytes.
     Value(Vec<u8>),
+    /// `NFTA_DATA_VERDICT`.
     Verdict(Verdict),
 }
 
 /// `immediate reg <dreg> <data>`: loads a constant or sets the verdict (dreg 0).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Immediate {
+    /// `NFTA_IMMEDIATE_DREG`: [`super::REG_VERDICT`] for a verdict.
     pub dreg: u32,
+    /// `NFTA_IMMEDIATE_DATA`.
     pub data: ImmediateData,
 }
 
 impl Immediate {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(data, &[attr::DREG, attr::DATA])? {
             return Ok(None);
@@ -81,6 +96,7 @@ impl Immediate {
         }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.u32_be(attr::DREG, self.dreg);
         w.nested(attr::DATA, |w| match &self.data {

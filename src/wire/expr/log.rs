@@ -14,13 +14,17 @@ mod attr {
 /// thresholds are not modelled and keep the expression raw).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Log {
+    /// `NFTA_LOG_PREFIX`: text before each log line.
     pub prefix: Option<String>,
     /// syslog level; the kernel reports 4 (warning) when none was given.
     pub level: Option<u32>,
+    /// `NFTA_LOG_FLAGS` (`NF_LOG_TCPSEQ`, `NF_LOG_IPOPT`, ...).
     pub flags: Option<u32>,
 }
 
 impl Log {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(data, &[attr::PREFIX, attr::LEVEL, attr::FLAGS])? {
             return Ok(None);
@@ -42,6 +46,7 @@ impl Log {
         Ok(Some(l))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         if let Some(p) = &self.prefix {
             w.strz(attr::PREFIX, p);

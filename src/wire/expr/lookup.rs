@@ -18,17 +18,24 @@ mod attr {
 /// the same batch is named by its id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lookup {
+    /// `NFTA_LOOKUP_SET`: the set's name (`__set%d` for an anonymous one).
     pub set: String,
+    /// `NFTA_LOOKUP_SREG`: the register holding the key.
     pub sreg: u32,
+    /// `NFTA_LOOKUP_SET_ID`: the batch-local id of a set created in the same batch.
     pub set_id: Option<u32>,
     /// Maps: where the element's data goes.
     pub dreg: Option<u32>,
+    /// `NFTA_LOOKUP_FLAGS`: [`Lookup::F_INV`] for `!=`.
     pub flags: Option<u32>,
 }
 
 impl Lookup {
+    /// `NFT_LOOKUP_F_INV`: match when the key is not in the set.
     pub const F_INV: u32 = 1;
 
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(
             data,
@@ -58,6 +65,7 @@ impl Lookup {
         }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(attr::SET, &self.set).u32_be(attr::SREG, self.sreg);
         if let Some(d) = self.dreg {
@@ -71,6 +79,7 @@ impl Lookup {
         }
     }
 
+    /// Whether the lookup is inverted (`!=`).
     pub fn inverted(&self) -> bool {
         self.flags.unwrap_or(0) & Self::F_INV != 0
     }

@@ -14,17 +14,28 @@ mod attr {
 pub struct MetaKey(pub u32);
 
 impl MetaKey {
+    /// `NFT_META_LEN`: the packet length.
     pub const LEN: MetaKey = MetaKey(0);
+    /// `NFT_META_PROTOCOL`: the ethertype (`skb->protocol`).
     pub const PROTOCOL: MetaKey = MetaKey(1);
+    /// `NFT_META_MARK`: the packet mark.
     pub const MARK: MetaKey = MetaKey(3);
+    /// `NFT_META_IIF`: the input interface index.
     pub const IIF: MetaKey = MetaKey(4);
+    /// `NFT_META_OIF`: the output interface index.
     pub const OIF: MetaKey = MetaKey(5);
+    /// `NFT_META_IIFNAME`: the input interface name (16 bytes, NUL-padded).
     pub const IIFNAME: MetaKey = MetaKey(6);
+    /// `NFT_META_OIFNAME`: the output interface name.
     pub const OIFNAME: MetaKey = MetaKey(7);
+    /// `NFT_META_NFPROTO`: the netfilter family (in `inet` tables).
     pub const NFPROTO: MetaKey = MetaKey(15);
+    /// `NFT_META_L4PROTO`: the layer-4 protocol (past IPv6 extension headers).
     pub const L4PROTO: MetaKey = MetaKey(16);
+    /// `NFT_META_PKTTYPE`: unicast, broadcast, multicast.
     pub const PKTTYPE: MetaKey = MetaKey(19);
 
+    /// The name `nft` prints for the key, for the keys xtnl names.
     pub fn name(self) -> Option<&'static str> {
         Some(match self {
             Self::LEN => "len",
@@ -45,11 +56,15 @@ impl MetaKey {
 /// `meta load <key> => reg <dreg>`. The `meta set` form is not modelled (kept raw).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Meta {
+    /// `NFTA_META_KEY`.
     pub key: MetaKey,
+    /// `NFTA_META_DREG`: where the value is loaded.
     pub dreg: u32,
 }
 
 impl Meta {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(data, &[attr::DREG, attr::KEY])? {
             return Ok(None);
@@ -71,6 +86,7 @@ impl Meta {
         }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.u32_be(attr::DREG, self.dreg)
             .u32_be(attr::KEY, self.key.0);

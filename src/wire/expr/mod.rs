@@ -46,26 +46,45 @@ const NFTA_EXPR_DATA: u16 = 2;
 /// The verdict register; the data registers are `NFT_REG_1..4` (16 bytes each) or
 /// `NFT_REG32_00..15` (4 bytes each, numbered from 8).
 pub const REG_VERDICT: u32 = 0;
+/// `NFT_REG_1`: the first 16-byte data register.
 pub const REG_1: u32 = 1;
+/// `NFT_REG_2`.
 pub const REG_2: u32 = 2;
+/// `NFT_REG_3`.
 pub const REG_3: u32 = 3;
 
+/// One nf_tables expression of a rule (`NFTA_LIST_ELEM` in `NFTA_RULE_EXPRESSIONS`), typed when
+/// xtnl models its kind and form, kept raw ([`Expr::Other`]) otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Expr {
+    /// `payload`: load packet header bytes into a register.
     Payload(Payload),
+    /// `meta`: load packet metadata (interface, protocol, mark) into a register.
     Meta(Meta),
+    /// `cmp`: compare a register with a value.
     Cmp(Cmp),
+    /// `range`: whether a register lies within (or outside) two bounds.
     Range(Range),
+    /// `bitwise`: mask and XOR a register.
     Bitwise(Bitwise),
+    /// `immediate`: load a constant or set the verdict.
     Immediate(Immediate),
+    /// `counter`: count packets and bytes.
     Counter(Counter),
+    /// `ct`: load conntrack state into a register.
     Ct(Ct),
+    /// `reject`: answer with a TCP reset or an ICMP error and drop.
     Reject(Reject),
+    /// `log`: log the packet to the kernel log.
     Log(Log),
+    /// `redir`: redirect to the local machine.
     Redir(Redir),
+    /// `lookup`: look a register up in a set or map.
     Lookup(Lookup),
+    /// `nat`: source or destination NAT.
     Nat(Nat),
+    /// `masq`: source NAT to the output interface's address.
     Masq(Masq),
     /// An x_tables match run through nft_compat; [`crate::xt`] decodes its payload.
     Match(Match),
@@ -78,7 +97,9 @@ pub enum Expr {
 /// An expression xtnl does not model: its name and its raw `NFTA_EXPR_DATA` attributes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OtherExpr {
+    /// `NFTA_EXPR_NAME`: the expression's kind.
     pub name: String,
+    /// `NFTA_EXPR_DATA`: its attributes, as the kernel sent them.
     pub data: Vec<u8>,
 }
 
@@ -125,6 +146,7 @@ impl Expr {
         }))
     }
 
+    /// The expression's kind, as `NFTA_EXPR_NAME` spells it.
     pub fn name(&self) -> &str {
         match self {
             Expr::Payload(_) => "payload",

@@ -20,27 +20,37 @@ mod masq_attr {
     pub const REG_PROTO_MAX: u16 = 3;
 }
 
+/// `NFTA_NAT_TYPE`: `enum nft_nat_types`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NatKind {
+    /// `NFT_NAT_SNAT`: rewrite the source.
     Snat,
+    /// `NFT_NAT_DNAT`: rewrite the destination.
     Dnat,
 }
 
 /// The native `nat` expression: addresses and ports are taken from registers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nat {
+    /// `NFTA_NAT_TYPE`.
     pub kind: NatKind,
     /// NFPROTO_IPV4 or NFPROTO_IPV6.
     pub family: u32,
+    /// `NFTA_NAT_REG_ADDR_MIN`: the register holding the lowest address.
     pub reg_addr_min: Option<u32>,
+    /// `NFTA_NAT_REG_ADDR_MAX`: the register holding the highest address (a range).
     pub reg_addr_max: Option<u32>,
+    /// `NFTA_NAT_REG_PROTO_MIN`: the register holding the lowest port (big endian, 2 bytes).
     pub reg_proto_min: Option<u32>,
+    /// `NFTA_NAT_REG_PROTO_MAX`: the register holding the highest port.
     pub reg_proto_max: Option<u32>,
     /// `NF_NAT_RANGE_*` flags.
     pub flags: Option<u32>,
 }
 
 impl Nat {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         use nat_attr::*;
         if !all_known(
@@ -89,6 +99,7 @@ impl Nat {
         Ok(Some(n))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         use nat_attr::*;
         w.u32_be(TYPE, if self.kind == NatKind::Dnat { 1 } else { 0 });
@@ -140,12 +151,17 @@ impl fmt::Display for Nat {
 /// The native `masq` expression, with an optional port range from registers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Masq {
+    /// `NFTA_MASQ_FLAGS` (`NF_NAT_RANGE_*`: random, fully random, persistent).
     pub flags: Option<u32>,
+    /// `NFTA_MASQ_REG_PROTO_MIN`: the register holding the lowest port.
     pub reg_proto_min: Option<u32>,
+    /// `NFTA_MASQ_REG_PROTO_MAX`: the register holding the highest port.
     pub reg_proto_max: Option<u32>,
 }
 
 impl Masq {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         use masq_attr::*;
         if !all_known(data, &[FLAGS, REG_PROTO_MIN, REG_PROTO_MAX])? {
@@ -168,6 +184,7 @@ impl Masq {
         Ok(Some(m))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         use masq_attr::*;
         if let Some(f) = self.flags {

@@ -11,12 +11,18 @@ mod attr {
     pub const LEN: u16 = 4;
 }
 
+/// `enum nft_payload_bases`: the header an offset counts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PayloadBase {
+    /// `NFT_PAYLOAD_LL_HEADER`: the link-layer header.
     Link,
+    /// `NFT_PAYLOAD_NETWORK_HEADER`: the IPv4/IPv6 header.
     Network,
+    /// `NFT_PAYLOAD_TRANSPORT_HEADER`: the TCP/UDP/... header.
     Transport,
+    /// `NFT_PAYLOAD_INNER_HEADER`: an encapsulated packet's header.
     Inner,
+    /// A base this version does not know, kept as sent.
     Unknown(u32),
 }
 
@@ -44,13 +50,19 @@ impl PayloadBase {
 /// `payload load <len>b @ <base> header + <offset> => reg <dreg>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Payload {
+    /// `NFTA_PAYLOAD_DREG`: where the bytes are loaded.
     pub dreg: u32,
+    /// `NFTA_PAYLOAD_BASE`.
     pub base: PayloadBase,
+    /// `NFTA_PAYLOAD_OFFSET`: bytes from the start of the base header.
     pub offset: u32,
+    /// `NFTA_PAYLOAD_LEN`: bytes loaded.
     pub len: u32,
 }
 
 impl Payload {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(data, &[attr::DREG, attr::BASE, attr::OFFSET, attr::LEN])? {
             return Ok(None);
@@ -77,6 +89,7 @@ impl Payload {
         }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.u32_be(attr::DREG, self.dreg)
             .u32_be(attr::BASE, self.base.to_u32())

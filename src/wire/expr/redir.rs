@@ -13,12 +13,17 @@ mod attr {
 /// The native `redir` expression (redirect to the local machine), ports from registers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redir {
+    /// `NFTA_REDIR_REG_PROTO_MIN`: the register holding the lowest port.
     pub reg_proto_min: Option<u32>,
+    /// `NFTA_REDIR_REG_PROTO_MAX`: the register holding the highest port.
     pub reg_proto_max: Option<u32>,
+    /// `NFTA_REDIR_FLAGS` (`NF_NAT_RANGE_*`).
     pub flags: Option<u32>,
 }
 
 impl Redir {
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(
             data,
@@ -47,6 +52,7 @@ impl Redir {
         Ok(Some(r))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         for (ty, v) in [
             (attr::REG_PROTO_MIN, self.reg_proto_min),

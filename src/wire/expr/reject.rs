@@ -13,15 +13,22 @@ mod attr {
 /// 1 TCP reset, 2 ICMPX unreachable); the code only for the ICMP types.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reject {
+    /// `NFTA_REJECT_TYPE`: [`Reject::ICMP_UNREACH`], [`Reject::TCP_RST`] or [`Reject::ICMPX_UNREACH`].
     pub kind: u32,
+    /// `NFTA_REJECT_ICMP_CODE`: the ICMP (or ICMPX) code.
     pub code: Option<u8>,
 }
 
 impl Reject {
+    /// `NFT_REJECT_ICMP_UNREACH`: an ICMP (IPv4) or ICMPv6 unreachable of the family's kind.
     pub const ICMP_UNREACH: u32 = 0;
+    /// `NFT_REJECT_TCP_RST`: a TCP reset.
     pub const TCP_RST: u32 = 1;
+    /// `NFT_REJECT_ICMPX_UNREACH`: a family-neutral code, translated per family (`inet` tables).
     pub const ICMPX_UNREACH: u32 = 2;
 
+    /// Decodes the expression's attributes (the inside of `NFTA_EXPR_DATA`); `None` for a form
+    /// this type does not model, which the caller keeps as [`Expr::Other`](super::Expr::Other).
     pub fn parse(data: &[u8]) -> Result<Option<Self>, WireError> {
         if !all_known(data, &[attr::TYPE, attr::ICMP_CODE])? {
             return Ok(None);
@@ -39,6 +46,7 @@ impl Reject {
         Ok(Some(Reject { kind, code }))
     }
 
+    /// Encodes the expression's attributes (the inside of `NFTA_EXPR_DATA`).
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.u32_be(attr::TYPE, self.kind);
         if let Some(c) = self.code {
