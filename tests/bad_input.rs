@@ -1,7 +1,7 @@
 //! The bad-input table: malformed requests to the `xtnl` binary (as the iptables drop-in,
 //! and restore files on standard input or named on the command line), each against a
 //! realistic populated ruleset in a namespace of its own. Every row must exit with its
-//! documented non-zero status (README "Errors and exit statuses"), print a message that
+//! documented non-zero status (docs/cli.md "Errors and exit statuses"), print a message that
 //! names the problem, and leave the kernel's ruleset exactly as it was: the full
 //! `nft -a list ruleset` (handles included) is compared before and after every row.
 //!

@@ -602,7 +602,7 @@ else
     # cap_net_raw: the legacy backend's x_tables socket is a raw socket (as iptables-legacy's).
     setcap cap_net_admin,cap_net_raw+ep /run/bin/xtnl
     # A capability does not let uid 65534 create or read root's 0600 lock file: the
-    # README's recipe makes it readable.
+    # recipe of docs/privileged-helper.md makes it readable.
     install -m 0644 /dev/null /run/xtables.lock
 fi
 mount --bind "$XTNL_ETC" /etc
@@ -900,7 +900,7 @@ fn capability_copy_run_by_an_unprivileged_user_is_in_secure_mode() {
 
 #[test]
 fn capability_copy_cannot_open_roots_lock_file() {
-    // What an operator meets without the README's lock-file recipe: iptables creates
+    // What an operator meets without the lock-file recipe (privileged-helper.md): iptables creates
     // /run/xtables.lock as root with mode 0600, which CAP_NET_ADMIN does not open.
     in_netns(|| {
         nat_host_state();

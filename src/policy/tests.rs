@@ -294,16 +294,16 @@ fn globs() {
 }
 
 #[test]
-fn the_readme_example_parses() {
-    let readme = include_str!("../../README.md");
+fn the_documented_example_parses() {
+    let readme = include_str!("../../docs/privileged-helper.md");
     let start = readme
         .find("```toml\n# /etc/xtnl/policy.toml")
-        .expect("README has the example policy");
+        .expect("docs/privileged-helper.md has the example policy");
     let body = &readme[start + "```toml\n".len()..];
     let end = body.find("```").unwrap();
     let p = Policy::parse(&body[..end], Path::new("/etc/xtnl/policy.toml")).unwrap();
     assert_eq!(p.allow.len(), 6);
-    // The README's sample denial names this line.
+    // The documented sample denial names this line.
     assert_eq!(p.allow[1].line, 12);
     assert!(readme.contains("policy /etc/xtnl/policy.toml:12 allows add-rule, delete-rule in ip nat chains PREROUTING only (rules must jump to vcld-*); denied: add-rule in ip nat PREROUTING (a rule jumping to foo)"));
     let m = denial(check_ops(

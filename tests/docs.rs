@@ -1,0 +1,232 @@
+//! The documentation against the code it describes (no root needed): every command of `xtnl
+//! help` is in docs/cli.md, the error table there gives each error the exit status the code
+//! gives it, docs/json.md names every JSON error kind and its example document is one
+//! `xtnl apply` accepts, and every relative link of the README and docs/ leads to a file
+//! that exists. (The example policy of docs/privileged-helper.md and its sample denial are
+//! checked by the unit test `policy::tests::the_documented_example_parses`.)
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{run_ok, xtnl_bin};
+use xtnl::error::{Error, OpFailure};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn doc(name: &str) -> String {
+    std::fs::read_to_string(root().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The command phrases of `xtnl help`: the lowercase words that start a line of its command
+/// list (two-space indent), up to the first argument.
+fn help_commands() -> Vec<String> {
+    let help = run_ok(xtnl_bin(), &["help"]);
+    let list = help
+        .split_once("\ncommands:\n")
+        .expect("`xtnl help` has a command list")
+        .1;
+    let mut commands = Vec::new();
+    for line in list.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let t = line.trim_start();
+        if indent != 2 || !t.starts_with(|c: char| c.is_ascii_lowercase()) {
+            continue;
+        }
+        let head = t.split("  ").next().unwrap_or_default();
+        let words: Vec<&str> = head
+            .split_whitespace()
+            .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+            .collect();
+        commands.push(words.join(" "));
+    }
+    commands
+}
+
+#[test]
+fn every_command_of_the_help_is_in_cli_md() {
+    let commands = help_commands();
+    for c in [
+        "demo",
+        "restore",
+        "apply",
+        "reservation setup",
+        "teardown",
+        "help",
+    ] {
+        assert!(
+            commands.iter().any(|x| x == c),
+            "help parse lost {c:?}: {commands:?}"
+        );
+    }
+    let cli = doc("docs/cli.md");
+    let missing: Vec<&String> = commands.iter().filter(|c| !cli.contains(*c)).collect();
+    assert!(
+        missing.is_empty(),
+        "in `xtnl help` but not in docs/cli.md: {missing:?}"
+    );
+}
+
+fn refused(errno: i32) -> OpFailure {
+    OpFailure {
+        index: 0,
+        op: "add rule ip nat vcld-5205".into(),
+        errno,
+        ext_ack: None,
+    }
+}
+
+/// One error of every variant the library has (`ErrorKind` is non-exhaustive, so a new kind
+/// comes with a new line here and a new row in the table).
+fn samples() -> Vec<Error> {
+    let io = || std::io::Error::from_raw_os_error(libc::EIO);
+    vec![
+        Error::LockBusy {
+            path: PathBuf::from("/run/xtables.lock"),
+            waited: None,
+        },
+        Error::LockFile {
+            path: PathBuf::from("/run/xtables.lock"),
+            source: io(),
+        },
+        Error::NotFound(refused(libc::ENOENT)),
+        Error::AlreadyExists(refused(libc::EEXIST)),
+        Error::InUse(refused(libc::EBUSY)),
+        Error::NotPermitted {
+            context: "sendmsg".into(),
+        },
+        Error::Unsupported(refused(libc::EOPNOTSUPP)),
+        Error::Rejected(refused(libc::EINVAL)),
+        Error::GenerationConflict { attempts: 32 },
+        Error::Netlink {
+            context: "recvmsg",
+            source: io(),
+        },
+        Error::InvalidInput("bad".into()),
+        Error::Precondition("Index of insertion too big.".into()),
+        Error::NoSuchTable("natt".into()),
+        Error::PolicyDenied("denied".into()),
+        Error::PolicyInvalid("invalid".into()),
+    ]
+}
+
+/// The rows of the first markdown table after `heading`: cells of each row, trimmed.
+fn table_after(text: &str, heading: &str) -> Vec<Vec<String>> {
+    let from = text
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading:?}"));
+    text[from..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_error_table_gives_each_error_its_exit_status() {
+    let rows = table_after(&doc("docs/cli.md"), "## Errors and exit statuses");
+    assert!(rows.len() >= 9, "{rows:?}");
+    for e in samples() {
+        let kind = format!("`{:?}`", e.kind());
+        let statuses: Vec<&str> = rows
+            .iter()
+            .filter(|r| r[0].contains(&kind))
+            .map(|r| r.last().unwrap().as_str())
+            .collect();
+        assert!(
+            statuses.contains(&e.exit_status().to_string().as_str()),
+            "{e:?}: kind {kind} exits {}, the table says {statuses:?}",
+            e.exit_status()
+        );
+    }
+}
+
+#[test]
+fn json_md_names_every_json_error_kind() {
+    let json = doc("docs/json.md");
+    for e in samples() {
+        let name = xtnl::json::kind_name(e.kind());
+        assert!(
+            json.contains(&format!("`{name}`")),
+            "docs/json.md does not name the error kind {name:?}"
+        );
+    }
+}
+
+#[test]
+fn json_md_example_document_is_accepted() {
+    let json = doc("docs/json.md");
+    let from = json
+        .find("Document, version 1")
+        .expect("the example document");
+    let body = &json[from..];
+    let start = body.find("```json\n").expect("a json block") + "```json\n".len();
+    let end = start + body[start..].find("```").unwrap();
+    let d = xtnl::json::parse(&body.as_bytes()[start..end])
+        .unwrap_or_else(|e| panic!("docs/json.md's example document: {e}"));
+    assert_eq!(d.transactions.len(), 1);
+    assert_eq!(d.transactions[0].operations.len(), 12);
+}
+
+/// Relative links `[text](path)` and `[text](path#anchor)` of a markdown file.
+fn local_links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        rest = &rest[i + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = &rest[..end];
+        if !target.contains("://") && !target.starts_with('#') && !target.starts_with("mailto:") {
+            out.push(target.split('#').next().unwrap_or_default().to_owned());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_of_the_documentation_leads_to_a_file() {
+    let mut files = vec![root().join("README.md")];
+    for e in std::fs::read_dir(root().join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    assert!(files.len() >= 10, "{files:?}");
+    let mut broken = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for link in local_links(&text) {
+            if !f.parent().unwrap().join(&link).exists() {
+                broken.push(format!("{}: {link}", f.display()));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to nothing: {broken:?}");
+}
+
+/// What a newcomer needs is in the README, and only that: the two set-up commands, the
+/// drop-in, the library, and a link to each page of docs/.
+#[test]
+fn the_readme_links_every_page_of_docs() {
+    let readme = doc("README.md");
+    for cmd in ["cargo run --release -- demo", "bash .ci/run"] {
+        assert!(readme.contains(cmd), "README lost {cmd:?}");
+    }
+    for e in std::fs::read_dir(root().join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            let name = format!("](docs/{})", p.file_name().unwrap().to_str().unwrap());
+            assert!(readme.contains(&name), "README does not link {name}");
+        }
+    }
+}
