@@ -60,7 +60,8 @@ pub enum AuditTarget {
 }
 
 impl AuditTarget {
-    /// `syslog`, `stderr` or `off` (the `--audit` and policy spellings); `None` for anything else.
+    /// `syslog`, `stderr` or `off`, as `--audit` and `XTNL_AUDIT` spell it; `None` for anything
+    /// else.
     pub fn parse(s: &str) -> Option<AuditTarget> {
         Some(match s {
             "syslog" => AuditTarget::Syslog,

@@ -186,8 +186,8 @@ pub struct Touch {
 }
 
 impl Touch {
-    /// A touch of `verb` on `chain` (or on the whole table) with no jump, handle or operation
-    /// index yet; the builders' callers fill those in.
+    /// A touch of `verb` on `chain` (`None`: the whole table), with no jump target or handle,
+    /// operation #0 and an empty description; callers set the public fields that apply.
     pub fn new(family: Family, table: &str, chain: Option<&str>, verb: Verb) -> Touch {
         Touch {
             family,
@@ -412,7 +412,7 @@ pub struct Allow {
     pub family: Option<Family>,
     /// `table = "..."`: the table the entry applies to.
     pub table: String,
-    /// `chains = [...]`: patterns of the chains (or sets) it covers.
+    /// `chains = [...]`: patterns of the chains it covers.
     pub chains: Vec<Pattern>,
     /// `verbs = [...]`: what it allows on them.
     pub verbs: Vec<Verb>,

@@ -115,7 +115,8 @@ pub struct Engine {
     pub executed: u64,
     /// Group commits made, and groups that failed and were split.
     pub groups: u64,
-    /// Group commits that the kernel refused, which were then split and re-run one by one.
+    /// Groups that could not commit together (planning, the policy or the kernel refused a
+    /// part), whose requests then ran one by one.
     pub split_groups: u64,
 }
 

@@ -42,11 +42,11 @@ pub enum Body {
         /// Only this chain; `None` for the whole table.
         chain: Option<String>,
     },
-    /// `"save"`: iptables-save text of one table or all of them.
+    /// `"save"`: iptables' tables as JSON (what `save --json` prints), one or all of them.
     Save {
         /// The family to save (`ipv4` or `ipv6`).
         family: Family,
-        /// Only this table; `None` for every table.
+        /// Only this table; `None` for every iptables table of the family.
         table: Option<String>,
     },
 }
