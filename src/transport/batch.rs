@@ -30,7 +30,8 @@ pub struct Batch {
 /// What a committed batch sent back besides ACKs: echoed objects (NLM_F_ECHO), by operation.
 #[derive(Debug, Default)]
 pub struct BatchReply {
-    /// `(operation index, nf_tables message type, echoed attributes)`, in the order received.
+    /// Per echoed message, in the order received: the operation's index, the nf_tables
+    /// message type, and the payload (`nfgenmsg` header, then the attributes).
     pub echoes: Vec<(usize, u8, Vec<u8>)>,
 }
 
