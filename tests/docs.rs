@@ -1,8 +1,8 @@
 //! The documentation against the code it describes (no root needed): every command of `xtnl
 //! help` is in docs/cli.md, the error table there gives each error the exit status the code
 //! gives it, docs/json.md names every JSON error kind and its example document is one
-//! `xtnl apply` accepts, and every relative link of the README and docs/ leads to a file
-//! that exists. (The example policy of docs/privileged-helper.md and its sample denial are
+//! `xtnl apply` accepts, the bounds docs/privileged-helper.md states are `xtnl::limits`'s,
+//! and every relative link of the README and docs/ leads to a file that exists. (The example policy of docs/privileged-helper.md and its sample denial are
 //! checked by the unit test `policy::tests::the_documented_example_parses`.)
 
 mod common;
@@ -229,4 +229,57 @@ fn the_readme_links_every_page_of_docs() {
             assert!(readme.contains(&name), "README does not link {name}");
         }
     }
+}
+
+/// The bounds docs/privileged-helper.md states are the ones `xtnl::limits` enforces.
+#[test]
+fn the_documented_bounds_are_the_code_s() {
+    use xtnl::limits::*;
+    let text = doc("docs/privileged-helper.md");
+    let from = text
+        .find("**Bounded inputs**")
+        .expect("the bounds paragraph");
+    let para: String = text[from..]
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let thousands = |n: usize| {
+        let s = n.to_string();
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    for claim in [
+        format!("at most {MAX_IPTABLES_CHAIN_LEN} in iptables' tables"),
+        format!("comments at most {MAX_IPTABLES_COMMENT_LEN} bytes in iptables' tables"),
+        format!(
+            "restore files {} MiB and {} MiB per line",
+            MAX_RESTORE_BYTES >> 20,
+            MAX_RESTORE_LINE >> 20
+        ),
+        format!(
+            "JSON documents {} MiB and {} operations per transaction",
+            MAX_JSON_DOCUMENT_BYTES >> 20,
+            thousands(MAX_JSON_OPERATIONS)
+        ),
+        format!(
+            "2^{} operations in any transaction",
+            MAX_TRANSACTION_OPS.trailing_zeros()
+        ),
+        format!("policy files {} MiB", MAX_POLICY_BYTES >> 20),
+    ] {
+        assert!(
+            para.contains(&claim),
+            "docs/privileged-helper.md: no {claim:?} in {para:?}"
+        );
+    }
+    assert!(MAX_TRANSACTION_OPS.is_power_of_two());
 }
