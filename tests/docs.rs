@@ -283,3 +283,46 @@ fn the_documented_bounds_are_the_code_s() {
     }
     assert!(MAX_TRANSACTION_OPS.is_power_of_two());
 }
+
+/// The README's "library in ten lines", compiled here (never run: it needs root and would
+/// change the ruleset); `the_readme_library_example_is_the_compiled_one` keeps the two equal.
+#[allow(dead_code)]
+#[rustfmt::skip]
+fn readme_library_example() -> Result<(), Box<dyn std::error::Error>> {
+    // BEGIN README
+    use xtnl::model::{Action, Family, L4Proto, NatTarget, PortRange, Rule};
+    use xtnl::nft::{ChainSpec, Session, TableRef, Transaction};
+
+    let mut s = Session::open()?;                   // one netlink socket, kept by a long-lived agent
+    let nat = TableRef::new(Family::Ipv4, "nat");
+    let mut tx = Transaction::new();
+    tx.ensure_chain(&nat, ChainSpec::regular("vcld-5205"))
+      .insert_rule(&nat.chain("PREROUTING"), Rule::new().action(Action::Jump("vcld-5205".into())))
+      .insert_rule(&nat.chain("vcld-5205"), Rule::new().protocol(L4Proto::Tcp).dport(PortRange::single(50443))
+          .action(Action::Dnat(NatTarget { addr: "192.0.2.3".parse()?, ports: Some(PortRange::single(3389)) })));
+    s.commit(&tx)?;                                 // one batch in one sendmsg: all of it or none
+    // END README
+    Ok(())
+}
+
+#[test]
+fn the_readme_library_example_is_the_compiled_one() {
+    let readme = doc("README.md");
+    let from = readme
+        .find("## The library in ten lines")
+        .expect("the README's library section");
+    let start = from + readme[from..].find("```rust\n").expect("its code") + "```rust\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let this = include_str!("docs.rs");
+    let (_, rest) = this.split_once("    // BEGIN README\n").unwrap();
+    let (compiled, _) = rest.split_once("    // END README").unwrap();
+    let compiled: Vec<&str> = compiled
+        .lines()
+        .map(|l| l.strip_prefix("    ").unwrap_or(l))
+        .collect();
+    let shown: Vec<&str> = readme[start..end].lines().collect();
+    assert_eq!(
+        shown, compiled,
+        "README.md's library example differs from the compiled one"
+    );
+}
