@@ -2,7 +2,8 @@
 //! help` is in docs/cli.md, the error table there gives each error the exit status the code
 //! gives it, docs/json.md names every JSON error kind and its example document is one
 //! `xtnl apply` accepts, the bounds docs/privileged-helper.md states are `xtnl::limits`'s,
-//! and every relative link of the README and docs/ leads to a file that exists. (The example policy of docs/privileged-helper.md and its sample denial are
+//! the README's library example is code this file compiles, and every relative link of the
+//! README and docs/ leads to a file that exists. (The example policy of docs/privileged-helper.md and its sample denial are
 //! checked by the unit test `policy::tests::the_documented_example_parses`.)
 
 mod common;
