@@ -821,3 +821,147 @@ fn a_handle_commits_in_one_round_trip_and_replans_after_an_outside_change() {
         assert_eq!(owner_of(&mut h, 2222), None);
     });
 }
+
+/// Two handles (two agents) in one namespace, each in its own thread, race: each adds and
+/// removes forwards of its own reservation and fights for one key. Each handle's cache is
+/// made stale by the other's commits all the time; the pinned batches must still give
+/// exactly the answers reads would: no forward of one reservation is removed or
+/// overwritten by the other, and the contested key changes hands only when free.
+#[test]
+fn two_racing_handles_never_touch_each_others_forwards() {
+    use xtnl::lock::LockMode;
+    use xtnl::model::Family;
+    use xtnl::nathost::map::{MapLayout, MapOp, list_forwards};
+    use xtnl::nathost::{Forward, Outcome};
+    use xtnl::nft::Session;
+
+    common::in_netns(|| {
+        let open = || {
+            MapLayout::new(
+                Session::builder()
+                    .lock_mode(LockMode::Never)
+                    .open()
+                    .unwrap(),
+                Family::Ipv4,
+            )
+        };
+        let mut first = open();
+        first
+            .run(MapOp::Setup {
+                reservation: "warm".into(),
+                forwards: Vec::new(),
+            })
+            .unwrap();
+        const ROUNDS: u16 = 300;
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let agent = move |name: &'static str, base: u16, addr: &'static str| {
+            let start = barrier.clone();
+            let fwd =
+                |port: u16| Forward::parse_spec(&format!("eth1:tcp/{port}={addr}:22")).unwrap();
+            let mut h = open();
+            h.run(MapOp::Setup {
+                reservation: name.into(),
+                forwards: Vec::new(),
+            })
+            .unwrap();
+            start.wait();
+            // (contested adds that changed, contested removes that changed)
+            let mut log = Vec::new();
+            for i in 0..ROUNDS {
+                let r = h
+                    .run(MapOp::ForwardAdd {
+                        reservation: name.into(),
+                        forward: fwd(base + i),
+                    })
+                    .unwrap();
+                assert_eq!(r.outcome, Outcome::Changed, "{name} own add {i}");
+                if i % 3 == 0 {
+                    let r = h
+                        .run(MapOp::ForwardRemove {
+                            reservation: name.into(),
+                            key: fwd(base + i).key(),
+                            to: None,
+                        })
+                        .unwrap();
+                    assert_eq!(r.outcome, Outcome::Changed, "{name} own remove {i}");
+                }
+                match h.run(MapOp::ForwardAdd {
+                    reservation: name.into(),
+                    forward: fwd(9000),
+                }) {
+                    Ok(r) if r.outcome == Outcome::Changed => log.push('+'),
+                    Ok(r) => assert_eq!(r.outcome, Outcome::Unchanged),
+                    Err(e) => assert!(
+                        e.innermost().to_string().contains("belongs to reservation"),
+                        "{e:?}"
+                    ),
+                }
+                if i % 2 == 1 {
+                    let r = h
+                        .run(MapOp::ForwardRemove {
+                            reservation: name.into(),
+                            key: fwd(9000).key(),
+                            to: None,
+                        })
+                        .unwrap();
+                    if r.outcome == Outcome::Changed {
+                        log.push('-');
+                    }
+                }
+            }
+            (log, h.stats())
+        };
+        let (agent_a, agent_b) = (agent.clone(), agent);
+        let a = std::thread::spawn(move || agent_a("a", 1000, "192.0.2.1"));
+        let b = std::thread::spawn(move || agent_b("b", 2000, "192.0.2.2"));
+        let (log_a, stats_a) = a.join().unwrap();
+        let (log_b, stats_b) = b.join().unwrap();
+        // The handles did plan again (their caches went stale) and did commit from cache.
+        assert!(
+            stats_a.replanned + stats_b.replanned > 0,
+            "{stats_a:?} {stats_b:?}"
+        );
+        assert!(
+            stats_a.from_cache > 0 && stats_b.from_cache > 0,
+            "{stats_a:?} {stats_b:?}"
+        );
+        let left = list_forwards(first.session(), Family::Ipv4).unwrap();
+        for (name, base, addr) in [("a", 1000u16, "192.0.2.1"), ("b", 2000, "192.0.2.2")] {
+            let mut own: Vec<u16> = left
+                .iter()
+                .filter(|f| f.reservation == name && f.forward.public_port != 9000)
+                .map(|f| {
+                    assert_eq!(f.forward.to.ip().to_string(), addr);
+                    f.forward.public_port
+                })
+                .collect();
+            own.sort();
+            let want: Vec<u16> = (0..ROUNDS)
+                .filter(|i| i % 3 != 0)
+                .map(|i| base + i)
+                .collect();
+            assert_eq!(own, want, "{name}'s own forwards");
+        }
+        // A handle removes the contested key only while it holds it: its successes
+        // alternate, starting with an add.
+        let mut held = 0;
+        for (name, log) in [("a", &log_a), ("b", &log_b)] {
+            let mut mine = false;
+            for c in log.iter() {
+                assert_eq!(*c == '+', !mine, "{name}: {log:?}");
+                mine = !mine;
+            }
+            let owner = left
+                .iter()
+                .find(|f| f.forward.public_port == 9000)
+                .map(|f| f.reservation.clone());
+            assert_eq!(
+                mine,
+                owner.as_deref() == Some(name),
+                "{name}: {log:?} {owner:?}"
+            );
+            held += usize::from(mine);
+        }
+        assert!(held <= 1);
+    });
+}
