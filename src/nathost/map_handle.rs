@@ -192,16 +192,7 @@ impl MapLayout {
             // The kernel refused the pinned batch; the session planned it again from reads.
             self.stats.replanned += 1;
         }
-        // A committed batch moves the generation by one (skipping 0, which no generation
-        // has); if another commit lands before the next batch, that batch is refused and
-        // planned again, so a wrong guess costs a round trip, never a wrong plan.
-        let next = |g: u32| {
-            if ops == 0 {
-                g
-            } else {
-                g.wrapping_add(1).max(1)
-            }
-        };
+        let next = |g: u32| if ops == 0 { g } else { next_generation(g) };
         self.cache = match (learnt.generation, learnt.layout) {
             (Some(g), true) => {
                 let mut cache = if from_cache {
@@ -225,4 +216,14 @@ impl MapLayout {
             attempts + extra_attempts,
         )
     }
+}
+
+/// The generation after a commit pinned to `g`: nf_tables holds its commit mutex from the
+/// batch's generation check to the end of the commit, and the commit adds one to the
+/// generation, skipping 0 (a genid attribute of 0 means "do not check"). If another commit
+/// lands before the handle's next batch, that batch is refused and planned again, so a wrong
+/// guess would cost a round trip, never a wrong plan (tests/nathost_map.rs checks that the
+/// guess holds: one round trip per operation in the steady state).
+pub(super) fn next_generation(g: u32) -> u32 {
+    g.wrapping_add(1).max(1)
 }
