@@ -9,6 +9,8 @@
 //! the namespaces also when an assertion fails.
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve_support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
@@ -963,5 +965,77 @@ fn two_racing_handles_never_touch_each_others_forwards() {
             held += usize::from(mine);
         }
         assert!(held <= 1);
+    });
+}
+
+/// `xtnl serve` applies `"layout": "map"` operations to the map layout (not to iptables'
+/// nat table), through a handle it keeps per namespace and family: a steady-state request
+/// commits on its first attempt, and a change from outside between two requests still gives
+/// the answer reads give.
+#[test]
+fn serve_applies_the_map_layout_through_a_handle() {
+    use serde_json::json;
+    common::in_netns(|| {
+        let server = serve_support::Server::start(&["--audit", "off"], &[]);
+        let mut c = server.client();
+        let fwd = |port: u32| {
+            json!({"protocol": "tcp", "public_port": port, "to": "192.0.2.3:3389",
+                   "in_interface": "eth1"})
+        };
+        let call = |c: &mut serve_support::Client, op: serde_json::Value| {
+            c.call(&json!({"id": 1, "operations": [op]}))
+        };
+        let r = call(
+            &mut c,
+            json!({"op": "reservation_setup", "chain": "vcld-1", "layout": "map",
+                   "forwards": [fwd(50443)]}),
+        );
+        assert_eq!(r["ok"], true, "{r}");
+        for port in [50444, 50445] {
+            let r = call(
+                &mut c,
+                json!({"op": "forward_add", "chain": "vcld-1", "layout": "map", "forward": fwd(port)}),
+            );
+            assert_eq!(r["ok"], true, "{r}");
+            assert_eq!(r["transactions"][0]["attempts"], 1, "{r}");
+        }
+        let map = common::run_ok("nft", &["list", "map", "ip", "xtnl_nat", "forwards"]);
+        for port in ["50443", "50444", "50445"] {
+            assert!(map.contains(port) && map.contains("vcld-1"), "{map}");
+        }
+        let nat = common::run("nft", &["list", "ruleset"]);
+        assert!(
+            !String::from_utf8_lossy(&nat.stdout).contains("chain vcld-1"),
+            "no reservation chain: {}",
+            String::from_utf8_lossy(&nat.stdout)
+        );
+        // From outside: another reservation takes a key; the next request is planned again.
+        common::run_ok(
+            "nft",
+            &[
+                "add",
+                "element",
+                "ip",
+                "xtnl_nat",
+                "forwards",
+                r#"{ "eth1" . tcp . 50446 comment "vcld-2" : 192.0.2.9 . 22 }"#,
+            ],
+        );
+        let r = call(
+            &mut c,
+            json!({"op": "forward_add", "chain": "vcld-1", "layout": "map", "forward": fwd(50446)}),
+        );
+        assert_eq!(r["ok"], false, "{r}");
+        assert!(
+            r.to_string().contains("belongs to reservation vcld-2"),
+            "{r}"
+        );
+        let r = call(
+            &mut c,
+            json!({"op": "teardown", "chain": "vcld-1", "layout": "map"}),
+        );
+        assert_eq!(r["ok"], true, "{r}");
+        let map = common::run_ok("nft", &["list", "map", "ip", "xtnl_nat", "forwards"]);
+        assert!(!map.contains("vcld-1") && map.contains("vcld-2"), "{map}");
     });
 }

@@ -104,6 +104,22 @@ impl MapLayout {
         })
     }
 
+    /// [`MapLayout::transact`] of NAT-host [`crate::nathost::Operation`]s (a JSON document's).
+    pub fn transact_operations(
+        &mut self,
+        ops: &[crate::nathost::Operation],
+    ) -> Result<(Vec<OperationResult>, u32)> {
+        let map_ops = ops
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                MapOp::from_operation(o)
+                    .map_err(|e| e.context(format!("operation {i} ({})", o.kind())))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.transact(&map_ops)
+    }
+
     /// Plans and commits the operations as one atomic transaction: from the cache when the
     /// handle holds one, else (and whenever that fails) from reads.
     pub fn transact(&mut self, ops: &[MapOp]) -> Result<(Vec<OperationResult>, u32)> {
