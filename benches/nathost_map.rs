@@ -3,15 +3,20 @@
 //! (the chain layout and the iptables tools up to 10,000 reservations).
 //!
 //! Per N, in a fresh network namespace:
-//! - map layout (library, one long-lived session): set-up of a reservation with one forward,
-//!   a forward add, a forward remove, and the teardown given the reservation's forwards, in a
-//!   map already holding N forwards; each timed after a settle (see src/bench/scaling.rs);
+//! - map layout (library): set-up of a reservation with one forward, a forward add, a
+//!   forward remove, and the teardown given the reservation's forwards, in a map already
+//!   holding N forwards; each timed after a settle (see src/bench/scaling.rs). Three rows
+//!   each: `map:` a long-lived [`MapLayout`] handle in the steady state (planned from its
+//!   cache, pinned to the generation: one round trip); `map, no cache:` a one-shot caller
+//!   (`map::run_one`: a read round trip, then the commit); `map, after another writer:` the
+//!   handle right after another socket committed (the pinned batch is refused, the operation
+//!   is planned again from reads);
 //! - bare kernel batch: the element message alone (one NEWSETELEM, one DELSETELEM), sent as a
 //!   hand-built batch on the same socket (no reads, no generation id);
 //! - nft: `nft add element` of one forward (a process, cache loading included);
-//! - chain layout (library) and the agent's commands through iptables-nft and
-//!   iptables-legacy -w (set-up: -N, -I PREROUTING jump, -I chain DNAT; teardown: -F, -D
-//!   jump, -X) with N reservation chains in table nat;
+//! - chain layout (library) and the agent's command sequences through iptables-nft and
+//!   iptables-legacy -w, listings included (set-up: -S, -N, -I PREROUTING jump, -S, -I chain
+//!   DNAT; teardown: -S, -F, -S, -D jump, -X) with N reservation chains in table nat;
 //! - the map layout beside N iptables-nft reservation chains (a commit pays for the other
 //!   tables of its namespace too);
 //! - populating N forwards in one transaction: the library in a child process (time, peak
@@ -29,7 +34,7 @@ use std::time::{Duration, Instant};
 use xtnl::bench::Stats;
 use xtnl::lock::LockMode;
 use xtnl::model::Family;
-use xtnl::nathost::map::{self, MapOp};
+use xtnl::nathost::map::{self, MapLayout, MapOp};
 use xtnl::nathost::{self, Forward, ForwardProtocol, Reservation};
 use xtnl::nft::Session;
 use xtnl::nft::set::SetOp;
@@ -137,46 +142,118 @@ fn map_layout(n: usize, k: usize, beside_chains: usize, out: &mut Table, notes: 
     };
     let key = |op: &str| -> &'static str { Box::leak(format!("{tag}{op}").into_boxed_str()) };
     let fam = Family::Ipv4;
+    // The library as a long-lived agent uses it: one handle, warmed by one operation.
+    let mut h = MapLayout::new(s, fam);
+    h.run(MapOp::Setup {
+        reservation: "warm-up".into(),
+        forwards: Vec::new(),
+    })
+    .expect("warm-up");
+    // Another writer: a second socket committing an unrelated element.
+    let mut other = NlSocket::open().expect("netlink socket");
+    let mut other_port = 40_000u16;
+    let mut other_commit = |sock: &mut NlSocket| {
+        other_port += 1;
+        let (m, e) = map::element(
+            fam,
+            "other",
+            &fwd(Some("eth5"), ForwardProtocol::Tcp, other_port),
+        )
+        .expect("element");
+        let list = ElemListRepr {
+            family: nfproto::IPV4,
+            table: map::TABLE.into(),
+            set: m.into(),
+            set_id: None,
+            elements: vec![e],
+        };
+        let mut b = Batch::new(sock, None);
+        b.push(
+            msg::NEWSETELEM,
+            nfproto::IPV4,
+            NLM_F_CREATE,
+            "other".into(),
+            |w| list.emit(w),
+        );
+        assert!(b.commit(sock).is_ok(), "other writer");
+    };
     for j in 0..k {
         let res = format!("r-{j}");
         let f1 = fwd(Some("eth2"), ForwardProtocol::Tcp, 1000 + j as u16);
         let f2 = fwd(Some("eth2"), ForwardProtocol::Udp, 1000 + j as u16);
-        let mut run = |op: &str, m: MapOp| {
-            let v = out.entry((key(op), n)).or_default();
+        let ops = [
+            (
+                "set-up",
+                MapOp::Setup {
+                    reservation: res.clone(),
+                    forwards: vec![f1.clone()],
+                },
+            ),
+            (
+                "forward add",
+                MapOp::ForwardAdd {
+                    reservation: res.clone(),
+                    forward: f2.clone(),
+                },
+            ),
+            (
+                "forward remove",
+                MapOp::ForwardRemove {
+                    reservation: res.clone(),
+                    key: f2.key(),
+                    to: None,
+                },
+            ),
+            (
+                "teardown (forwards given)",
+                MapOp::Teardown {
+                    reservation: res.clone(),
+                    forwards: Some(vec![f1.key()]),
+                },
+            ),
+        ];
+        // Handle, steady state: planned from its cache, one round trip.
+        for (op, m) in ops.clone() {
+            let v = out.entry((key(&format!("map: {op}")), n)).or_default();
             timed(v, || {
-                map::run_one(&mut s, fam, m).expect(op);
+                let r = h.run(m).expect(op);
+                assert_eq!(r.attempts, 1, "{op}: planned again");
             });
-        };
-        run(
-            "map: set-up",
-            MapOp::Setup {
-                reservation: res.clone(),
-                forwards: vec![f1.clone()],
-            },
-        );
-        run(
-            "map: forward add",
-            MapOp::ForwardAdd {
-                reservation: res.clone(),
-                forward: f2.clone(),
-            },
-        );
-        run(
-            "map: forward remove",
-            MapOp::ForwardRemove {
-                reservation: res.clone(),
-                key: f2.key(),
-                to: None,
-            },
-        );
-        run(
-            "map: teardown (forwards given)",
-            MapOp::Teardown {
-                reservation: res,
-                forwards: Some(vec![f1.key()]),
-            },
-        );
+        }
+        // No cache (a one-shot caller: `xtnl forward add`, `run_one`): reads, then commits.
+        if beside_chains == 0 {
+            for (op, m) in ops.clone() {
+                let v = out
+                    .entry((key(&format!("map, no cache: {op}")), n))
+                    .or_default();
+                timed(v, || {
+                    map::run_one(h.session(), fam, m).expect(op);
+                });
+            }
+            // Handle, after another writer's commit: the pinned batch is refused and the
+            // operation planned again from reads.
+            for (op, m) in ops {
+                let v = out
+                    .entry((key(&format!("map, after another writer: {op}")), n))
+                    .or_default();
+                other_commit(&mut other);
+                timed(v, || {
+                    let r = h.run(m).expect(op);
+                    assert!(r.attempts >= 2, "{op}: not planned again");
+                });
+            }
+        }
     }
+    let stats = h.stats();
+    notes.push(format!(
+        "N = {n}{}: handle {stats:?}",
+        if beside_chains > 0 {
+            " beside chains"
+        } else {
+            ""
+        }
+    ));
+    let mut s = h.into_session();
     if beside_chains > 0 {
         return;
     }
@@ -316,14 +393,35 @@ fn chain_layout(n: usize, k: usize, tools_k: usize, out: &mut Table) {
                 String::from_utf8_lossy(&o.stderr)
             );
         };
-        let setup_key: &'static str =
-            Box::leak(format!("{tool}: set-up (3 commands)").into_boxed_str());
-        let down_key: &'static str =
-            Box::leak(format!("{tool}: teardown (3 commands)").into_boxed_str());
+        // The agent's sequences (/work/shared/notes/nat-host-workload.md), with its listings:
+        // set-up lists the nat table (is the chain there, does a jump to it exist), creates
+        // the chain, inserts the jump, lists again (is an equal DNAT rule there) and inserts
+        // the DNAT rule; teardown lists, flushes the chain, lists again (which rules jump to
+        // it), deletes the jump and the chain. The agent's save to a file after each change
+        // is left out (no other row saves either).
+        let list = || {
+            let mut cmd = Command::new(if legacy {
+                "iptables-legacy"
+            } else {
+                "iptables-nft"
+            });
+            if legacy {
+                cmd.arg("-w");
+            }
+            let o = cmd.args(["-t", "nat", "-S"]).output().expect("iptables -S");
+            assert!(o.status.success() && !o.stdout.is_empty(), "iptables -S");
+        };
+        let setup_key: &'static str = Box::leak(
+            format!("{tool}: set-up (agent: -S, -N, -I jump, -S, -I DNAT)").into_boxed_str(),
+        );
+        let down_key: &'static str = Box::leak(
+            format!("{tool}: teardown (agent: -S, -F, -S, -D jump, -X)").into_boxed_str(),
+        );
         for j in 0..tools_k {
             let c = format!("tool-{j}");
             let port = (2000 + j).to_string();
             timed(out.entry((setup_key, n)).or_default(), || {
+                list();
                 ipt(&["-N", &c]);
                 ipt(&[
                     "-I",
@@ -335,6 +433,7 @@ fn chain_layout(n: usize, k: usize, tools_k: usize, out: &mut Table) {
                     "-j",
                     &c,
                 ]);
+                list();
                 ipt(&[
                     "-I",
                     &c,
@@ -353,7 +452,9 @@ fn chain_layout(n: usize, k: usize, tools_k: usize, out: &mut Table) {
                 ]);
             });
             timed(out.entry((down_key, n)).or_default(), || {
+                list();
                 ipt(&["-F", &c]);
+                list();
                 ipt(&[
                     "-D",
                     "PREROUTING",
@@ -632,6 +733,44 @@ fn main() {
             }
         }
     }
+    println!(
+        "\n## Ratio to the bare kernel batch (p50 / p50 of the bare batch, same N, same run)\n"
+    );
+    let mut header = String::from("| operation |");
+    let mut rule = String::from("|---|");
+    for n in &sizes {
+        let _ = write!(header, " N = {n} |");
+        rule.push_str("---:|");
+    }
+    println!("{header}\n{rule}");
+    for prefix in ["map: ", "map, no cache: ", "map, after another writer: "] {
+        for op in [
+            "set-up",
+            "forward add",
+            "forward remove",
+            "teardown (forwards given)",
+        ] {
+            let name = format!("{prefix}{op}");
+            let bare = if op.contains("remove") || op.contains("teardown") {
+                "bare batch: delete element"
+            } else {
+                "bare batch: add element"
+            };
+            let mut line = format!("| {name} / {bare} |");
+            for n in &sizes {
+                match (
+                    table.get(&(name.as_str(), *n)).and_then(|v| Stats::of(v)),
+                    p50(bare, *n),
+                ) {
+                    (Some(a), Some(b)) => {
+                        let _ = write!(line, " {:.2}x |", a.p50.as_secs_f64() / b.as_secs_f64());
+                    }
+                    _ => line.push_str(" – |"),
+                }
+            }
+            println!("{line}");
+        }
+    }
     let svg = plot(&table, &sizes);
     let svg_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(if quick {
         "target/map-layout-quick.svg"
@@ -661,8 +800,14 @@ fn plot(table: &Table, sizes: &[usize]) -> String {
                 ("map beside chains: map: set-up", "#17becf"),
                 ("bare batch: add element", "#444444"),
                 ("chains: set-up", "#2ca02c"),
-                ("iptables-nft: set-up (3 commands)", "#ff7f0e"),
-                ("iptables-legacy -w: set-up (3 commands)", "#d62728"),
+                (
+                    "iptables-nft: set-up (agent: -S, -N, -I jump, -S, -I DNAT)",
+                    "#ff7f0e",
+                ),
+                (
+                    "iptables-legacy -w: set-up (agent: -S, -N, -I jump, -S, -I DNAT)",
+                    "#d62728",
+                ),
                 ("nft add element", "#9467bd"),
             ],
         ),
@@ -676,8 +821,14 @@ fn plot(table: &Table, sizes: &[usize]) -> String {
                 ),
                 ("bare batch: delete element", "#444444"),
                 ("chains: teardown", "#2ca02c"),
-                ("iptables-nft: teardown (3 commands)", "#ff7f0e"),
-                ("iptables-legacy -w: teardown (3 commands)", "#d62728"),
+                (
+                    "iptables-nft: teardown (agent: -S, -F, -S, -D jump, -X)",
+                    "#ff7f0e",
+                ),
+                (
+                    "iptables-legacy -w: teardown (agent: -S, -F, -S, -D jump, -X)",
+                    "#d62728",
+                ),
                 ("", ""),
             ],
         ),

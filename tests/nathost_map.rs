@@ -9,6 +9,8 @@
 //! the namespaces also when an assertion fails.
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve_support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
@@ -625,4 +627,415 @@ fn the_map_wins_over_iptables_legacy_nat_and_migrate_refuses_a_legacy_host() {
         "{}",
         text(&refused)
     );
+}
+
+/// A [`MapLayout`] handle plans from what it cached, pinned to the generation: in the steady
+/// state an operation is one round trip (the commit), and a change made from outside between
+/// two operations (by `nft`, another process) makes the next one plan again from reads, with
+/// the answer reads give. Another reservation's forward is never removed or overwritten.
+#[test]
+fn a_handle_commits_in_one_round_trip_and_replans_after_an_outside_change() {
+    use xtnl::lock::LockMode;
+    use xtnl::model::Family;
+    use xtnl::nathost::map::{MapLayout, MapOp, list_forwards};
+    use xtnl::nathost::{Forward, Outcome};
+    use xtnl::nft::Session;
+
+    common::in_netns(|| {
+        let fwd = |spec: &str| Forward::parse_spec(spec).unwrap();
+        let session = Session::builder()
+            .lock_mode(LockMode::Never)
+            .open()
+            .unwrap();
+        let mut h = MapLayout::new(session, Family::Ipv4);
+        let trips = |h: &mut MapLayout, op: MapOp| {
+            let before = h.session().socket().round_trips();
+            let rep = h.run(op);
+            (rep, h.session().socket().round_trips() - before)
+        };
+        let add = |r: &str, f: &str| MapOp::ForwardAdd {
+            reservation: r.into(),
+            forward: fwd(f),
+        };
+        let remove = |r: &str, f: &str| MapOp::ForwardRemove {
+            reservation: r.into(),
+            key: fwd(f).key(),
+            to: None,
+        };
+        let nft = |args: &str| {
+            let args: Vec<&str> = args.split_whitespace().collect();
+            common::run_ok("nft", &args)
+        };
+        let owner_of = |h: &mut MapLayout, port: u16| {
+            list_forwards(h.session(), Family::Ipv4)
+                .unwrap()
+                .into_iter()
+                .find(|f| f.forward.public_port == port)
+                .map(|f| (f.reservation, f.forward.to.to_string()))
+        };
+
+        // Cold: the first operation reads (and creates the layout).
+        let (rep, _) = trips(
+            &mut h,
+            MapOp::Setup {
+                reservation: "r-1".into(),
+                forwards: vec![fwd("eth1:tcp/1001=192.0.2.3:22")],
+            },
+        );
+        assert_eq!(rep.unwrap().outcome, Outcome::Changed);
+        assert!(
+            h.cached_generation().is_some(),
+            "a cache after the first commit"
+        );
+
+        // Steady state: one round trip each, planned from the cache.
+        let from_cache = h.stats().from_cache;
+        for (op, outcome) in [
+            (add("r-1", "eth1:tcp/1002=192.0.2.3:23"), Outcome::Changed),
+            (
+                remove("r-1", "eth1:tcp/1002=192.0.2.3:23"),
+                Outcome::Changed,
+            ),
+            (add("r-1", "eth1:udp/1003=192.0.2.3:24"), Outcome::Changed),
+            (
+                MapOp::Teardown {
+                    reservation: "r-1".into(),
+                    forwards: Some(vec![fwd("eth1:udp/1003=192.0.2.3:24").key()]),
+                },
+                Outcome::Changed,
+            ),
+        ] {
+            let kind = op.kind();
+            let (rep, n) = trips(&mut h, op);
+            let rep = rep.unwrap();
+            assert_eq!((kind, rep.outcome, rep.attempts, n), (kind, outcome, 1, 1));
+        }
+        assert_eq!(h.stats().from_cache, from_cache + 4);
+        assert_eq!(h.stats().replanned, 0);
+        // A repeat that changes nothing sends nothing: one generation check.
+        let (rep, n) = trips(&mut h, add("r-1", "eth1:tcp/1001=192.0.2.3:22"));
+        assert_eq!((rep.unwrap().outcome, n), (Outcome::Unchanged, 1));
+
+        // From outside: another reservation's forward, unknown to the handle.
+        nft(
+            r#"add element ip xtnl_nat forwards { "eth1" . tcp . 2222 comment "r-2" : 192.0.2.9 . 22 }"#,
+        );
+        let replanned = h.stats().replanned;
+        let err = h.run(add("r-1", "eth1:tcp/2222=192.0.2.3:22")).unwrap_err();
+        assert!(
+            err.innermost()
+                .to_string()
+                .contains("belongs to reservation r-2"),
+            "{err}"
+        );
+        assert_eq!(h.stats().replanned, replanned + 1);
+        let (rep, _) = trips(&mut h, remove("r-1", "eth1:tcp/2222=192.0.2.3:22"));
+        assert_eq!(rep.unwrap().outcome, Outcome::Absent);
+        assert_eq!(
+            owner_of(&mut h, 2222),
+            Some(("r-2".into(), "192.0.2.9:22".into()))
+        );
+
+        // From outside: r-1's own forward (cached as r-1's) is given to r-3. The handle's
+        // teardown of r-1 is refused by the kernel (stale generation), planned again from
+        // reads, and leaves r-3's forward alone.
+        h.run(add("r-1", "eth1:tcp/3001=192.0.2.3:22")).unwrap();
+        nft(r#"delete element ip xtnl_nat forwards { "eth1" . tcp . 3001 }"#);
+        nft(
+            r#"add element ip xtnl_nat forwards { "eth1" . tcp . 3001 comment "r-3" : 192.0.2.7 . 22 }"#,
+        );
+        let replanned = h.stats().replanned;
+        let rep = h
+            .run(MapOp::Teardown {
+                reservation: "r-1".into(),
+                forwards: Some(vec![fwd("eth1:tcp/3001=192.0.2.3:22").key()]),
+            })
+            .unwrap();
+        assert_eq!(rep.outcome, Outcome::Absent);
+        assert!(rep.attempts >= 2, "planned again: {rep:?}");
+        assert_eq!(h.stats().replanned, replanned + 1);
+        assert_eq!(
+            owner_of(&mut h, 3001),
+            Some(("r-3".into(), "192.0.2.7:22".into()))
+        );
+        // Nor does an add of r-1 overwrite it, though the stale cache said it was r-1's.
+        let err = h.run(add("r-1", "eth1:tcp/3001=192.0.2.3:22")).unwrap_err();
+        assert!(
+            err.innermost()
+                .to_string()
+                .contains("belongs to reservation r-3"),
+            "{err}"
+        );
+
+        // From outside: r-1's forward is deleted. Repeating its add from the handle (which
+        // cached it as present, so the plan is empty) finds the generation moved and adds it.
+        h.run(add("r-1", "eth1:tcp/4001=192.0.2.3:22")).unwrap();
+        nft(r#"delete element ip xtnl_nat forwards { "eth1" . tcp . 4001 }"#);
+        let rep = h.run(add("r-1", "eth1:tcp/4001=192.0.2.3:22")).unwrap();
+        assert_eq!(rep.outcome, Outcome::Changed);
+        assert_eq!(
+            owner_of(&mut h, 4001),
+            Some(("r-1".into(), "192.0.2.3:22".into()))
+        );
+
+        // An add of a key the handle does not know, that exists: the exclusive create is
+        // refused and the plan from reads says Unchanged (idempotent), not an error.
+        nft(
+            r#"add element ip xtnl_nat forwards { "eth1" . tcp . 5001 comment "r-1" : 192.0.2.3 . 22 }"#,
+        );
+        h.run(add("r-1", "eth1:tcp/1001=192.0.2.3:22")).unwrap();
+        let rep = h.run(add("r-1", "eth1:tcp/5001=192.0.2.3:22")).unwrap();
+        assert_eq!(rep.outcome, Outcome::Unchanged);
+        // With another destination it is replaced, still r-1's.
+        let rep = h.run(add("r-1", "eth1:tcp/5001=192.0.2.4:22")).unwrap();
+        assert_eq!(rep.outcome, Outcome::Changed);
+        assert_eq!(
+            owner_of(&mut h, 5001),
+            Some(("r-1".into(), "192.0.2.4:22".into()))
+        );
+
+        // Teardown without forwards and sweep remove exactly r-1's, and leave r-2's, r-3's.
+        h.run(MapOp::Teardown {
+            reservation: "r-1".into(),
+            forwards: None,
+        })
+        .unwrap();
+        let left: Vec<(String, u16)> = list_forwards(h.session(), Family::Ipv4)
+            .unwrap()
+            .into_iter()
+            .map(|f| (f.reservation, f.forward.public_port))
+            .collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(left.contains(&("r-2".into(), 2222)) && left.contains(&("r-3".into(), 3001)));
+        // After the listing the cache is complete: a sweep plans from it, in one round trip.
+        let (rep, n) = trips(
+            &mut h,
+            MapOp::Sweep {
+                prefix: "r-".into(),
+                keep: ["r-3".to_owned()].into_iter().collect(),
+            },
+        );
+        assert_eq!((rep.unwrap().outcome, n), (Outcome::Changed, 1));
+        assert_eq!(
+            owner_of(&mut h, 3001),
+            Some(("r-3".into(), "192.0.2.7:22".into()))
+        );
+        assert_eq!(owner_of(&mut h, 2222), None);
+    });
+}
+
+/// Two handles (two agents) in one namespace, each in its own thread, race: each adds and
+/// removes forwards of its own reservation and fights for one key. Each handle's cache is
+/// made stale by the other's commits all the time; the pinned batches must still give
+/// exactly the answers reads would: no forward of one reservation is removed or
+/// overwritten by the other, and the contested key changes hands only when free.
+#[test]
+fn two_racing_handles_never_touch_each_others_forwards() {
+    use xtnl::lock::LockMode;
+    use xtnl::model::Family;
+    use xtnl::nathost::map::{MapLayout, MapOp, list_forwards};
+    use xtnl::nathost::{Forward, Outcome};
+    use xtnl::nft::Session;
+
+    common::in_netns(|| {
+        let open = || {
+            MapLayout::new(
+                Session::builder()
+                    .lock_mode(LockMode::Never)
+                    .open()
+                    .unwrap(),
+                Family::Ipv4,
+            )
+        };
+        let mut first = open();
+        first
+            .run(MapOp::Setup {
+                reservation: "warm".into(),
+                forwards: Vec::new(),
+            })
+            .unwrap();
+        const ROUNDS: u16 = 300;
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let agent = move |name: &'static str, base: u16, addr: &'static str| {
+            let start = barrier.clone();
+            let fwd =
+                |port: u16| Forward::parse_spec(&format!("eth1:tcp/{port}={addr}:22")).unwrap();
+            let mut h = open();
+            h.run(MapOp::Setup {
+                reservation: name.into(),
+                forwards: Vec::new(),
+            })
+            .unwrap();
+            start.wait();
+            // (contested adds that changed, contested removes that changed)
+            let mut log = Vec::new();
+            for i in 0..ROUNDS {
+                let r = h
+                    .run(MapOp::ForwardAdd {
+                        reservation: name.into(),
+                        forward: fwd(base + i),
+                    })
+                    .unwrap();
+                assert_eq!(r.outcome, Outcome::Changed, "{name} own add {i}");
+                if i % 3 == 0 {
+                    let r = h
+                        .run(MapOp::ForwardRemove {
+                            reservation: name.into(),
+                            key: fwd(base + i).key(),
+                            to: None,
+                        })
+                        .unwrap();
+                    assert_eq!(r.outcome, Outcome::Changed, "{name} own remove {i}");
+                }
+                match h.run(MapOp::ForwardAdd {
+                    reservation: name.into(),
+                    forward: fwd(9000),
+                }) {
+                    Ok(r) if r.outcome == Outcome::Changed => log.push('+'),
+                    Ok(r) => assert_eq!(r.outcome, Outcome::Unchanged),
+                    Err(e) => assert!(
+                        e.innermost().to_string().contains("belongs to reservation"),
+                        "{e:?}"
+                    ),
+                }
+                if i % 2 == 1 {
+                    let r = h
+                        .run(MapOp::ForwardRemove {
+                            reservation: name.into(),
+                            key: fwd(9000).key(),
+                            to: None,
+                        })
+                        .unwrap();
+                    if r.outcome == Outcome::Changed {
+                        log.push('-');
+                    }
+                }
+            }
+            (log, h.stats())
+        };
+        let (agent_a, agent_b) = (agent.clone(), agent);
+        let a = std::thread::spawn(move || agent_a("a", 1000, "192.0.2.1"));
+        let b = std::thread::spawn(move || agent_b("b", 2000, "192.0.2.2"));
+        let (log_a, stats_a) = a.join().unwrap();
+        let (log_b, stats_b) = b.join().unwrap();
+        // The handles did plan again (their caches went stale) and did commit from cache.
+        assert!(
+            stats_a.replanned + stats_b.replanned > 0,
+            "{stats_a:?} {stats_b:?}"
+        );
+        assert!(
+            stats_a.from_cache > 0 && stats_b.from_cache > 0,
+            "{stats_a:?} {stats_b:?}"
+        );
+        let left = list_forwards(first.session(), Family::Ipv4).unwrap();
+        for (name, base, addr) in [("a", 1000u16, "192.0.2.1"), ("b", 2000, "192.0.2.2")] {
+            let mut own: Vec<u16> = left
+                .iter()
+                .filter(|f| f.reservation == name && f.forward.public_port != 9000)
+                .map(|f| {
+                    assert_eq!(f.forward.to.ip().to_string(), addr);
+                    f.forward.public_port
+                })
+                .collect();
+            own.sort();
+            let want: Vec<u16> = (0..ROUNDS)
+                .filter(|i| i % 3 != 0)
+                .map(|i| base + i)
+                .collect();
+            assert_eq!(own, want, "{name}'s own forwards");
+        }
+        // A handle removes the contested key only while it holds it: its successes
+        // alternate, starting with an add.
+        let mut held = 0;
+        for (name, log) in [("a", &log_a), ("b", &log_b)] {
+            let mut mine = false;
+            for c in log.iter() {
+                assert_eq!(*c == '+', !mine, "{name}: {log:?}");
+                mine = !mine;
+            }
+            let owner = left
+                .iter()
+                .find(|f| f.forward.public_port == 9000)
+                .map(|f| f.reservation.clone());
+            assert_eq!(
+                mine,
+                owner.as_deref() == Some(name),
+                "{name}: {log:?} {owner:?}"
+            );
+            held += usize::from(mine);
+        }
+        assert!(held <= 1);
+    });
+}
+
+/// `xtnl serve` applies `"layout": "map"` operations to the map layout (not to iptables'
+/// nat table), through a handle it keeps per namespace and family: a steady-state request
+/// commits on its first attempt, and a change from outside between two requests still gives
+/// the answer reads give.
+#[test]
+fn serve_applies_the_map_layout_through_a_handle() {
+    use serde_json::json;
+    common::in_netns(|| {
+        let server = serve_support::Server::start(&["--audit", "off"], &[]);
+        let mut c = server.client();
+        let fwd = |port: u32| {
+            json!({"protocol": "tcp", "public_port": port, "to": "192.0.2.3:3389",
+                   "in_interface": "eth1"})
+        };
+        let call = |c: &mut serve_support::Client, op: serde_json::Value| {
+            c.call(&json!({"id": 1, "operations": [op]}))
+        };
+        let r = call(
+            &mut c,
+            json!({"op": "reservation_setup", "chain": "vcld-1", "layout": "map",
+                   "forwards": [fwd(50443)]}),
+        );
+        assert_eq!(r["ok"], true, "{r}");
+        for port in [50444, 50445] {
+            let r = call(
+                &mut c,
+                json!({"op": "forward_add", "chain": "vcld-1", "layout": "map", "forward": fwd(port)}),
+            );
+            assert_eq!(r["ok"], true, "{r}");
+            assert_eq!(r["transactions"][0]["attempts"], 1, "{r}");
+        }
+        let map = common::run_ok("nft", &["list", "map", "ip", "xtnl_nat", "forwards"]);
+        for port in ["50443", "50444", "50445"] {
+            assert!(map.contains(port) && map.contains("vcld-1"), "{map}");
+        }
+        let nat = common::run("nft", &["list", "ruleset"]);
+        assert!(
+            !String::from_utf8_lossy(&nat.stdout).contains("chain vcld-1"),
+            "no reservation chain: {}",
+            String::from_utf8_lossy(&nat.stdout)
+        );
+        // From outside: another reservation takes a key; the next request is planned again.
+        common::run_ok(
+            "nft",
+            &[
+                "add",
+                "element",
+                "ip",
+                "xtnl_nat",
+                "forwards",
+                r#"{ "eth1" . tcp . 50446 comment "vcld-2" : 192.0.2.9 . 22 }"#,
+            ],
+        );
+        let r = call(
+            &mut c,
+            json!({"op": "forward_add", "chain": "vcld-1", "layout": "map", "forward": fwd(50446)}),
+        );
+        assert_eq!(r["ok"], false, "{r}");
+        assert!(
+            r.to_string().contains("belongs to reservation vcld-2"),
+            "{r}"
+        );
+        let r = call(
+            &mut c,
+            json!({"op": "teardown", "chain": "vcld-1", "layout": "map"}),
+        );
+        assert_eq!(r["ok"], true, "{r}");
+        let map = common::run_ok("nft", &["list", "map", "ip", "xtnl_nat", "forwards"]);
+        assert!(!map.contains("vcld-1") && map.contains("vcld-2"), "{map}");
+    });
 }

@@ -19,7 +19,9 @@
 //! Reservation membership is the element's comment: the reservation's name, then (after a
 //! space) the forward's own comment. Teardown given the reservation's forwards reads and
 //! deletes exactly those elements (O(its forwards)); teardown without them and sweep list
-//! the two maps (O(host)).
+//! the two maps (O(host)). A long-lived caller keeps a [`MapLayout`] handle, whose
+//! operations plan from what earlier ones learnt, pinned to the generation it was true at:
+//! one round trip each in the steady state (see map_handle.rs).
 
 use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
 use std::collections::BTreeSet;
@@ -472,11 +474,14 @@ fn masquerade_rule(h: &HostSetup) -> Result<Rule> {
     })
 }
 
+#[path = "map_handle.rs"]
+mod handle;
 #[path = "map_migrate.rs"]
 pub mod migrate;
 #[path = "map_plan.rs"]
 mod plan;
 
+pub use handle::{MapLayout, MapLayoutStats};
 pub use plan::{list_forwards, run_one, transact, transact_operations, transact_ops};
 
 /// Makes sure a session can plan in the layout (for callers holding a [`Session`]).

@@ -1,6 +1,11 @@
 //! Planning the map layout's operations: one read of the elements each operation names
 //! (single-element gets, many per round trip), then one commit. Operations of one
 //! transaction see the elements earlier ones add or delete.
+//!
+//! A plan may also start from state cached at a known generation ([`Cache`], kept by a
+//! [`super::handle::MapLayout`]): it reads nothing it already knows, adds a forward whose key
+//! it does not know with an exclusive create (the kernel refuses a taken key), and carries
+//! the cached generation, so that any change since makes the kernel refuse the batch.
 
 use std::collections::HashMap;
 
@@ -16,26 +21,80 @@ use crate::nft::set::SetOp;
 use crate::nft::{Reader, Session, Transaction};
 use crate::wire::set::ElemRepr;
 
+/// An element of one of the layout's maps: `(map, key)`.
+pub(super) type Key = (&'static str, Vec<u8>);
+
+/// Elements of the layout as they were at one generation (the layout existed then).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Cache {
+    pub generation: u32,
+    /// `Some`: the element; `None`: known to be absent.
+    pub elements: HashMap<Key, Option<ElemRepr>>,
+    /// Every element of both maps is in `elements` (a key not there is absent).
+    pub complete: bool,
+}
+
+/// What a plan learnt and changed, to fold into a [`Cache`] once its batch is committed.
+pub(super) struct Learnt {
+    pub outcomes: Vec<Outcome>,
+    /// The generation the plan was pinned to (`None`: it read nothing).
+    pub generation: Option<u32>,
+    /// Whether the layout exists after the plan's operations.
+    pub layout: bool,
+    pub elements: HashMap<Key, Option<ElemRepr>>,
+    pub complete: bool,
+    /// The plan started from a cache.
+    pub cached: bool,
+}
+
 /// What the plan knows of elements: the kernel's, as changed by earlier operations.
-struct View {
+struct View<'c> {
     family: Family,
     /// Whether the layout exists (or this transaction creates it); `None`: not read yet.
     layout: Option<bool>,
-    /// `(map, key)` -> the element after the operations planned so far.
-    known: HashMap<(&'static str, Vec<u8>), Option<ElemRepr>>,
+    /// State at the generation the plan is pinned to, when it starts from a cache.
+    base: Option<&'c Cache>,
+    /// `(map, key)` -> the element after the operations planned so far (read by this plan or
+    /// changed by it; takes precedence over `base`).
+    known: HashMap<Key, Option<ElemRepr>>,
     /// Both maps were listed (teardown without forwards, sweep).
     listed: bool,
     tx: Transaction,
 }
 
-impl View {
-    fn get(&mut self, r: &mut Reader<'_>, keys: &[ForwardKey]) -> Result<Vec<Option<ElemRepr>>> {
-        let wanted: Vec<(&'static str, Vec<u8>)> = keys.iter().map(element_key).collect();
-        if self.layout != Some(false) && !self.listed {
+impl View<'_> {
+    /// What is known of an element without reading: `None` if nothing.
+    fn lookup(&self, k: &Key) -> Option<Option<ElemRepr>> {
+        if let Some(e) = self.known.get(k) {
+            return Some(e.clone());
+        }
+        if self.listed {
+            return Some(None);
+        }
+        let base = self.base?;
+        match base.elements.get(k) {
+            Some(e) => Some(e.clone()),
+            None if base.complete => Some(None),
+            None => None,
+        }
+    }
+
+    /// The elements of these keys. With `presume_absent` (adds, which the kernel checks with
+    /// an exclusive create), a plan starting from a cache does not read a key it does not
+    /// know: it is taken as absent, and not recorded as known.
+    fn get(
+        &mut self,
+        r: &mut Reader<'_>,
+        keys: &[ForwardKey],
+        presume_absent: bool,
+    ) -> Result<Vec<Option<ElemRepr>>> {
+        let wanted: Vec<Key> = keys.iter().map(element_key).collect();
+        let blind = presume_absent && self.base.is_some();
+        if self.layout != Some(false) && !blind {
             for map in [FWD_MAP, FWD_ANY_MAP] {
                 let missing: Vec<Vec<u8>> = wanted
                     .iter()
-                    .filter(|(m, k)| *m == map && !self.known.contains_key(&(map, k.clone())))
+                    .filter(|(m, k)| *m == map && self.lookup(&(map, k.clone())).is_none())
                     .map(|(_, k)| k.clone())
                     .collect();
                 if missing.is_empty() || self.layout == Some(false) {
@@ -62,10 +121,7 @@ impl View {
                 }
             }
         }
-        Ok(wanted
-            .into_iter()
-            .map(|mk| self.known.get(&mk).cloned().flatten())
-            .collect())
+        Ok(wanted.iter().map(|mk| self.lookup(mk).flatten()).collect())
     }
 
     /// Every element of both maps, as planned so far.
@@ -73,10 +129,23 @@ impl View {
         if self.layout.is_none() {
             self.layout = Some(layout_present(r, self.family, false)?);
         }
+        let from_base = self.base.filter(|b| b.complete && !self.listed);
+        if let Some(base) = from_base {
+            for (k, e) in &base.elements {
+                self.known.entry(k.clone()).or_insert_with(|| e.clone());
+            }
+            self.listed = true;
+        }
         if self.layout == Some(true) && !self.listed {
             for map in [FWD_MAP, FWD_ANY_MAP] {
                 for e in r.elements(&table(self.family), map)? {
                     self.known.entry((map, e.key.clone())).or_insert(Some(e));
+                }
+            }
+            // Keys the plan knew from its cache and the listing lacks are absent.
+            if let Some(base) = self.base {
+                for k in base.elements.keys() {
+                    self.known.entry(k.clone()).or_insert(None);
                 }
             }
             self.listed = true;
@@ -139,7 +208,7 @@ fn owner(e: &ElemRepr) -> Option<String> {
     Some(c.split(' ').next().unwrap_or_default().to_owned())
 }
 
-fn plan_one(v: &mut View, r: &mut Reader<'_>, op: &MapOp) -> Result<Outcome> {
+fn plan_one(v: &mut View<'_>, r: &mut Reader<'_>, op: &MapOp) -> Result<Outcome> {
     let before = v.tx.len();
     let mut otherwise = Outcome::Unchanged;
     match op {
@@ -162,7 +231,7 @@ fn plan_one(v: &mut View, r: &mut Reader<'_>, op: &MapOp) -> Result<Outcome> {
             to,
         } => {
             otherwise = Outcome::Absent;
-            if let Some(Some(e)) = v.get(r, std::slice::from_ref(key))?.pop()
+            if let Some(Some(e)) = v.get(r, std::slice::from_ref(key), false)?.pop()
                 && owner(&e).as_deref() == Some(reservation)
             {
                 let (map, k) = element_key(key);
@@ -182,7 +251,7 @@ fn plan_one(v: &mut View, r: &mut Reader<'_>, op: &MapOp) -> Result<Outcome> {
             }
             let doomed: Vec<(&'static str, Vec<u8>)> = match forwards {
                 Some(keys) => v
-                    .get(r, keys)?
+                    .get(r, keys, false)?
                     .into_iter()
                     .zip(keys)
                     .filter(|(e, _)| {
@@ -241,13 +310,13 @@ fn plan_one(v: &mut View, r: &mut Reader<'_>, op: &MapOp) -> Result<Outcome> {
 }
 
 fn add_forwards(
-    v: &mut View,
+    v: &mut View<'_>,
     r: &mut Reader<'_>,
     reservation: &str,
     forwards: &[crate::nathost::Forward],
 ) -> Result<()> {
     let keys: Vec<ForwardKey> = forwards.iter().map(|f| f.key()).collect();
-    let current = v.get(r, &keys)?;
+    let current = v.get(r, &keys, true)?;
     // The same round trip said whether the layout exists.
     v.ensure_layout(r, false)?;
     let mut adds: HashMap<&'static str, Vec<ElemRepr>> = HashMap::new();
@@ -285,7 +354,7 @@ fn add_forwards(
     Ok(())
 }
 
-fn delete_grouped(v: &mut View, doomed: Vec<(&'static str, Vec<u8>)>) {
+fn delete_grouped(v: &mut View<'_>, doomed: Vec<(&'static str, Vec<u8>)>) {
     for map in [FWD_MAP, FWD_ANY_MAP] {
         let keys: Vec<Vec<u8>> = doomed
             .iter()
@@ -313,9 +382,25 @@ pub fn transact_ops(
     family: Family,
     ops: &[MapOp],
 ) -> Result<(Transaction, Vec<Outcome>)> {
+    let (tx, learnt) = plan(r, family, ops, None)?;
+    Ok((tx, learnt.outcomes))
+}
+
+/// Plans the operations, from `base` (state at the generation it records, to which the
+/// plan is pinned) when given, or else from reads.
+pub(super) fn plan(
+    r: &mut Reader<'_>,
+    family: Family,
+    ops: &[MapOp],
+    base: Option<&Cache>,
+) -> Result<(Transaction, Learnt)> {
+    if let Some(b) = base {
+        r.pin_to(b.generation);
+    }
     let mut v = View {
         family,
-        layout: None,
+        layout: base.map(|_| true),
+        base,
         known: HashMap::new(),
         listed: false,
         tx: Transaction::new(),
@@ -327,7 +412,17 @@ pub fn transact_ops(
                 .map_err(|e| e.context(format!("operation {i} ({})", op.kind())))?,
         );
     }
-    Ok((v.tx, outcomes))
+    Ok((
+        v.tx,
+        Learnt {
+            outcomes,
+            generation: r.pinned_generation(),
+            layout: v.layout == Some(true),
+            elements: v.known,
+            complete: v.listed,
+            cached: base.is_some(),
+        },
+    ))
 }
 
 /// Plans and commits the operations as one atomic transaction (re-planned if the ruleset

@@ -70,3 +70,9 @@ fn a_chain_layout_table_is_refused_in_the_map_layout() {
         "{err}"
     );
 }
+
+#[test]
+fn the_generation_after_a_commit_skips_zero() {
+    assert_eq!(handle::next_generation(7), 8);
+    assert_eq!(handle::next_generation(u32::MAX), 1);
+}

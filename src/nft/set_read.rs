@@ -12,6 +12,30 @@ use crate::wire::nftables::{msg, split_nfgenmsg};
 use crate::wire::set::{ElemListRepr, ElemRepr, SetDefRepr, field, flags};
 
 impl Reader<'_> {
+    /// Pins the plan to a generation the caller already knows (state it cached from an
+    /// earlier plan), without reading it: the commit carries it, and the kernel refuses the
+    /// batch (ERESTART, and the plan runs again) if anything changed since. Does nothing if
+    /// the plan has read already.
+    pub fn pin_to(&mut self, generation: u32) {
+        self.generation.get_or_insert(generation);
+    }
+
+    /// The generation the plan is pinned to, if it read anything or was pinned; reads nothing.
+    pub fn pinned_generation(&self) -> Option<u32> {
+        self.generation
+    }
+
+    /// The kernel's generation now (one round trip), whatever the plan is pinned to.
+    pub fn current_generation(&mut self) -> Result<u32> {
+        let payload = self.sock.request(
+            msg::GETGEN,
+            crate::wire::nftables::nfproto::UNSPEC,
+            "read generation id",
+        )?;
+        let (_, attrs) = split_nfgenmsg(&payload)?;
+        Ok(crate::wire::nftables::GenRepr::parse(attrs)?.id)
+    }
+
     /// One set, by name: a single-object request. `None` when the table holds no such set.
     pub fn set(&mut self, table: &TableRef, name: &str) -> Result<Option<SetDefRepr>> {
         self.pin()?;

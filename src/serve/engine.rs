@@ -110,6 +110,9 @@ pub struct Engine {
     config: Config,
     current: Arc<Mutex<Current>>,
     sessions: HashMap<Option<Netns>, Session>,
+    /// Map-layout handles (their caches make an operation one round trip), per namespace
+    /// and family.
+    maps: HashMap<(Option<Netns>, Family), crate::nathost::map::MapLayout>,
     resolved: HashMap<Family, Backend>,
     /// Requests executed, for `ping`.
     pub executed: u64,
@@ -137,6 +140,7 @@ impl Engine {
             config,
             current: Arc::default(),
             sessions: HashMap::new(),
+            maps: HashMap::new(),
             resolved: HashMap::new(),
             executed: 0,
             groups: 0,
@@ -171,6 +175,30 @@ impl Engine {
         self.sessions
             .get_mut(netns)
             .ok_or_else(|| Error::InvalidInput("no session".into()))
+    }
+
+    fn map_layout(
+        &mut self,
+        netns: &Option<Netns>,
+        family: Family,
+    ) -> Result<&mut crate::nathost::map::MapLayout> {
+        let key = (netns.clone(), family);
+        if !self.maps.contains_key(&key) {
+            if self.maps.len() >= MAX_SESSIONS {
+                self.maps.clear();
+            }
+            let s = Session::builder()
+                .lock(XtablesLock::from_env(self.config.wait))
+                .lock_mode(LockMode::Always)
+                .guard(Some(Arc::new(CurrentGuard(self.current.clone()))))
+                .auditor(Some(Arc::new(CurrentAuditor(self.current.clone()))))
+                .open_in(netns.as_ref())?;
+            let h = crate::nathost::map::MapLayout::new(s, family);
+            self.maps.insert(key.clone(), h);
+        }
+        self.maps
+            .get_mut(&key)
+            .ok_or_else(|| Error::InvalidInput("no map-layout handle".into()))
     }
 
     fn legacy(&self, netns: &Option<Netns>, family: Family) -> Result<Legacy> {
@@ -257,7 +285,9 @@ impl Engine {
         let [t] = doc.transactions.as_slice() else {
             return None;
         };
-        if self.backend(req, t.family) != Backend::Nft {
+        if self.backend(req, t.family) != Backend::Nft
+            || t.layout == crate::nathost::map::Layout::Map
+        {
             return None;
         }
         let netns = req
@@ -367,11 +397,24 @@ impl Engine {
                         }
                     }
                     crate::json::apply_each(doc, |t| match by_family.get_mut(&t.family) {
+                        // The map layout lives in nf_tables whatever the iptables backend.
+                        _ if t.layout == crate::nathost::map::Layout::Map => self
+                            .map_layout(netns, t.family)?
+                            .transact_operations(&t.operations),
                         Some(l) => crate::nathost::transact(l, t.family, &t.operations),
                         None => Err(Error::InvalidInput("no x_tables handle".into())),
                     })
                 } else {
-                    crate::json::apply(self.session(netns)?, doc)
+                    // The map layout through a handle (its own session), the chains through
+                    // the namespace's session.
+                    crate::json::apply_each(doc, |t| match t.layout {
+                        crate::nathost::map::Layout::Map => self
+                            .map_layout(netns, t.family)?
+                            .transact_operations(&t.operations),
+                        crate::nathost::map::Layout::Chains => {
+                            crate::nathost::transact(self.session(netns)?, t.family, &t.operations)
+                        }
+                    })
                 };
                 let mut r = response(id, status == 0, result);
                 r["status"] = json!(status);
