@@ -12,7 +12,8 @@ use std::process::Output;
 
 use common::{in_netns, private_lock_path, run_env, run_ok};
 use corpus::{Spec, corpus_v4, corpus_v6};
-use xtnl::legacy::kernel::XtSocket;
+use xtnl::legacy::Legacy;
+use xtnl::lock::{WaitPolicy, XtablesLock};
 use xtnl::model::Family;
 
 fn xtnl(lock: &str, args: &[&str]) -> Output {
@@ -35,11 +36,14 @@ fn words(s: &str) -> Vec<String> {
 
 /// The table as the kernel holds it: hook offsets, entry count, and the blob.
 fn raw_table(family: Family, table: &str) -> (Vec<u32>, Vec<u8>) {
-    let s = XtSocket::open(family).expect("raw socket");
-    let (info, blob) = match s.read_raw(table) {
+    // Reading takes no lock; the lock path is never used.
+    let lock = XtablesLock::new(private_lock_path(), WaitPolicy::Forever);
+    let s = Legacy::open(family, lock).expect("raw socket");
+    let raw = match s.read_raw(table) {
         Ok(x) => x,
         Err(e) => panic!("read {table}: {e:?}"),
     };
+    let (info, blob) = (raw.info, raw.entries);
     let mut head = vec![info.valid_hooks, info.num_entries, info.size];
     head.extend(info.hook_entry);
     head.extend(info.underflow);

@@ -2,6 +2,9 @@
 //! created itself, on its own thread, so nothing here can change the host's ruleset.
 #![allow(dead_code)]
 
+#[path = "../../src/scratch.rs"]
+pub mod scratch;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -14,8 +17,8 @@ pub fn in_netns<R: Send + 'static>(body: impl FnOnce() -> R + Send + 'static) ->
     let handle = std::thread::Builder::new()
         .name("netns-test".into())
         .spawn(move || {
-            xtnl::netns::enter_new().expect("unshare(CLONE_NEWNET) (tests run as root)");
-            xtnl::netns::refuse_initial().expect("test must not run in the initial netns");
+            scratch::enter_new().expect("unshare(CLONE_NEWNET) (tests run as root)");
+            scratch::refuse_initial().expect("test must not run in the initial netns");
             body()
         })
         .expect("spawn test thread");
