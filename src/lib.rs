@@ -27,7 +27,8 @@
 //! Not in the library: the command line (src/cli, a module of the `xtnl` binary), the
 //! benchmark suite (src/bin/xtnl-bench, a binary of its own) and the scratch-namespace guards
 //! of tests, demo and benches (src/scratch.rs).
-
+//!
+#![doc = include_str!("../docs/library-examples.md")]
 #![deny(unsafe_code)]
 
 pub mod backend;
@@ -52,3 +53,9 @@ pub mod wire;
 pub mod xt;
 
 pub use error::{Error, ErrorKind, OpFailure, Result};
+
+/// The README's Rust examples, compiled (not run) by `cargo test --doc`, so that the library
+/// example a newcomer reads is one that builds.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
