@@ -106,18 +106,21 @@ pub fn privileged() -> bool {
 
 /// For kernel tests: `true` when the test can run. Otherwise it prints [`NEEDS_ROOT`] (with
 /// the test's name) on standard error and returns `false`, so the test returns without
-/// running; with `XTNL_REQUIRE_KERNEL_TESTS=1` it panics instead, so the test fails.
+/// running; with `XTNL_REQUIRE_KERNEL_TESTS=1` it panics instead, so the test fails. The line
+/// is written to the stderr handle itself, which the test harness does not capture (it
+/// captures `eprintln!`), so `cargo test` shows it whether the test passes or not.
 pub fn kernel_test_can_run() -> bool {
     if privileged() {
         return true;
     }
-    let name = std::thread::current()
-        .name()
-        .unwrap_or("a kernel test")
-        .to_owned();
+    let name = match std::thread::current().name() {
+        Some(n) if !n.is_empty() => n.to_owned(),
+        _ => "a kernel test".to_owned(),
+    };
     if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
         panic!("{name}: {NEEDS_ROOT}, and {REQUIRE_ENV}=1 requires it");
     }
-    eprintln!("{name}: {NEEDS_ROOT}");
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{name}: {NEEDS_ROOT}");
     false
 }

@@ -68,6 +68,7 @@ fn assert_well_formed(svg: &str) -> usize {
 
 #[test]
 fn quick_run_writes_a_full_report_and_a_well_formed_plot() {
+    common::require_kernel!();
     let dir = out_dir("cli");
     let d = dir.clone();
     let out = in_netns(move || {

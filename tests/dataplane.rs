@@ -341,6 +341,7 @@ fn dnat_packets(listing: &str) -> u64 {
 
 #[test]
 fn reservation_dnat_forwards_tcp_and_teardown_stops_it() {
+    common::require_kernel!();
     let t0 = Instant::now();
     let mut lab = Lab::new();
     lab.build();
