@@ -93,7 +93,7 @@ impl Invoker {
     }
 }
 
-/// This process's invoker, computed once (before [`crate::cli`] resets the environment of a
+/// This process's invoker, computed once (before the binary's `cli` resets the environment of a
 /// delegated run, which removes the variables read here).
 pub fn invoker() -> Invoker {
     static INVOKER: OnceLock<Invoker> = OnceLock::new();

@@ -1,8 +1,8 @@
 //! The x_tables ("legacy") backend: iptables-legacy's kernel interface without libiptc.
 //!
 //! A table is read whole (`IPT_SO_GET_INFO` + `IPT_SO_GET_ENTRIES`, or the `IP6T_`
-//! equivalents), split into chains of rules kept as their entry bytes ([`table`]), changed in
-//! memory by any number of operations ([`exec`]), laid out again and committed with one
+//! equivalents), split into chains of rules kept as their entry bytes (`table`), changed in
+//! memory by any number of operations (`exec`), laid out again and committed with one
 //! `IPT_SO_SET_REPLACE`; the counters the kernel hands back from the replaced table are then
 //! added to the rules that were kept (`IPT_SO_SET_ADD_COUNTERS`), so nothing counted is lost.
 //!
@@ -80,7 +80,7 @@ impl Legacy {
     /// Runs `plan` on a fresh read of `table` under the xtables lock and commits what it did
     /// as one replace. `plan` returns its value and whether it changed the table. When a
     /// writer that bypassed the lock changed the table in between (EAGAIN), the table is read
-    /// again and `plan` runs again on it, up to [`MAX_ATTEMPTS`] times.
+    /// again and `plan` runs again on it, up to 100 times (`kernel::MAX_ATTEMPTS`).
     pub fn transact<T>(
         &self,
         table: &str,
