@@ -124,11 +124,15 @@ fn io_error(e: std::io::Error) -> Error {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args_os()
+    // `std::env::args` would panic on an argument that is not UTF-8; refuse it instead.
+    let args: Result<Vec<String>> = std::env::args_os()
         .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
+        .map(|a| {
+            a.into_string()
+                .map_err(|a| Error::InvalidInput(format!("argument is not valid UTF-8: {a:?}")))
+        })
         .collect();
-    let status = match run(&mut std::io::stdout().lock(), &args) {
+    let status = match args.and_then(|args| run(&mut std::io::stdout().lock(), &args)) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("xtnl-bench: {e}");
