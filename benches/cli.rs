@@ -43,6 +43,8 @@
 //! `--bench` argument, e.g. under `cargo test --benches`). Nothing is asserted: the targets
 //! are printed with PASS/FAIL beside them.
 
+#[path = "../src/scratch.rs"]
+mod scratch;
 mod support;
 
 use std::fmt::Write as _;
@@ -520,13 +522,13 @@ fn first_line(program: &str, args: &[&str]) -> String {
 fn main() {
     // Before anything else: the main thread, which runs every child, moves to a fresh
     // network namespace, and refuses to go on in the initial one.
-    if let Err(e) = xtnl::netns::enter_new() {
+    if let Err(e) = scratch::enter_new() {
         panic!(
             "cli bench: cannot create a network namespace ({e}); it needs root \
              (CAP_SYS_ADMIN) and touches netfilter only inside its own namespace"
         );
     }
-    if let Err(e) = xtnl::netns::refuse_initial() {
+    if let Err(e) = scratch::refuse_initial() {
         panic!("cli bench: still in the initial network namespace, refusing to run: {e}");
     }
     let run_start = Instant::now();

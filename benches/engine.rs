@@ -22,6 +22,8 @@
 //! bench records itself, from the measurement phase), followed by a breakdown of where the
 //! library's time goes beside the bare batch.
 
+#[path = "../src/scratch.rs"]
+mod scratch;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -868,13 +870,13 @@ fn breakdown(s: &mut Session, n: usize) -> Breakdown {
 fn main() {
     // Before criterion (or anything else) starts: the main thread, which does all the work,
     // moves to a fresh network namespace, and refuses to go on in the initial one.
-    if let Err(e) = xtnl::netns::enter_new() {
+    if let Err(e) = scratch::enter_new() {
         panic!(
             "engine bench: cannot create a network namespace ({e}); it needs root \
              (CAP_SYS_ADMIN) and touches netfilter only inside its own namespace"
         );
     }
-    if let Err(e) = xtnl::netns::refuse_initial() {
+    if let Err(e) = scratch::refuse_initial() {
         panic!("engine bench: still in the initial network namespace, refusing to run: {e}");
     }
     let run_start = Instant::now();

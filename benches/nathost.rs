@@ -24,6 +24,8 @@
 //! `iptables-legacy-restore --noflush`. Run: `cargo bench --bench nathost` (about a minute),
 //! `-- --quick` for a short run. Targets are printed with PASS/FAIL, never asserted.
 
+#[path = "../src/scratch.rs"]
+mod scratch;
 mod support;
 
 use std::fmt::Write as _;
@@ -247,10 +249,10 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
-    if let Err(e) = xtnl::netns::enter_new() {
+    if let Err(e) = scratch::enter_new() {
         panic!("nathost bench: cannot create a network namespace ({e}); it needs root");
     }
-    if let Err(e) = xtnl::netns::refuse_initial() {
+    if let Err(e) = scratch::refuse_initial() {
         panic!("nathost bench: still in the initial network namespace, refusing to run: {e}");
     }
     let quick =

@@ -25,13 +25,14 @@
 //! Run: `cargo bench --bench nathost_map` (about 5 minutes here), `-- --quick` for N = 100,
 //! 1,000. Targets are printed with PASS/FAIL, never asserted.
 
+#[path = "../src/scratch.rs"]
+mod scratch;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use xtnl::bench::Stats;
 use xtnl::lock::LockMode;
 use xtnl::model::Family;
 use xtnl::nathost::map::{self, MapLayout, MapOp};
@@ -104,8 +105,8 @@ fn populate_map(s: &mut Session, n: usize) -> Duration {
 
 fn in_fresh_netns<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
     std::thread::spawn(move || {
-        xtnl::netns::enter_new().expect("unshare (run as root)");
-        xtnl::netns::refuse_initial().expect("not the initial namespace");
+        scratch::enter_new().expect("unshare (run as root)");
+        scratch::refuse_initial().expect("not the initial namespace");
         f()
     })
     .join()
@@ -923,4 +924,29 @@ fn plot(table: &Table, sizes: &[usize]) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// p50 and p99 (nearest rank) of a set of samples (as xtnl-bench reports them).
+#[derive(Debug, Clone, Copy)]
+struct Stats {
+    p50: Duration,
+    p99: Duration,
+}
+
+impl Stats {
+    fn of(samples: &[Duration]) -> Option<Stats> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut s = samples.to_vec();
+        s.sort();
+        let rank = |p: f64| {
+            let k = (p * s.len() as f64).ceil() as usize;
+            s[k.clamp(1, s.len()) - 1]
+        };
+        Some(Stats {
+            p50: rank(0.50),
+            p99: rank(0.99),
+        })
+    }
 }

@@ -6,6 +6,8 @@
 //! (peak resident set): xtnl committing the whole file as root without a policy; xtnl run with
 //! a policy of `max_ops = 4096` (refused while reading); and iptables-nft-restore.
 
+#[path = "../src/scratch.rs"]
+mod scratch;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -85,8 +87,8 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    xtnl::netns::enter_new().expect("unshare(CLONE_NEWNET): run as root");
-    xtnl::netns::refuse_initial().expect("not in the initial namespace");
+    scratch::enter_new().expect("unshare(CLONE_NEWNET): run as root");
+    scratch::refuse_initial().expect("not in the initial namespace");
     let xtnl = locate_xtnl();
     let xtnl = xtnl.to_str().expect("utf-8 path");
     let dir = std::env::temp_dir().join(format!("xtnl-restore-memory-{}", std::process::id()));

@@ -16,6 +16,8 @@
 //! `-- --only perl|contention|kills|malformed` for one part).
 //! Targets are printed with PASS/FAIL, never asserted.
 
+#[path = "../src/scratch.rs"]
+mod scratch;
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
@@ -506,8 +508,8 @@ fn malformed(env: &Env, n: usize) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    xtnl::netns::enter_new().expect("unshare(CLONE_NEWNET) (benches run as root)");
-    xtnl::netns::refuse_initial().expect("a scratch namespace");
+    scratch::enter_new().expect("unshare(CLONE_NEWNET) (benches run as root)");
+    scratch::refuse_initial().expect("a scratch namespace");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target")
         .join(format!("serve-bench-{}", std::process::id()));

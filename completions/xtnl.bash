@@ -3,7 +3,7 @@
 # /etc/bash_completion.d/xtnl-iptables registers the iptables part for the iptables names
 # when they run xtnl. tests/packaging.rs loads this file and checks what it offers.
 
-_xtnl_commands="demo list restore save apply serve doctor reservation forward teardown sweep host migrate bench version help"
+_xtnl_commands="demo list restore save apply serve doctor reservation forward teardown sweep host migrate version help"
 _xtnl_iptables_cmds="-A --append -I --insert -D --delete -R --replace -C --check -N --new-chain
     -X --delete-chain -F --flush -Z --zero -P --policy -E --rename-chain -S --list-rules
     -L --list"
@@ -80,7 +80,6 @@ _xtnl() {
         sweep) mapfile -t COMPREPLY < <(compgen -W "--prefix --keep -4 -6 -t -w --json" -- "$cur") ;;
         host) if ((COMP_CWORD == i + 1)); then mapfile -t COMPREPLY < <(compgen -W "setup" -- "$cur")
               else mapfile -t COMPREPLY < <(compgen -W "--public-interface --private-interface --private-network --public-address --ports --chain --comment-prefix -4 -6 -t -w --json" -- "$cur"); fi ;;
-        bench) mapfile -t COMPREPLY < <(compgen -W "--quick --out" -- "$cur") ;;
     esac
 }
 

@@ -1,7 +1,7 @@
 # fish completion for xtnl (and xtnl6): its own commands and iptables' options. Installed as
 # /usr/share/fish/vendor_completions.d/xtnl.fish. tests/packaging.rs loads it in fish.
 
-set -l __xtnl_cmds demo list restore save apply serve doctor reservation forward teardown sweep host migrate bench version help
+set -l __xtnl_cmds demo list restore save apply serve doctor reservation forward teardown sweep host migrate version help
 
 for c in xtnl xtnl6
     complete -c $c -f
@@ -18,7 +18,6 @@ for c in xtnl xtnl6
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a host -d 'host setup'
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a migrate -d 'move reservations between layouts'
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a serve -d 'JSON-lines service (stdio or socket)'
-    complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a bench -d 'benchmarks'
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a version -d 'print the version'
     complete -c $c -n "not __fish_seen_subcommand_from $__xtnl_cmds" -a help -d 'print the usage'
     complete -c $c -n "__fish_seen_subcommand_from reservation host" -a setup
@@ -50,8 +49,6 @@ for c in xtnl xtnl6
     complete -c $c -l public-address -x
     complete -c $c -l ports -x
     complete -c $c -l chain -x
-    complete -c $c -l quick -d 'bench: smoke run'
-    complete -c $c -l out -r -F -d 'bench: output directory'
 
     # iptables commands and options.
     complete -c $c -s A -l append -x -d 'append a rule'

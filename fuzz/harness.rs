@@ -259,13 +259,13 @@ pub fn json_parse(data: &[u8]) {
     let _ = xtnl::json::parse(data);
 }
 
-/// The x_tables blob decoder of the legacy backend (`legacy::blob`, `legacy::table`):
-/// arbitrary bytes as what `IPT_SO_GET_INFO` and `IPT_SO_GET_ENTRIES` return. First byte:
-/// bit 0 picks IPv6; then the 84-byte getinfo reply, then the entries. A table that decodes
-/// must lay out again and decode from that layout to the same table, counters aside.
+/// The x_tables blob decoder of the legacy backend (through `legacy::RawTable`, the public
+/// face of the private `legacy::blob` and `legacy::table`): arbitrary bytes as what
+/// `IPT_SO_GET_INFO` and `IPT_SO_GET_ENTRIES` return. First byte: bit 0 picks IPv6; then the
+/// 84-byte getinfo reply, then the entries. A table that decodes must lay out again and decode
+/// from that layout to the same table, counters aside.
 pub fn xt_blob(data: &[u8]) {
-    use xtnl::legacy::blob::{self, GetInfo};
-    use xtnl::legacy::table::Table;
+    use xtnl::legacy::{RawTable, Table};
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
@@ -274,24 +274,11 @@ pub fn xt_blob(data: &[u8]) {
     } else {
         Family::Ipv4
     };
-    if rest.len() < GetInfo::SIZE {
-        let _ = blob::decode_entries(family, rest);
-        return;
-    }
-    let (info, entries) = rest.split_at(GetInfo::SIZE);
-    let _ = blob::decode_counters(entries);
-    let Ok(info) = GetInfo::decode(info) else {
-        let _ = blob::decode_entries(family, entries);
+    let Ok(raw) = RawTable::decode(rest) else {
         return;
     };
-    let Ok(table) = Table::from_blob(
-        family,
-        &info.name,
-        info.valid_hooks,
-        &info.hook_entry,
-        &info.underflow,
-        entries,
-    ) else {
+    let info = &raw.info;
+    let Ok(table) = raw.to_table(family) else {
         return;
     };
     let Ok(layout) = table.to_blob() else {

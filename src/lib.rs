@@ -22,13 +22,16 @@
 //! [`serve`] is `xtnl serve`, the long-lived helper that takes JSON-line requests over
 //! stdio or a unix socket (it uses the layers above as the binary's commands do).
 //!
-//! [`bench`] is the benchmark suite behind `xtnl bench` and `cargo bench --bench suite`.
+//! [`netns`] names another network namespace ([`netns::Netns`]) for sessions to act in.
 //!
-//! [`netns`] holds the scratch-namespace guards that tests, the demo and the benches use.
+//! Not in the library: the command line (src/cli, a module of the `xtnl` binary), the
+//! benchmark suite (src/bin/xtnl-bench, a binary of its own) and the scratch-namespace guards
+//! of tests, demo and benches (src/scratch.rs).
+//!
+#![doc = include_str!("../docs/library-examples.md")]
+#![deny(unsafe_code)]
 
 pub mod backend;
-pub mod bench;
-pub mod cli;
 pub mod error;
 pub mod ipt;
 pub mod json;
@@ -42,9 +45,17 @@ pub mod nft;
 pub mod policy;
 pub mod privilege;
 pub mod serve;
+// The crate's only `unsafe` code, each use with its reason (see the module's docs).
+#[allow(unsafe_code)]
 mod sys;
 pub mod transport;
 pub mod wire;
 pub mod xt;
 
 pub use error::{Error, ErrorKind, OpFailure, Result};
+
+/// The README's Rust examples, compiled (not run) by `cargo test --doc`, so that the library
+/// example a newcomer reads is one that builds.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,4 +1,9 @@
 //! `xtnl`: a thin binary over the library; see `xtnl help`.
+#![deny(unsafe_code)]
+
+// The command line is the binary's, not the library's (issue 14).
+mod cli;
+mod scratch;
 
 fn main() {
     let mut argv = std::env::args_os();
@@ -24,17 +29,17 @@ fn main() {
     // `xtnl iptables ARGS` runs as `iptables ARGS`, as `xtables-nft-multi iptables` does.
     let (name, args) = match args {
         Ok(mut a)
-            if xtnl::cli::dropin::identify(&name).is_none()
+            if cli::dropin::identify(&name).is_none()
                 && a.first()
-                    .is_some_and(|f| xtnl::cli::dropin::identify(f).is_some()) =>
+                    .is_some_and(|f| cli::dropin::identify(f).is_some()) =>
         {
             (a.remove(0), Ok(a))
         }
         other => (name, other),
     };
-    let status = match args.and_then(|args| xtnl::cli::run(&name, &args)) {
+    let status = match args.and_then(|args| cli::run(&name, &args)) {
         Ok(status) => status,
-        Err(e) => xtnl::cli::report_as(&name, &e),
+        Err(e) => cli::report_as(&name, &e),
     };
     std::process::exit(status);
 }

@@ -97,7 +97,7 @@ impl Invoker {
     }
 }
 
-/// This process's invoker, computed once (before [`crate::cli`] resets the environment of a
+/// This process's invoker, computed once (before the binary's `cli` resets the environment of a
 /// delegated run, which removes the variables read here).
 pub fn invoker() -> Invoker {
     static INVOKER: OnceLock<Invoker> = OnceLock::new();
@@ -207,6 +207,35 @@ fn auxv_value(bytes: &[u8], key: u64) -> Option<u64> {
         }
     }
     None
+}
+
+/// `getxattr(path, name)`: the value of an extended attribute of `path` (symbolic links
+/// followed), `None` when the file has no such attribute; at most 256 bytes. `xtnl doctor`
+/// reads a binary's file capabilities (`security.capability`) with it.
+pub fn get_xattr(
+    path: &std::path::Path,
+    name: &std::ffi::CStr,
+) -> std::io::Result<Option<Vec<u8>>> {
+    crate::sys::get_xattr(path, name)
+}
+
+/// Replaces the whole environment by `keep` (name, value), as a delegated run does before
+/// anything else (sudo's `env_reset` with a shorter list). Changing the environment is only
+/// sound while no other thread can read it, so this panics when /proc/self/status shows more
+/// than one thread in the process (a caller's bug, not an input error).
+pub fn reset_environment(keep: &[(String, String)]) {
+    let threads = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse::<u32>().ok())
+        });
+    assert!(
+        threads.is_none_or(|n| n == 1),
+        "privilege::reset_environment called with {threads:?} threads; it needs a single thread"
+    );
+    crate::sys::reset_environment(keep)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The benchmark suite's runner works end to end: `xtnl bench --quick` (in a namespace of
+//! The benchmark suite's runner works end to end: `xtnl-bench --quick` (in a namespace of
 //! its own, started from a scratch namespace of the test's) writes a markdown report with
 //! every tool's figures, a well-formed SVG plot with one line per tool and operation, and a
 //! CSV; xtnl fails no set-up or teardown under contention; the runner refuses to run in the
@@ -8,8 +8,19 @@ mod common;
 
 use std::path::PathBuf;
 
+// The runner is a module of the xtnl-bench binary (src/bin/xtnl-bench), not of the library:
+// the test compiles it in to call it directly and to read its operations and tools.
+#[allow(dead_code)]
+#[path = "../src/bin/xtnl-bench/bench/mod.rs"]
+mod bench;
+
+use bench::{Config, Op, Plan, Tool};
+use common::scratch; // `crate::scratch`, as the runner names it in xtnl-bench
 use common::{in_netns, run, xtnl_bin};
-use xtnl::bench::{Config, Op, Plan, Tool};
+
+fn bench_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_xtnl-bench")
+}
 
 fn out_dir(name: &str) -> PathBuf {
     let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -57,17 +68,24 @@ fn assert_well_formed(svg: &str) -> usize {
 
 #[test]
 fn quick_run_writes_a_full_report_and_a_well_formed_plot() {
+    common::require_kernel!();
     let dir = out_dir("cli");
     let d = dir.clone();
     let out = in_netns(move || {
         run(
-            xtnl_bin(),
-            &["bench", "--quick", "--out", d.to_str().expect("utf-8 path")],
+            bench_bin(),
+            &[
+                "--quick",
+                "--out",
+                d.to_str().expect("utf-8 path"),
+                "--xtnl",
+                xtnl_bin(),
+            ],
         )
     });
     assert!(
         out.status.success(),
-        "xtnl bench --quick failed ({}): {}",
+        "xtnl-bench --quick failed ({}): {}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
@@ -179,7 +197,7 @@ fn runner_refuses_the_initial_namespace_and_bad_arguments() {
         command: "test".into(),
         progress: false,
     };
-    let err = xtnl::bench::run(&cfg).expect_err("must refuse the initial namespace");
+    let err = bench::run(&cfg).expect_err("must refuse the initial namespace");
     assert!(
         err.to_string().contains("initial network namespace"),
         "{err}"
@@ -189,7 +207,18 @@ fn runner_refuses_the_initial_namespace_and_bad_arguments() {
         "nothing may be created before the refusal"
     );
 
-    let out = run(xtnl_bin(), &["bench", "--frobnicate"]);
+    let out = run(bench_bin(), &["--frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--frobnicate"));
+
+    // The privileged binary no longer carries the suite, and says where it went.
+    let out = run(xtnl_bin(), &["bench", "--quick"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("xtnl-bench"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let help = run(xtnl_bin(), &["help"]);
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("bench"));
 }

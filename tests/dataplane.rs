@@ -265,7 +265,7 @@ fn enter_named(ns: &str) {
     nix::sched::setns(&f, nix::sched::CloneFlags::CLONE_NEWNET)
         .unwrap_or_else(|e| panic!("setns into {ns}: {e}"));
     // Check the move took: this thread's namespace is the named one (same nsfs inode).
-    // (`xtnl::netns::refuse_initial` cannot be used here: without `enter_new` it has no origin
+    // (`scratch::refuse_initial` cannot be used here: without `enter_new` it has no origin
     // to compare with and, where /proc/1/ns/net is unreadable, conservatively refuses.)
     let id = |m: std::fs::Metadata| (m.dev(), m.ino());
     let want = id(f.metadata().expect("stat netns file"));
@@ -341,6 +341,7 @@ fn dnat_packets(listing: &str) -> u64 {
 
 #[test]
 fn reservation_dnat_forwards_tcp_and_teardown_stops_it() {
+    common::require_kernel!();
     let t0 = Instant::now();
     let mut lab = Lab::new();
     lab.build();

@@ -87,6 +87,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 #[test]
 fn closing_after_a_flush_does_not_make_the_caller_wait() {
+    common::require_kernel!();
     let plain = median((0..7).map(|_| exit_delay("plain")).collect());
     let detached = median((0..7).map(|_| exit_delay("detached")).collect());
     eprintln!("exit after commit: plain close {plain:?}, detached close {detached:?}");

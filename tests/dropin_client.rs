@@ -51,10 +51,12 @@ fn same_transcript(side: Side) {
 
 #[test]
 fn library_client_runs_unchanged_nft() {
+    common::require_kernel!();
     same_transcript(Side::Nft);
 }
 
 #[test]
 fn library_client_runs_unchanged_legacy() {
+    common::require_kernel!();
     same_transcript(Side::Legacy);
 }

@@ -359,11 +359,13 @@ fn compare(side: Side) {
 
 #[test]
 fn grammar_as_iptables_nft() {
+    common::require_kernel!();
     compare(Side::Nft);
 }
 
 #[test]
 fn grammar_as_iptables_legacy() {
+    common::require_kernel!();
     compare(Side::Legacy);
 }
 

@@ -323,11 +323,13 @@ fn compare(side: Side) {
 
 #[test]
 fn restore_and_save_as_iptables_nft() {
+    common::require_kernel!();
     compare(Side::Nft);
 }
 
 #[test]
 fn restore_and_save_as_iptables_legacy() {
+    common::require_kernel!();
     compare(Side::Legacy);
 }
 
@@ -412,6 +414,7 @@ fn save_never_loses_a_rule_silently() {
 /// only: xtnl's nf_tables backend does not set base-chain counters yet (docs/drop-in.md).
 #[test]
 fn restore_c_sets_builtin_policy_counters_on_x_tables() {
+    common::require_kernel!();
     let side = Side::Legacy;
     let names = side.link_names();
     let dir = links(

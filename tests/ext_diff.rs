@@ -151,6 +151,7 @@ fn corpus_is_large_and_covers_every_table() {
 
 #[test]
 fn ipv4_extensions_against_iptables_nft() {
+    common::require_kernel!();
     assert_clean(
         "iptables-nft",
         check("iptables-nft", false, false, ext_corpus()),
@@ -159,6 +160,7 @@ fn ipv4_extensions_against_iptables_nft() {
 
 #[test]
 fn ipv6_extensions_against_ip6tables_nft() {
+    common::require_kernel!();
     assert_clean(
         "ip6tables-nft",
         check("ip6tables-nft", false, true, ext_corpus()),
@@ -167,6 +169,7 @@ fn ipv6_extensions_against_ip6tables_nft() {
 
 #[test]
 fn ipv4_extensions_against_iptables_legacy() {
+    common::require_kernel!();
     assert_clean(
         "iptables-legacy",
         check("iptables-legacy", true, false, ext_corpus()),
@@ -175,6 +178,7 @@ fn ipv4_extensions_against_iptables_legacy() {
 
 #[test]
 fn ipv6_extensions_against_ip6tables_legacy() {
+    common::require_kernel!();
     assert_clean(
         "ip6tables-legacy",
         check("ip6tables-legacy", true, true, ext_corpus()),

@@ -154,6 +154,7 @@ fn check(name: &'static str, six: bool, file: &'static str, legacy: bool) {
 
 #[test]
 fn rulesets_on_nf_tables_like_iptables_nft() {
+    common::require_kernel!();
     for (name, six, file) in RULESETS {
         check(name, six, file, false);
     }
@@ -161,6 +162,7 @@ fn rulesets_on_nf_tables_like_iptables_nft() {
 
 #[test]
 fn rulesets_on_x_tables_like_iptables_legacy() {
+    common::require_kernel!();
     for (name, six, file) in RULESETS {
         check(name, six, file, true);
     }

@@ -403,6 +403,7 @@ const FILTER_NAT: &[&str] = &["-S", "-t nat -S"];
 
 #[test]
 fn insert_at_every_kind_of_position() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-A INPUT -s 192.0.2.1 -j ACCEPT"),
         ok("-A INPUT -s 192.0.2.2 -j ACCEPT"),
@@ -440,6 +441,7 @@ fn insert_at_every_kind_of_position() {
 
 #[test]
 fn delete_and_replace_by_number() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-A INPUT -s 192.0.2.1 -j ACCEPT"),
         ok("-A INPUT -s 192.0.2.2 -j ACCEPT"),
@@ -492,6 +494,7 @@ fn delete_and_replace_by_number() {
 /// equal.
 #[test]
 fn new_chain_and_delete_chain() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-N A"),
         fails("-N A", 1, "Chain already exists"),
@@ -559,6 +562,7 @@ fn new_chain_and_delete_chain() {
 ///   ("Too many links", 1).
 #[test]
 fn delete_chain_refusals_like_iptables() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-N A"),
         ok("-A A -s 192.0.2.1 -j ACCEPT"),
@@ -587,6 +591,7 @@ fn delete_chain_refusals_like_iptables() {
 
 #[test]
 fn flush_a_chain_a_table_and_a_missing_chain() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-N A"),
         ok("-A A -j ACCEPT"),
@@ -619,6 +624,7 @@ fn flush_a_chain_a_table_and_a_missing_chain() {
 
 #[test]
 fn policies_of_built_in_and_other_chains() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-P INPUT DROP"),
         ok("-S INPUT"),
@@ -648,6 +654,7 @@ fn policies_of_built_in_and_other_chains() {
 /// inhibited.` xtnl accepts both.
 #[test]
 fn nat_table_inhibits_drop_like_iptables_nft() {
+    common::require_kernel!();
     const INHIBITED: &str =
         "The \"nat\" table is not intended for filtering, the use of DROP is therefore inhibited.";
     const STEPS: &[Step] = &[
@@ -671,6 +678,7 @@ fn nat_table_inhibits_drop_like_iptables_nft() {
 /// argument", 1). xtnl deliberately refuses as `-N` does ("too long", 2).
 #[test]
 fn rename_chains() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-N old"),
         ok("-A old -s 192.0.2.1 -j ACCEPT"),
@@ -710,6 +718,7 @@ fn rename_chains() {
 /// oracle lists with `-S -v`; `-Z CHAIN` and `-Z` zero what they should.
 #[test]
 fn zero_counters_after_real_traffic() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-A INPUT -i lo -j ACCEPT"),
         ok("-A OUTPUT -o lo -j ACCEPT"),
@@ -824,6 +833,7 @@ fn xtnl_reads_and_zeroes_the_counters_iptables_nft_reads() {
 /// target: `-A INPUT -i lo -c 6 282 -j ACCEPT`.
 #[test]
 fn list_rules_verbose_prints_counters_like_iptables_nft() {
+    common::require_kernel!();
     let differences = in_netns(|| {
         let ipt = Tool::oracle("iptables-nft");
         let x = Tool::xtnl(&[]);
@@ -865,6 +875,7 @@ fn list_rules_verbose_prints_counters_like_iptables_nft() {
 /// what iptables-legacy says, "No chain/target/match by that name" (1).
 #[test]
 fn list_rules_of_one_chain() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-S INPUT"),
         ok("-S FORWARD"),
@@ -1030,6 +1041,7 @@ const NUMERIC_LISTINGS: &[&str] = &[
 /// xtnl as a name (`all`, `tcp`, `udp`, `!udp`, `ipv6-icmp`).
 #[test]
 fn list_numeric_like_iptables_nft() {
+    common::require_kernel!();
     let mut differences =
         listing_differences("iptables-nft", &[], REPRESENTATIVE, NUMERIC_LISTINGS, false);
     differences.extend(listing_differences(
@@ -1048,6 +1060,7 @@ fn list_numeric_like_iptables_nft() {
 /// `LOG flags 0 level 4 prefix "in: "` and `*`).
 #[test]
 fn list_with_names_like_iptables_nft() {
+    common::require_kernel!();
     assert_no_listing_differences(listing_differences(
         "iptables-nft",
         &[],
@@ -1061,6 +1074,7 @@ fn list_with_names_like_iptables_nft() {
 /// 10-character target, a negated protocol) and the trailing spaces of the last column.
 #[test]
 fn list_columns_exactly_like_iptables_nft() {
+    common::require_kernel!();
     let mut differences =
         listing_differences("iptables-nft", &[], REPRESENTATIVE, NUMERIC_LISTINGS, true);
     differences.extend(listing_differences(
@@ -1077,6 +1091,7 @@ fn list_columns_exactly_like_iptables_nft() {
 /// counters, then zeroes them.
 #[test]
 fn list_and_zero_in_one_command_like_iptables_nft() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-A INPUT -i lo -j ACCEPT"),
         ok("-A OUTPUT -o lo -j ACCEPT"),
@@ -1131,12 +1146,14 @@ const V6_STEPS: &[Step] = &[
 
 #[test]
 fn ipv6_with_dash_6_like_ip6tables_nft() {
+    common::require_kernel!();
     sequence_with("ip6tables-nft", Tool::xtnl(&["-6"]), FILTER_NAT, V6_STEPS);
 }
 
 /// A program name ending in 6 makes xtnl ip6tables.
 #[test]
 fn ipv6_as_xtnl6_like_ip6tables_nft() {
+    common::require_kernel!();
     let dir = std::env::temp_dir().join(format!("xtnl-test-{}-bin", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create the temp dir");
     let link = dir.join("xtnl6");
@@ -1409,6 +1426,7 @@ fn rules_iptables_syntax_cannot_express() {
 /// iptables-nft does not; only `nft list ruleset` shows that.)
 #[test]
 fn built_in_chains_not_created_yet() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-S"),
         ok("-S INPUT"),
@@ -1456,6 +1474,7 @@ fn built_in_chains_not_created_yet() {
 
 #[test]
 fn error_statuses_and_phrases_like_iptables_nft() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         // `-C` on a table not created yet: the built-in chain is empty, not missing (xtnl's own
         // `-D INPUT -j ACCEPT` says so).
@@ -1488,6 +1507,7 @@ fn error_statuses_and_phrases_like_iptables_nft() {
 /// `X'", "Zeroing chain `X'", "Deleting chain `X'".
 #[test]
 fn verbose_changes_print_like_iptables_nft() {
+    common::require_kernel!();
     const STEPS: &[Step] = &[
         ok("-v -N A"),
         ok("-v -A INPUT -s 192.0.2.1 -j ACCEPT"),

@@ -150,6 +150,7 @@ fn ipv6_corpus_both_directions_against_ip6tables_nft() {
 /// iptables-nft and once through xtnl, in two namespaces: the resulting tables are equal.
 #[test]
 fn nat_host_commands_verbatim_give_the_same_tables() {
+    common::require_kernel!();
     let script = [
         "--new-chain vcld-5205 --table nat",
         "--insert PREROUTING --table nat --jump vcld-5205 --match comment --comment \"VCL: jump from nat table PREROUTING chain to reservation NAT chain vcld-5205\"",

@@ -12,7 +12,8 @@ use std::process::Output;
 
 use common::{in_netns, private_lock_path, run_env, run_ok};
 use corpus::{Spec, corpus_v4, corpus_v6};
-use xtnl::legacy::kernel::XtSocket;
+use xtnl::legacy::Legacy;
+use xtnl::lock::{WaitPolicy, XtablesLock};
 use xtnl::model::Family;
 
 fn xtnl(lock: &str, args: &[&str]) -> Output {
@@ -35,11 +36,14 @@ fn words(s: &str) -> Vec<String> {
 
 /// The table as the kernel holds it: hook offsets, entry count, and the blob.
 fn raw_table(family: Family, table: &str) -> (Vec<u32>, Vec<u8>) {
-    let s = XtSocket::open(family).expect("raw socket");
-    let (info, blob) = match s.read_raw(table) {
+    // Reading takes no lock; the lock path is never used.
+    let lock = XtablesLock::new(private_lock_path(), WaitPolicy::Forever);
+    let s = Legacy::open(family, lock).expect("raw socket");
+    let raw = match s.read_raw(table) {
         Ok(x) => x,
         Err(e) => panic!("read {table}: {e:?}"),
     };
+    let (info, blob) = (raw.info, raw.entries);
     let mut head = vec![info.valid_hooks, info.num_entries, info.size];
     head.extend(info.hook_entry);
     head.extend(info.underflow);
@@ -236,6 +240,7 @@ fn run_script(
 /// phrase in xtnl's standard error.
 #[test]
 fn every_command_as_iptables_legacy_runs_it() {
+    common::require_kernel!();
     const SCRIPT: &[&str] = &[
         "-N A",
         "-N A",
@@ -308,6 +313,7 @@ fn every_command_as_iptables_legacy_runs_it() {
 /// The IPv6 side: ip6tables-legacy against `xtnl -6`.
 #[test]
 fn ip6tables_commands_as_ip6tables_legacy_runs_them() {
+    common::require_kernel!();
     const SCRIPT: &[&str] = &[
         "-A INPUT -s 2001:db8::1 -j ACCEPT",
         "-N v6",
@@ -469,6 +475,7 @@ fn counters_are_preserved_across_xtnl_commits() {
 /// them the same way.
 #[test]
 fn five_thousand_rule_table() {
+    common::require_kernel!();
     let mut file =
         String::from("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n");
     for c in 0..50 {
@@ -544,6 +551,7 @@ fn five_thousand_rule_table() {
 /// comment lines), with and without --noflush.
 #[test]
 fn restore_and_save_as_iptables_legacy() {
+    common::require_kernel!();
     const FILE: &str = "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:vcld-1 - [0:0]\n-A PREROUTING -m comment --comment \"VCL: jump\" -j vcld-1\n-A POSTROUTING ! -d 10.0.0.0/20 -o eth1 -j MASQUERADE\n-A vcld-1 -i eth1 -p tcp -m tcp --dport 50443 -j DNAT --to-destination 192.0.2.3:3389\nCOMMIT\n*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:vcl-nat_host - [0:0]\n-A INPUT -j vcl-nat_host\n-A vcl-nat_host -i eth1 -o eth0 -m state --state RELATED,ESTABLISHED -j ACCEPT\nCOMMIT\n";
     const MORE: &str =
         "*filter\n:extra - [0:0]\n-A extra -s 192.0.2.0/24 -j DROP\n-I INPUT 1 -j extra\nCOMMIT\n";

@@ -35,6 +35,7 @@ fn nat() -> String {
 
 #[test]
 fn reservation_setup_and_teardown_as_the_agent_does_them_with_iptables_legacy() {
+    common::require_kernel!();
     let agent = in_netns(|| {
         run_ok("iptables-legacy", &["-t", "nat", "-N", "vcld-5205"]);
         run_ok(

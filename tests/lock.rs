@@ -338,6 +338,7 @@ fn unopenable_path_is_lock_file_error() {
 /// that `flock(1)` (which takes it the way iptables does) sees it, then that it is free again.
 #[test]
 fn real_default_lock_interops_with_flock() {
+    common::require_kernel!();
     let lock = XtablesLock::new(DEFAULT_LOCK_PATH, WaitPolicy::FailFast);
     let mut guard = None;
     for _ in 0..20 {

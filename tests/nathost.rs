@@ -60,6 +60,7 @@ const GOLDEN_FORWARD: &str = "VCL: forward eth1:tcp/50443 --> 192.0.2.10:3389";
 
 #[test]
 fn setup_matches_the_agents_iptables_commands_and_each_recognises_the_other() {
+    common::require_kernel!();
     // The agent's own commands (from the notes), through iptables-nft.
     let agent = in_netns(|| {
         run_ok(

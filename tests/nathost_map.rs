@@ -250,6 +250,7 @@ fn forwarded_packets(lab: &Lab, fam: &str, reservation: &str) -> u64 {
 
 #[test]
 fn map_layout_forwards_count_and_stop_after_teardown_ipv4_and_ipv6() {
+    common::require_kernel!();
     let lab = Lab::new();
     for (v6, fam) in [(false, "-4"), (true, "-6")] {
         let (net, addr) = if v6 {
@@ -383,6 +384,7 @@ fn map_layout_forwards_count_and_stop_after_teardown_ipv4_and_ipv6() {
 
 #[test]
 fn migration_keeps_a_forwarded_connection_and_the_map_wins_over_chains() {
+    common::require_kernel!();
     let lab = Lab::new();
     let to = compute(false, 3389);
     let spec = format!("eth1:tcp/50443={to}");
@@ -591,6 +593,7 @@ fn json_apply_takes_the_layout_and_the_policy_and_audit_cover_elements() {
 
 #[test]
 fn the_map_wins_over_iptables_legacy_nat_and_migrate_refuses_a_legacy_host() {
+    common::require_kernel!();
     let lab = Lab::new();
     let spec = format!("eth1:tcp/50460={}", compute(false, 3389));
     lab.xtnl_ok(&[

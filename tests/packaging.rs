@@ -272,6 +272,7 @@ fn the_example_policy_is_a_valid_policy() {
 /// `cargo build` (.ci/run).
 #[test]
 fn the_debian_package_installs_works_and_leaves_no_trace() {
+    common::require_kernel!();
     let out_dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("deb-{}", std::process::id()));
     let build = Command::new(root().join("packaging/build-deb"))

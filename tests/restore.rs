@@ -123,6 +123,7 @@ fn state_after(tool: &'static str, steps: &'static [(&'static str, bool)]) -> Ve
 
 #[test]
 fn restore_gives_the_tables_iptables_nft_restore_gives() {
+    common::require_kernel!();
     for steps in [
         &[(SETUP, false), (UPDATE, true)][..],
         &[(SETUP, false), (UPDATE, false)][..],

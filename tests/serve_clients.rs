@@ -85,6 +85,7 @@ fn iptables_nft_reference(chain: &'static str) -> String {
 
 #[test]
 fn perl_agent_sets_up_and_tears_down_reservations_over_the_socket_and_stdio() {
+    common::require_kernel!();
     let reference = iptables_nft_reference("vcld-5205");
     in_netns(move || {
         let server = Server::start(&["--audit", "off"], &[]);

@@ -6,6 +6,8 @@
 //! `cargo run --manifest-path fuzz/Cargo.toml --example capture_seeds` (from the repository
 //! root). Deterministic file names; re-running replaces the seeds.
 
+#[path = "../../src/scratch.rs"]
+mod scratch;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -242,8 +244,8 @@ fn main() {
     nul.extend_from_slice(b"-A\0INPUT\0-m\0comment\0--comment\0two words\0-j\0ACCEPT");
     seeds.put("ipt_parse", "argv-nul", &nul);
 
-    xtnl::netns::enter_new().expect("unshare(CLONE_NEWNET): run as root");
-    xtnl::netns::refuse_initial().expect("not in the initial network namespace");
+    scratch::enter_new().expect("unshare(CLONE_NEWNET): run as root");
+    scratch::refuse_initial().expect("not in the initial network namespace");
     let v4 = restore_text(V4_RULES, &["user-chain"], &["vcld-5205"]);
     let v6 = restore_text(V6_RULES, &[], &[]);
     piped("iptables-nft-restore", &[], &v4);
@@ -352,9 +354,14 @@ fn main() {
         ),
         (xtnl::model::Family::Ipv6, 1u8, &["filter", "nat"][..]),
     ] {
-        let xs = xtnl::legacy::kernel::XtSocket::open(fam).expect("x_tables socket");
+        let lock = xtnl::lock::XtablesLock::new(
+            std::env::temp_dir().join("xtnl-capture-seeds.lock"),
+            xtnl::lock::WaitPolicy::Forever,
+        );
+        let xs = xtnl::legacy::Legacy::open(fam, lock).expect("x_tables socket");
         for t in tables {
-            let (info, blob) = xs.read_raw(t).expect("read x_tables table");
+            let raw = xs.read_raw(t).expect("read x_tables table");
+            let (info, blob) = (raw.info, raw.entries);
             let mut s = vec![mode];
             s.extend_from_slice(&getinfo_bytes(&info));
             s.extend_from_slice(&blob);
@@ -365,7 +372,7 @@ fn main() {
 }
 
 /// `struct ipt_getinfo` as the kernel returns it (84 bytes, native byte order).
-fn getinfo_bytes(i: &xtnl::legacy::blob::GetInfo) -> Vec<u8> {
+fn getinfo_bytes(i: &xtnl::legacy::GetInfo) -> Vec<u8> {
     let mut b = vec![0u8; 32];
     b[..i.name.len()].copy_from_slice(i.name.as_bytes());
     b.extend_from_slice(&i.valid_hooks.to_ne_bytes());

@@ -4,12 +4,12 @@
 use std::io::{Read, Write};
 
 use super::io_error;
-use crate::backend::{Backend, BackendChoice};
-use crate::error::{Error, Result};
-use crate::json;
-use crate::legacy::Legacy;
-use crate::lock::{LockMode, WaitPolicy, XtablesLock};
-use crate::nft::Session;
+use xtnl::backend::{Backend, BackendChoice};
+use xtnl::error::{Error, Result};
+use xtnl::json;
+use xtnl::legacy::Legacy;
+use xtnl::lock::{LockMode, WaitPolicy, XtablesLock};
+use xtnl::nft::Session;
 
 fn read_bounded(mut input: impl Read, what: &str) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
@@ -31,7 +31,7 @@ fn read_bounded(mut input: impl Read, what: &str) -> Result<Vec<u8>> {
 pub fn run(
     out: &mut impl Write,
     args: &[String],
-    family: crate::model::Family,
+    family: xtnl::model::Family,
     backend: BackendChoice,
 ) -> Result<i32> {
     let mut source: Option<&str> = None;
@@ -82,11 +82,11 @@ pub fn run(
                 .lock_mode(LockMode::Always)
                 .open()?;
             let (result, status) = json::apply_each(&doc, |t| match t.layout {
-                crate::nathost::map::Layout::Map => {
-                    crate::nathost::map::transact_operations(&mut session, t.family, &t.operations)
+                xtnl::nathost::map::Layout::Map => {
+                    xtnl::nathost::map::transact_operations(&mut session, t.family, &t.operations)
                 }
-                crate::nathost::map::Layout::Chains => {
-                    crate::nathost::transact(&mut session, t.family, &t.operations)
+                xtnl::nathost::map::Layout::Chains => {
+                    xtnl::nathost::transact(&mut session, t.family, &t.operations)
                 }
             });
             writeln!(out, "{result}").map_err(io_error)?;
@@ -104,7 +104,7 @@ pub fn run(
             // The map layout lives in nf_tables whatever the iptables backend.
             let mut map_session = None;
             json::apply_each(&doc, |t| match by_family.get_mut(&t.family) {
-                _ if t.layout == crate::nathost::map::Layout::Map => {
+                _ if t.layout == xtnl::nathost::map::Layout::Map => {
                     if map_session.is_none() {
                         map_session = Some(
                             Session::builder()
@@ -115,12 +115,12 @@ pub fn run(
                     }
                     match map_session.as_mut() {
                         Some(s) => {
-                            crate::nathost::map::transact_operations(s, t.family, &t.operations)
+                            xtnl::nathost::map::transact_operations(s, t.family, &t.operations)
                         }
                         None => Err(Error::InvalidInput("no nf_tables session".into())),
                     }
                 }
-                Some(legacy) => crate::nathost::transact(legacy, t.family, &t.operations),
+                Some(legacy) => xtnl::nathost::transact(legacy, t.family, &t.operations),
                 None => Err(Error::InvalidInput(
                     "no x_tables handle for this family".into(),
                 )),

@@ -1,5 +1,5 @@
 //! What a delegated run (setuid, file capabilities, sudo, run0, doas, pkexec; see
-//! [`crate::privilege`]) may do and how it sheds what its caller handed it, before anything
+//! [`xtnl::privilege`]) may do and how it sheds what its caller handed it, before anything
 //! else happens. See docs/privileged-helper.md.
 //!
 //! In order, before the policy is read or any socket opened:
@@ -16,8 +16,8 @@
 
 use std::io::Write;
 
-use crate::error::{Error, Result};
-use crate::privilege::{Elevation, invoker};
+use xtnl::error::{Error, Result};
+use xtnl::privilege::{Elevation, invoker};
 
 /// The commands a delegated run may run: what an agent needs. Everything else (`bench`,
 /// `demo`, and any command added later that is not listed here) is refused with status 2.
@@ -50,7 +50,7 @@ pub const SECURE_PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
 /// (validated; both backends check the policy). Every other variable is removed, including
 /// `XTABLES_LOCKFILE`, `XTNL_POLICY`, `XTNL_AUDIT`, `TMPDIR`, `HOME`, `XDG_*`, `LD_*`,
 /// `GLIBC_TUNABLES` and the locale variables (xtnl's messages are not localised).
-pub const KEPT_ENVIRONMENT: &[&str] = &["PATH", crate::backend::BACKEND_ENV];
+pub const KEPT_ENVIRONMENT: &[&str] = &["PATH", xtnl::backend::BACKEND_ENV];
 
 /// Whether a delegated run may run `command` (the first word after the global options).
 pub fn command_allowed(command: Option<&str>) -> bool {
@@ -108,9 +108,9 @@ pub(crate) fn enter(command: Option<&str>) -> Result<()> {
     }
     let _ = stops.thread_block();
     for name in [
-        crate::policy::POLICY_PATH_ENV,
-        crate::policy::audit::AUDIT_ENV,
-        crate::lock::LOCK_PATH_ENV,
+        xtnl::policy::POLICY_PATH_ENV,
+        xtnl::policy::audit::AUDIT_ENV,
+        xtnl::lock::LOCK_PATH_ENV,
     ] {
         if std::env::var_os(name).is_some() {
             let _ = writeln!(
@@ -125,7 +125,7 @@ pub(crate) fn enter(command: Option<&str>) -> Result<()> {
             keep.push(((*name).to_owned(), v));
         }
     }
-    crate::sys::reset_environment(&keep);
+    xtnl::privilege::reset_environment(&keep);
     let _ = std::env::set_current_dir("/");
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o022));
     Ok(())

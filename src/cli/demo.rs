@@ -2,16 +2,16 @@
 //! reservation (chain, jump from PREROUTING, two DNAT forwards) in one transaction, list it,
 //! tear it down in one transaction, and print each step with its time.
 
-use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
 use std::io::Write;
 use std::time::Instant;
+use xtnl::model::{BaseChain, ChainPolicy, ChainType, Hook};
 
 use super::io_error;
 use super::listing::print_table;
-use crate::error::Result;
-use crate::lock::LockMode;
-use crate::model::{Action, Family, Interface, L4Proto, NatTarget, PortRange, Rule};
-use crate::nft::{ChainSpec, Session, TableRef, Transaction};
+use xtnl::error::Result;
+use xtnl::lock::LockMode;
+use xtnl::model::{Action, Family, Interface, L4Proto, NatTarget, PortRange, Rule};
+use xtnl::nft::{ChainSpec, Session, TableRef, Transaction};
 
 const RESERVATION: &str = "vcld-5205";
 
@@ -24,7 +24,7 @@ fn forward(public: u16, private: &str, port: u16) -> Result<Rule> {
         .action(Action::Dnat(NatTarget {
             addr: private
                 .parse()
-                .map_err(|_| crate::Error::InvalidInput(private.into()))?,
+                .map_err(|_| xtnl::Error::InvalidInput(private.into()))?,
             ports: Some(PortRange::single(port)),
         }))
         .comment(format!(
@@ -43,8 +43,8 @@ pub fn run(out: &mut impl Write) -> Result<()> {
     .map_err(io_error)?;
 
     let t = Instant::now();
-    crate::netns::enter_new()?;
-    crate::netns::refuse_initial()?;
+    crate::scratch::enter_new()?;
+    crate::scratch::refuse_initial()?;
     step(
         out,
         t,
@@ -110,7 +110,7 @@ pub fn run(out: &mut impl Write) -> Result<()> {
             .rules_of("PREROUTING")
             .find(|r| r.rule.jump_target() == Some(RESERVATION))
             .map(|r| r.handle)
-            .ok_or_else(|| crate::Error::InvalidInput("the jump just added is missing".into()))?,
+            .ok_or_else(|| xtnl::Error::InvalidInput("the jump just added is missing".into()))?,
     };
     let mut tx = Transaction::new();
     tx.delete_rule(&nat.chain("PREROUTING"), jump)

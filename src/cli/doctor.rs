@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 mod alternatives;
 
 use super::io_error;
-use crate::backend::{self, BACKEND_ENV, Backend, BackendChoice};
-use crate::error::{Error, Result};
-use crate::model::Family;
-use crate::policy::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV};
-use crate::privilege::{Elevation, invoker};
+use xtnl::backend::{self, BACKEND_ENV, Backend, BackendChoice};
+use xtnl::error::{Error, Result};
+use xtnl::model::Family;
+use xtnl::policy::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV};
+use xtnl::privilege::{Elevation, invoker};
 
 pub const USAGE: &str = "  doctor                        say what this host has (nf_tables, x_tables, the lock file, the
                                 policy, the binary's privileges, the iptables alternatives)
@@ -100,7 +100,7 @@ pub(crate) fn run(out: &mut impl Write, args: &[String]) -> Result<i32> {
 }
 
 /// The run (who, with what) and the binary's own privileges (setuid, file capabilities).
-fn binary(r: &mut Report, who: &crate::privilege::Invoker) {
+fn binary(r: &mut Report, who: &xtnl::privilege::Invoker) {
     let how = match who.elevation {
         Elevation::None => "not delegated".to_string(),
         Elevation::Secure => "delegated (secure mode: setuid or file capabilities)".to_string(),
@@ -155,7 +155,7 @@ fn binary(r: &mut Report, who: &crate::privilege::Invoker) {
         meta.uid(),
         mode & 0o7777
     );
-    let file_caps = crate::sys::get_xattr(&exe, c"security.capability");
+    let file_caps = xtnl::privilege::get_xattr(&exe, c"security.capability");
     match &file_caps {
         Ok(Some(v)) => match decode_file_caps(v) {
             Some((eff, perm)) => {
@@ -258,8 +258,8 @@ fn kernel(r: &mut Report) {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_owned())
         .unwrap_or_else(|_| "unknown".into());
-    let nft = crate::nft::Session::builder()
-        .lock_mode(crate::lock::LockMode::Never)
+    let nft = xtnl::nft::Session::builder()
+        .lock_mode(xtnl::lock::LockMode::Never)
         .open()
         .and_then(|mut s| {
             let generation = s.generation()?;
@@ -289,7 +289,7 @@ fn kernel(r: &mut Report) {
         }
         Err(e) => {
             let hint = match e.kind() {
-                crate::error::ErrorKind::NotPermitted => {
+                xtnl::error::ErrorKind::NotPermitted => {
                     "the kernel refused the read: CAP_NET_ADMIN is missing (see `run` above)"
                 }
                 _ => {
@@ -433,8 +433,8 @@ fn backends(r: &mut Report, delegated: bool) {
 }
 
 /// The xtables lock file: path, owner, mode, and whether this run can open it.
-fn lock(r: &mut Report, who: &crate::privilege::Invoker) {
-    let path = crate::lock::lock_path_from_env();
+fn lock(r: &mut Report, who: &xtnl::privilege::Invoker) {
+    let path = xtnl::lock::lock_path_from_env();
     let cap_only = who.euid != 0;
     match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -549,7 +549,7 @@ fn policy(r: &mut Report, delegated: bool) {
         }
         return;
     }
-    match crate::policy::load_secure(path) {
+    match xtnl::policy::load_secure(path) {
         Ok(p) => r.add(
             Level::Ok,
             "policy",

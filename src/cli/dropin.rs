@@ -14,9 +14,9 @@
 use std::io::Write;
 use std::sync::OnceLock;
 
-use crate::backend::{Backend, BackendChoice};
-use crate::error::{Error, ErrorKind};
-use crate::model::Family;
+use xtnl::backend::{Backend, BackendChoice};
+use xtnl::error::{Error, ErrorKind};
+use xtnl::model::Family;
 
 /// The iptables release whose command line, output and messages xtnl reproduces.
 pub const IPTABLES_VERSION: &str = "1.8.9";
@@ -289,7 +289,7 @@ pub fn usage(id: &Identity, backend: Backend) -> String {
     s.push_str(&format!(
         "\nWithout -w, {p} waits up to {}s for the xtables lock (xtnl's default; -w 0 fails \
          at once).\n",
-        crate::lock::DEFAULT_WAIT.as_secs()
+        xtnl::lock::DEFAULT_WAIT.as_secs()
     ));
     s
 }
@@ -301,7 +301,7 @@ pub(crate) fn run(
     id: &Identity,
     args: &[String],
     backend: BackendChoice,
-) -> crate::Result<i32> {
+) -> xtnl::Result<i32> {
     let resolved = backend.resolve(id.family).0;
     note_backend(resolved);
     let _ = PROGRAM.set(id.clone());

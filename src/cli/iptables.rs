@@ -4,12 +4,12 @@
 use std::io::Write;
 
 use super::io_error;
-use crate::backend::{Backend, BackendChoice};
-use crate::error::Result;
-use crate::ipt::{exec, parse};
-use crate::lock::{LockMode, XtablesLock};
-use crate::model::Family;
-use crate::nft::Session;
+use xtnl::backend::{Backend, BackendChoice};
+use xtnl::error::Result;
+use xtnl::ipt::{exec, parse};
+use xtnl::lock::{LockMode, XtablesLock};
+use xtnl::model::Family;
+use xtnl::nft::Session;
 
 /// Runs one iptables command line (`args` without the program name).
 pub fn run(
@@ -24,32 +24,32 @@ pub fn run(
     // Under an iptables name `-6` (ip6tables: `-4`) is a parameter problem, as in iptables;
     // xtnl's own name switches the family with them.
     if super::dropin::active()
-        && crate::ipt::args::family_flag(&args).is_some_and(|f| f != default_family)
+        && xtnl::ipt::args::family_flag(&args).is_some_and(|f| f != default_family)
     {
-        return Err(crate::Error::InvalidInput(String::new()));
+        return Err(xtnl::Error::InvalidInput(String::new()));
     }
     let inv = parse::parse(&args, default_family)?;
     if as_json {
         let chain = match &inv.command {
             parse::Command::ListRules(c) | parse::Command::List(c) => c.clone(),
             _ => {
-                return Err(crate::Error::InvalidInput(
+                return Err(xtnl::Error::InvalidInput(
                     "--json applies to listings (-S, -L) only".into(),
                 ));
             }
         };
         let chains = if super::resolve_backend(backend, inv.family, inv.verbose) == Backend::Legacy
         {
-            let legacy = crate::legacy::Legacy::open(inv.family, XtablesLock::from_env(inv.wait))?;
-            crate::legacy::listings(&legacy, &inv.table, chain.as_deref())?
+            let legacy = xtnl::legacy::Legacy::open(inv.family, XtablesLock::from_env(inv.wait))?;
+            xtnl::legacy::listings(&legacy, &inv.table, chain.as_deref())?
         } else {
             let mut session = Session::builder().lock_mode(LockMode::Never).open()?;
-            let t = crate::nft::TableRef::new(inv.family, &inv.table);
-            crate::ipt::listing::chains(&mut session, &t, chain.as_deref())?
+            let t = xtnl::nft::TableRef::new(inv.family, &inv.table);
+            xtnl::ipt::listing::chains(&mut session, &t, chain.as_deref())?
         };
-        let v = crate::json::listing_value(
+        let v = xtnl::json::listing_value(
             inv.family,
-            vec![crate::json::table_value(&inv.table, &chains)],
+            vec![xtnl::json::table_value(&inv.table, &chains)],
         );
         writeln!(out, "{v}").map_err(io_error)?;
         return Ok(());
@@ -60,8 +60,8 @@ pub fn run(
     }
     if super::resolve_backend(backend, inv.family, inv.verbose) == Backend::Legacy {
         // x_tables: every write takes the lock around its read-modify-replace.
-        let legacy = crate::legacy::Legacy::open(inv.family, lock)?;
-        let text = one_rule(crate::legacy::execute(&legacy, &inv)?, &inv);
+        let legacy = xtnl::legacy::Legacy::open(inv.family, lock)?;
+        let text = one_rule(xtnl::legacy::execute(&legacy, &inv)?, &inv);
         out.write_all(text.as_bytes()).map_err(io_error)?;
         return out.flush().map_err(io_error);
     }
@@ -83,9 +83,9 @@ pub fn run(
 fn one_rule(text: String, inv: &parse::Invocation) -> String {
     match (&inv.command, inv.rule_number) {
         (parse::Command::ListRules(_), Some(n)) => {
-            crate::ipt::args::nth_rule_of_list_rules(&text, n)
+            xtnl::ipt::args::nth_rule_of_list_rules(&text, n)
         }
-        (parse::Command::List(_), Some(n)) => crate::ipt::args::nth_rule_of_list(&text, n),
+        (parse::Command::List(_), Some(n)) => xtnl::ipt::args::nth_rule_of_list(&text, n),
         _ => text,
     }
 }

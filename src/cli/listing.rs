@@ -1,9 +1,9 @@
 use std::io::Write;
 
 use super::io_error;
-use crate::error::Result;
-use crate::model::Family;
-use crate::nft::{Session, TableRef, TableSnapshot};
+use xtnl::error::Result;
+use xtnl::model::Family;
+use xtnl::nft::{Session, TableRef, TableSnapshot};
 
 /// `xtnl list [FAMILY [TABLE [CHAIN]]]`: read-only; never takes the xtables lock.
 pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
@@ -54,8 +54,8 @@ fn table_json(t: &TableRef, snap: &TableSnapshot, only: Option<&str>) -> serde_j
                     "hook": b.hook.as_str(),
                     "priority": b.priority,
                     "policy": match b.policy {
-                        crate::model::ChainPolicy::Accept => "accept",
-                        crate::model::ChainPolicy::Drop => "drop",
+                        xtnl::model::ChainPolicy::Accept => "accept",
+                        xtnl::model::ChainPolicy::Drop => "drop",
                     },
                 })
             });
@@ -98,8 +98,8 @@ pub fn print_table_with(
         writeln!(out, "\tchain {} {{", c.chain.name).map_err(io_error)?;
         if let Some(b) = &c.base {
             let policy = match b.policy {
-                crate::model::ChainPolicy::Accept => "accept",
-                crate::model::ChainPolicy::Drop => "drop",
+                xtnl::model::ChainPolicy::Accept => "accept",
+                xtnl::model::ChainPolicy::Drop => "drop",
             };
             writeln!(
                 out,

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::json;
 
-use crate::error::Result;
+use xtnl::error::Result;
 
 /// xtnl's own subcommands (everything else starting with `-` is an iptables command line).
 pub(crate) const SUBCOMMANDS: [&str; 15] = [
@@ -36,7 +36,7 @@ pub(crate) fn wants_json(args: &[String]) -> bool {
 /// `--json` command (standard error still gets the message), then passes the result on.
 pub(crate) fn finish(json: bool, result: Result<i32>) -> Result<i32> {
     if json && let Err(e) = &result {
-        let v = json!({"version": 1, "ok": false, "error": crate::json::error_value(e)});
+        let v = json!({"version": 1, "ok": false, "error": xtnl::json::error_value(e)});
         let _ = writeln!(std::io::stdout().lock(), "{v}");
     }
     result

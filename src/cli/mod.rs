@@ -2,7 +2,6 @@
 //! [`run`] and reports errors with [`report`].
 
 mod apply;
-mod bench;
 mod delegated;
 mod demo;
 mod doctor;
@@ -22,9 +21,9 @@ mod set_listing;
 
 use std::io::Write;
 
-use crate::backend::{Backend, BackendChoice};
-use crate::error::{Error, ErrorKind, Result};
-use crate::model::Family;
+use xtnl::backend::{Backend, BackendChoice};
+use xtnl::error::{Error, ErrorKind, Result};
+use xtnl::model::Family;
 
 pub const USAGE: &str = "\
 usage: xtnl [GLOBAL-OPTIONS] COMMAND [ARGS]
@@ -60,7 +59,6 @@ commands:
                                 unix socket, one response line each; see `xtnl serve --help`
 {DOCTOR}
 {NATHOST}
-{BENCH}
   version                       print the version
   help                          print this help
 
@@ -111,14 +109,14 @@ fn command_word(identity: Option<&dropin::Identity>, args: &[String]) -> Result<
     Ok(rest.first().cloned())
 }
 
-fn run_here(program: &str, args: &[String], netns: Option<crate::netns::Netns>) -> Result<i32> {
+fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     let identity = dropin::identify(program);
     let v6 = program.ends_with('6') || program.starts_with("ip6tables");
     let family = if v6 {
-        crate::model::Family::Ipv6
+        xtnl::model::Family::Ipv6
     } else {
-        crate::model::Family::Ipv4
+        xtnl::model::Family::Ipv4
     };
     let (args, backend) = take_backend(args)?;
     let (globals, args) = privileged::split_globals(&args)?;
@@ -127,13 +125,10 @@ fn run_here(program: &str, args: &[String], netns: Option<crate::netns::Netns>) 
         // Read-only; runs before the policy set-up below, which it diagnoses.
         return doctor::run(&mut out, &args[1..]);
     }
-    let usage = USAGE
-        .replace("{DOCTOR}", doctor::USAGE)
-        .replace(
-            "{NATHOST}",
-            &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE),
-        )
-        .replace("{BENCH}", bench::USAGE);
+    let usage = USAGE.replace("{DOCTOR}", doctor::USAGE).replace(
+        "{NATHOST}",
+        &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE),
+    );
     if identity.is_none()
         && let Some(text) = machine::help_for(args, &usage)
     {
@@ -167,7 +162,12 @@ fn run_here(program: &str, args: &[String], netns: Option<crate::netns::Netns>) 
         Some("help" | "--help" | "-h") => writeln!(out, "{usage}").map_err(io_error),
         Some("serve") => return serve::run(&mut out, &args[1..], &globals, backend, netns),
         Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
-        Some("bench") => bench::run(&mut out, &args[1..]),
+        // The benchmark suite left the privileged binary (issue 14): say where it went.
+        Some("bench") => Err(Error::InvalidInput(
+            "the benchmark suite is not part of xtnl: run xtnl-bench [--quick] [--out DIR] \
+             (cargo build --release --bin xtnl-bench)"
+                .into(),
+        )),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host" | "migrate") => {
             nathost::run(&mut out, args, backend)
         }

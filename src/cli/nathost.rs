@@ -6,13 +6,13 @@ use std::io::Write;
 use std::time::Duration;
 
 use super::io_error;
-use crate::backend::{Backend, BackendChoice};
-use crate::error::{Error, Result};
-use crate::legacy::Legacy;
-use crate::lock::{LockMode, WaitPolicy, XtablesLock};
-use crate::model::{Family, IpNet, PortRange};
-use crate::nathost::{self, Forward, ForwardKey, HostSetup, Operation, Report, Reservation};
-use crate::nft::Session;
+use xtnl::backend::{Backend, BackendChoice};
+use xtnl::error::{Error, Result};
+use xtnl::legacy::Legacy;
+use xtnl::lock::{LockMode, WaitPolicy, XtablesLock};
+use xtnl::model::{Family, IpNet, PortRange};
+use xtnl::nathost::{self, Forward, ForwardKey, HostSetup, Operation, Report, Reservation};
+use xtnl::nft::Session;
 
 pub const USAGE: &str = "\
 NAT-host operations (each is one atomic transaction; idempotent; [-4|-6] [-t TABLE] [-w [SECS]]
@@ -372,7 +372,7 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
         }
     };
     op.validate(family)?;
-    if layout == crate::nathost::map::Layout::Map {
+    if layout == xtnl::nathost::map::Layout::Map {
         if c.table.is_some() {
             return Err(Error::InvalidInput(
                 "-t does not apply to the map layout: its table is xtnl_nat".into(),
@@ -441,7 +441,7 @@ fn keep_list(spec: &str) -> Result<BTreeSet<String>> {
 
 fn print_report(out: &mut impl Write, r: &Report, json: bool) -> Result<()> {
     if json {
-        let v = crate::json::report_value(r);
+        let v = xtnl::json::report_value(r);
         writeln!(out, "{v}").map_err(io_error)?;
     } else {
         writeln!(out, "{}", r.outcome.as_str()).map_err(io_error)?;

@@ -4,13 +4,13 @@
 use std::io::Write;
 
 use super::io_error;
-use crate::error::{Error, Result};
-use crate::lock::{LockMode, WaitPolicy, XtablesLock};
-use crate::model::Family;
-use crate::nathost::map::migrate::{ChainLayout, chains_to_map, map_to_chains};
-use crate::nathost::map::{Layout, MapOp, list_forwards, run_one};
-use crate::nathost::{ForwardKey, Operation, Report};
-use crate::nft::Session;
+use xtnl::error::{Error, Result};
+use xtnl::lock::{LockMode, WaitPolicy, XtablesLock};
+use xtnl::model::Family;
+use xtnl::nathost::map::migrate::{ChainLayout, chains_to_map, map_to_chains};
+use xtnl::nathost::map::{Layout, MapOp, list_forwards, run_one};
+use xtnl::nathost::{ForwardKey, Operation, Report};
+use xtnl::nft::Session;
 
 pub const USAGE: &str =
     "  --layout chains|map           (on each NAT-host command) chains: a chain per reservation in

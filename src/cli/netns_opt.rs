@@ -4,8 +4,8 @@
 
 use std::sync::OnceLock;
 
-use crate::error::{Error, Result};
-use crate::netns::Netns;
+use xtnl::error::{Error, Result};
+use xtnl::netns::Netns;
 
 /// The namespace named on the command line, for the policy (entries are for namespaces).
 static REQUESTED: OnceLock<Option<String>> = OnceLock::new();
@@ -41,7 +41,7 @@ pub(crate) fn take(args: &[String]) -> Result<(Vec<String>, Option<Netns>)> {
     }
     let ns = spec.as_deref().map(Netns::resolve).transpose()?;
     if let Some(ns) = &ns
-        && crate::privilege::delegated()
+        && xtnl::privilege::delegated()
         && !ns.is_named()
     {
         return Err(Error::InvalidInput(format!(
@@ -57,11 +57,11 @@ pub(crate) fn take(args: &[String]) -> Result<(Vec<String>, Option<Netns>)> {
 /// for the namespace of `--netns`. A namespace that no entry is for is refused outright
 /// (reads included), so a policy never opens a namespace its author did not name.
 pub(crate) fn scope_policy(
-    policy: Option<crate::policy::Policy>,
-    who: &crate::privilege::Invoker,
-) -> Result<Option<crate::policy::Policy>> {
+    policy: Option<xtnl::policy::Policy>,
+    who: &xtnl::privilege::Invoker,
+) -> Result<Option<xtnl::policy::Policy>> {
     let Some(p) = policy else { return Ok(None) };
-    let caller = crate::policy::Caller::of_uid(who.uid, None).in_netns(requested());
+    let caller = xtnl::policy::Caller::of_uid(who.uid, None).in_netns(requested());
     if let Some(ns) = &caller.netns
         && !p.has_entries_for(&caller)
     {

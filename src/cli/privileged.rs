@@ -7,13 +7,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::backend::BackendChoice;
-use crate::error::{Error, Result};
-use crate::model::Family;
-use crate::nft::{Auditor, Guard, set_process_enforcement};
-use crate::policy::audit::{AUDIT_ENV, AuditTarget, LineAuditor};
-use crate::policy::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, Policy, load_file, load_secure};
-use crate::privilege::{Invoker, invoker};
+use xtnl::backend::BackendChoice;
+use xtnl::error::{Error, Result};
+use xtnl::model::Family;
+use xtnl::nft::{Auditor, Guard, set_process_enforcement};
+use xtnl::policy::audit::{AUDIT_ENV, AuditTarget, LineAuditor};
+use xtnl::policy::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, Policy, load_file, load_secure};
+use xtnl::privilege::{Invoker, invoker};
 
 /// Options that come before the command: `--policy-file FILE`, `--audit TARGET`.
 /// (`--policy` would clash with iptables' own `--policy CHAIN TARGET`.)
@@ -153,7 +153,7 @@ pub(crate) fn install(g: &Globals) -> Result<()> {
     let policy = super::netns_opt::scope_policy(policy_for(g, &who)?, &who)?;
     let target = audit_for(g, &who)?;
     let policy = policy.map(Arc::new);
-    crate::policy::set_process_policy(policy.clone());
+    xtnl::policy::set_process_policy(policy.clone());
     let guard = policy.map(|p| p as Arc<dyn Guard>);
     let auditor = (target != AuditTarget::Off)
         .then(|| Arc::new(LineAuditor::new(who, target)) as Arc<dyn Auditor>);

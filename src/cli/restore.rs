@@ -4,18 +4,18 @@
 use std::io::{BufRead, Read, Write};
 
 use super::io_error;
-use crate::backend::{Backend, BackendChoice};
-use crate::error::{Error, Result};
-use crate::ipt::restore;
-use crate::lock::{WaitPolicy, XtablesLock};
-use crate::model::Family;
-use crate::nft::Session;
+use xtnl::backend::{Backend, BackendChoice};
+use xtnl::error::{Error, Result};
+use xtnl::ipt::restore;
+use xtnl::lock::{WaitPolicy, XtablesLock};
+use xtnl::model::Family;
+use xtnl::nft::Session;
 
 /// Restore files are parsed whole before anything is sent; this bounds the input.
-const MAX_INPUT: u64 = crate::limits::MAX_RESTORE_BYTES;
+const MAX_INPUT: u64 = xtnl::limits::MAX_RESTORE_BYTES;
 
 /// Reads and parses a restore file line by line, enforcing the bounds as it goes: the input
-/// size ([`MAX_INPUT`]), the line length ([`crate::limits::MAX_RESTORE_LINE`]), and the
+/// size ([`MAX_INPUT`]), the line length ([`xtnl::limits::MAX_RESTORE_LINE`]), and the
 /// number of operations (the policy's `max_ops`, else the transaction limit), so that an
 /// input that would be refused anyway is refused before it is held in memory. Memory is the
 /// current line plus the parsed commands (see docs/privileged-helper.md for the figures).
@@ -25,8 +25,8 @@ fn read_restore(
     family: Family,
     counters: bool,
 ) -> Result<Vec<restore::Block>> {
-    let policy = crate::policy::process_policy();
-    let max_line = crate::limits::MAX_RESTORE_LINE;
+    let policy = xtnl::policy::process_policy();
+    let max_line = xtnl::limits::MAX_RESTORE_LINE;
     let mut parser = restore::Parser::new(family).with_counters(counters);
     let mut buf = Vec::new();
     let mut total: u64 = 0;
@@ -75,7 +75,7 @@ fn read_restore(
                     other => other,
                 };
                 // Audited like any denial: nothing was sent.
-                if let Some(a) = crate::nft::process_auditor() {
+                if let Some(a) = xtnl::nft::process_auditor() {
                     let what = format!(
                         "restore from {name}: {changes} or more operations by line {}",
                         parser.line_number()
@@ -83,17 +83,17 @@ fn read_restore(
                     a.record(
                         changes,
                         &mut std::iter::once(what),
-                        crate::nft::AuditOutcome::Denied(&e),
+                        xtnl::nft::AuditOutcome::Denied(&e),
                     );
                 }
                 return Err(e);
             }
         }
-        if changes > crate::limits::MAX_TRANSACTION_OPS {
+        if changes > xtnl::limits::MAX_TRANSACTION_OPS {
             return Err(bad(format!(
                 "line {}: more than {} operations; at most that many fit in one transaction",
                 parser.line_number(),
-                crate::limits::MAX_TRANSACTION_OPS
+                xtnl::limits::MAX_TRANSACTION_OPS
             )));
         }
     }
@@ -135,7 +135,7 @@ pub fn run_restore(
             && !opts.noflush
             && super::resolve_backend(backend, family, verbose) == Backend::Legacy
         {
-            let legacy = crate::legacy::Legacy::open(family, XtablesLock::from_env(opts.wait))?;
+            let legacy = xtnl::legacy::Legacy::open(family, XtablesLock::from_env(opts.wait))?;
             out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
                 .map_err(io_error)?;
         }
@@ -146,12 +146,12 @@ pub fn run_restore(
         lock = lock.with_poll_interval(i);
     }
     if super::resolve_backend(backend, family, verbose) == Backend::Legacy {
-        let legacy = crate::legacy::Legacy::open(family, lock)?;
+        let legacy = xtnl::legacy::Legacy::open(family, lock)?;
         if verbose && !opts.noflush {
             out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
                 .map_err(io_error)?;
         }
-        crate::legacy::restore(&legacy, &blocks, opts.noflush)?;
+        xtnl::legacy::restore(&legacy, &blocks, opts.noflush)?;
         return out.flush().map_err(io_error);
     }
     let mut session = Session::builder().lock(lock).open()?;
@@ -162,8 +162,8 @@ pub fn run_restore(
             if !existing.iter().any(|e| e == t) {
                 return Vec::new();
             }
-            let r = crate::nft::TableRef::new(family, t);
-            match crate::ipt::listing::chains(&mut session, &r, None) {
+            let r = xtnl::nft::TableRef::new(family, t);
+            match xtnl::ipt::listing::chains(&mut session, &r, None) {
                 Ok(cs) => cs.into_iter().map(|c| c.name).collect(),
                 Err(e) => {
                     err.get_or_insert(e);
@@ -196,25 +196,25 @@ pub fn run_save(
     let legacy = super::resolve_backend(backend, family, opts.verbose) == Backend::Legacy;
     let bodies: Vec<(String, String)> = if legacy {
         let legacy =
-            crate::legacy::Legacy::open(family, XtablesLock::from_env(WaitPolicy::FailFast))?;
-        crate::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
+            xtnl::legacy::Legacy::open(family, XtablesLock::from_env(WaitPolicy::FailFast))?;
+        xtnl::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
     } else {
         let mut session = Session::open()?;
         if opts.json {
             let mut tables = Vec::new();
             for name in restore::saved_tables(&mut session, family, table.as_deref())? {
-                let t = crate::nft::TableRef::new(family, &name);
-                let chains = crate::ipt::listing::chains(&mut session, &t, None)?;
-                tables.push(crate::json::table_value(&name, &chains));
+                let t = xtnl::nft::TableRef::new(family, &name);
+                let chains = xtnl::ipt::listing::chains(&mut session, &t, None)?;
+                tables.push(xtnl::json::table_value(&name, &chains));
             }
-            let v = crate::json::listing_value(family, tables);
+            let v = xtnl::json::listing_value(family, tables);
             writeln!(out, "{v}").map_err(io_error)?;
             return Ok(());
         }
         let mut bodies = Vec::new();
         for name in restore::saved_tables(&mut session, family, table.as_deref())? {
-            let t = crate::nft::TableRef::new(family, &name);
-            let body = crate::ipt::listing::save_table_counters(&mut session, &t, opts.counters)?;
+            let t = xtnl::nft::TableRef::new(family, &name);
+            let body = xtnl::ipt::listing::save_table_counters(&mut session, &t, opts.counters)?;
             bodies.push((name, body));
         }
         bodies
@@ -236,7 +236,7 @@ pub fn run_save(
 /// `-v`'s lines on x_tables: the user chains come from the tables as the kernel holds them
 /// (a table the kernel has not loaded has none).
 fn legacy_verbose(
-    legacy: &crate::legacy::Legacy,
+    legacy: &xtnl::legacy::Legacy,
     blocks: &[restore::Block],
     family: Family,
 ) -> String {

@@ -4,9 +4,9 @@
 //! user chains, then each rule line of the table in the `-v -A` echo format. With
 //! `--noflush` iptables prints nothing at all (its shell test `ipt-restore/0014` checks both).
 
-use crate::ipt::parse::Command;
-use crate::ipt::restore::{Block, Line};
-use crate::model::Family;
+use xtnl::ipt::parse::Command;
+use xtnl::ipt::restore::{Block, Line};
+use xtnl::model::Family;
 
 /// A table's built-in chains in hook order (the order iptables lists them).
 fn builtins(table: &str) -> &'static [&'static str] {
@@ -47,7 +47,7 @@ pub(super) fn text(
                 | Command::Replace { rule, .. }
                 | Command::Delete { rule, .. } = cmd.as_ref()
             {
-                out.push_str(&crate::ipt::listing::change_line(rule, family));
+                out.push_str(&xtnl::ipt::listing::change_line(rule, family));
                 out.push('\n');
             }
         }

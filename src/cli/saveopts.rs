@@ -17,9 +17,9 @@
 
 use std::time::Duration;
 
-use crate::error::{Error, Result};
-use crate::lock::WaitPolicy;
-use crate::model::Family;
+use xtnl::error::{Error, Result};
+use xtnl::lock::WaitPolicy;
+use xtnl::model::Family;
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidInput(msg.into())
@@ -102,7 +102,7 @@ pub fn parse_restore(args: &[String], family: Family) -> Result<RestoreOpts> {
             "-6" | "--ipv6" => o.family = Family::Ipv6,
             "-T" | "--table" => {
                 let t = it.next().ok_or_else(|| bad("-T needs a table"))?;
-                crate::model::validate_name("table", t)?;
+                xtnl::model::validate_name("table", t)?;
                 o.table = Some(t.clone());
             }
             "-M" | "--modprobe" => {

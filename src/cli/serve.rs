@@ -1,16 +1,16 @@
-//! `xtnl serve`: the command line of the long-lived helper (see [`crate::serve`]).
+//! `xtnl serve`: the command line of the long-lived helper (see [`xtnl::serve`]).
 
 use std::io::Write;
 use std::sync::Arc;
 
 use super::io_error;
 use super::privileged::{Globals, audit_for, policy_for};
-use crate::backend::BackendChoice;
-use crate::error::{Error, Result};
-use crate::lock::WaitPolicy;
-use crate::netns::Netns;
-use crate::privilege::invoker;
-use crate::serve::{self, Listen, Options, SocketAccess, engine};
+use xtnl::backend::BackendChoice;
+use xtnl::error::{Error, Result};
+use xtnl::lock::WaitPolicy;
+use xtnl::netns::Netns;
+use xtnl::privilege::invoker;
+use xtnl::serve::{self, Listen, Options, SocketAccess, engine};
 
 pub const USAGE: &str = "\
 usage: xtnl [GLOBAL-OPTIONS] serve --stdio | --socket PATH [OPTIONS]
@@ -52,7 +52,7 @@ fn uid_of(v: &str) -> Result<u32> {
     if let Ok(n) = v.parse() {
         return Ok(n);
     }
-    match crate::policy::accounts::uid_by_name(v) {
+    match xtnl::policy::accounts::uid_by_name(v) {
         Some(uid) => Ok(uid),
         None => Err(bad(format!("--socket-owner {v:?}: no such user"))),
     }
@@ -62,7 +62,7 @@ fn gid_of(v: &str) -> Result<u32> {
     if let Ok(n) = v.parse() {
         return Ok(n);
     }
-    match crate::policy::accounts::group_by_name(v) {
+    match xtnl::policy::accounts::group_by_name(v) {
         Some(gid) => Ok(gid),
         None => Err(bad(format!("--socket-group {v:?}: no such group"))),
     }

@@ -5,10 +5,10 @@
 use std::io::Write;
 
 use super::io_error;
-use crate::error::Result;
-use crate::nft::set::describe_type;
-use crate::nft::{Session, TableRef};
-use crate::wire::set::{SetDefRepr, flags};
+use xtnl::error::Result;
+use xtnl::nft::set::describe_type;
+use xtnl::nft::{Session, TableRef};
+use xtnl::wire::set::{SetDefRepr, flags};
 
 /// A set of a table and how many elements it holds.
 pub struct SetListing {

@@ -533,7 +533,7 @@ fn target_name(rule: &IptRule) -> String {
 
 /// The line `iptables -v` prints for a rule it adds, inserts, replaces or deletes (iptables'
 /// one-line "print rule" format: numeric, with interfaces, no counters).
-pub(crate) fn change_line(rule: &IptRule, family: crate::model::Family) -> String {
+pub fn change_line(rule: &IptRule, family: crate::model::Family) -> String {
     let v6 = family == crate::model::Family::Ipv6;
     let mut out = format!("{} ", target_name(rule));
     let (bang, proto) = match &rule.proto {

@@ -1,5 +1,5 @@
 //! The x_tables UAPI structs as the C compiler of the target lays them out, so that the
-//! byte offsets in [`super::blob`] and [`crate::xt`] are right on every Linux architecture,
+//! byte offsets in `legacy::blob` and [`crate::xt`] are right on every Linux architecture,
 //! 64-bit and 32-bit, and checked at compile time for whatever target is built or checked.
 //!
 //! Each `#[repr(C)]` struct below mirrors one struct of the kernel's UAPI headers

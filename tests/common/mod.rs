@@ -2,6 +2,9 @@
 //! created itself, on its own thread, so nothing here can change the host's ruleset.
 #![allow(dead_code)]
 
+#[path = "../../src/scratch.rs"]
+pub mod scratch;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -10,18 +13,60 @@ use std::sync::atomic::{AtomicU32, Ordering};
 ///
 /// Netlink sockets and child processes created by `body` live in that namespace; the thread
 /// (and with it the namespace) goes away when `body` returns. Panics are propagated.
+///
+/// Without the privileges to create a namespace (`cargo test` as a user), `body` does not
+/// run: the test prints `test needs root (...): not run` and returns (a body that returns a
+/// value the test goes on to use needs [`kernel_test`] first), or, with
+/// `XTNL_REQUIRE_KERNEL_TESTS=1` (CI), fails. See the README's test section.
 pub fn in_netns<R: Send + 'static>(body: impl FnOnce() -> R + Send + 'static) -> R {
+    if !scratch::kernel_test_can_run() {
+        return not_run();
+    }
     let handle = std::thread::Builder::new()
         .name("netns-test".into())
         .spawn(move || {
-            xtnl::netns::enter_new().expect("unshare(CLONE_NEWNET) (tests run as root)");
-            xtnl::netns::refuse_initial().expect("test must not run in the initial netns");
+            scratch::enter_new().expect("unshare(CLONE_NEWNET) (tests run as root)");
+            scratch::refuse_initial().expect("test must not run in the initial netns");
             body()
         })
         .expect("spawn test thread");
     match handle.join() {
         Ok(r) => r,
         Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// For a kernel test to call first: `false` (after printing that it needs root, as
+/// [`in_netns`] does) when it cannot run, so the test returns: `if !kernel_test() { return; }`.
+pub fn kernel_test() -> bool {
+    scratch::kernel_test_can_run()
+}
+
+/// The first line of a kernel test that does more than run one `()` body in [`in_netns`]
+/// (it uses what the body returns, or needs root outside a namespace): without the
+/// privileges it needs, the test says so and returns (see [`kernel_test`]).
+#[allow(unused_macros)]
+macro_rules! require_kernel {
+    () => {
+        if !$crate::common::kernel_test() {
+            return;
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use require_kernel;
+
+/// What [`in_netns`] returns for a body that did not run: `()`; a test whose body returns a
+/// value it goes on to check must ask [`kernel_test`] first, and this says so.
+fn not_run<R: 'static>() -> R {
+    let unit: Box<dyn std::any::Any> = Box::new(());
+    match unit.downcast::<R>() {
+        Ok(r) => *r,
+        Err(_) => panic!(
+            "{}; this test uses what its namespace body returns: start it with \
+             `if !common::kernel_test() {{ return; }}`",
+            scratch::NEEDS_ROOT
+        ),
     }
 }
 

@@ -2,10 +2,10 @@
 //! a one-message batch (a chain flush) built by hand with the wire layer and sent with one
 //! `send`, the replies drained and checked.
 
-use crate::error::{Error, Result};
-use crate::transport::{Batch, NlSocket};
-use crate::wire::netlink::{AckRepr, MsgWriter, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NlMsgs};
-use crate::wire::nftables::{GenRepr, RuleRepr, msg, nfgenmsg, nfproto, nft_type, split_nfgenmsg};
+use xtnl::error::{Error, Result};
+use xtnl::transport::{Batch, NlSocket};
+use xtnl::wire::netlink::{AckRepr, MsgWriter, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NlMsgs};
+use xtnl::wire::nftables::{GenRepr, RuleRepr, msg, nfgenmsg, nfproto, nft_type, split_nfgenmsg};
 
 fn refused(what: &str, errno: i32) -> Error {
     Error::Precondition(format!(

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::spec::{self, worker_chain};
-use crate::error::{Error, Result};
+use xtnl::error::{Error, Result};
 
 fn failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Precondition(format!("xtnl bench: serve: {what}: {e}"))

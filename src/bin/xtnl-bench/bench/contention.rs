@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use super::scaling::{Env, STOPPED, agent, binary_setup_args, must, p, settle, spawn};
+use super::process::{STOPPED, agent, binary_setup_args, must, p, settle, spawn};
 use super::spec::{self, WORKER_PREFIX, worker_chain};
-use super::{Results, Stats};
-use crate::error::{Error, Result};
-use crate::model::Family;
-use crate::nft::TableRef;
+use super::{Env, Results, Stats};
+use xtnl::error::{Error, Result};
+use xtnl::model::Family;
+use xtnl::nft::TableRef;
 
 /// How a worker changes the ruleset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -297,7 +297,7 @@ fn clean_up(env: &mut Env<'_>) -> Result<(usize, usize)> {
         .filter(|c| c.chain.name.starts_with(WORKER_PREFIX))
         .count();
     if nf_left > 0 {
-        crate::nathost::sweep(
+        xtnl::nathost::sweep(
             &mut env.session,
             Family::Ipv4,
             "nat",

@@ -21,6 +21,7 @@
 
 mod contention;
 mod floor;
+mod process;
 mod report;
 mod scaling;
 mod serve_worker;
@@ -30,10 +31,22 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use xtnl::error::{Error, Result};
 
 pub use contention::ContentionRun;
 pub use report::{csv, markdown, svg};
+
+/// What the runner works with (scaling's and contention's; defined here so that neither
+/// module imports the other's).
+struct Env<'a> {
+    cfg: &'a Config,
+    /// The xtables lock every tool shares (a private file, never /run/xtables.lock).
+    lock: PathBuf,
+    dir: PathBuf,
+    session: xtnl::nft::Session,
+    bare: xtnl::transport::NlSocket,
+    insert: xtnl::ipt::parse::Invocation,
+}
 
 /// The tools compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -120,26 +133,6 @@ pub enum Floor {
     ProcessTrue,
     /// `xtnl version`: the binary starting and exiting without netlink.
     XtnlVersion,
-}
-
-impl Floor {
-    pub const ALL: [Floor; 5] = [
-        Floor::BareBatch,
-        Floor::BareGetgen,
-        Floor::LibraryGetgen,
-        Floor::ProcessTrue,
-        Floor::XtnlVersion,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Floor::BareBatch => "bare one-message batch (flush)",
-            Floor::BareGetgen => "bare GETGEN round trip",
-            Floor::LibraryGetgen => "library GETGEN (Session::generation)",
-            Floor::ProcessTrue => "/bin/true as a process",
-            Floor::XtnlVersion => "xtnl version as a process",
-        }
-    }
 }
 
 /// What to run.
@@ -274,10 +267,10 @@ pub struct Machine {
 /// Moves the calling thread into a new network namespace and checks that it is not the
 /// initial one. Threads and processes started from this thread afterwards inherit it.
 pub fn enter_scratch_namespace() -> Result<()> {
-    crate::netns::enter_new()
+    crate::scratch::enter_new()
         .map_err(|e| e.context("xtnl bench: cannot create a network namespace (needs root)"))?;
-    crate::netns::refuse_initial()?;
-    let id = crate::netns::current_id()?;
+    crate::scratch::refuse_initial()?;
+    let id = crate::scratch::current_id()?;
     SCRATCH.with(|s| s.set(Some(id)));
     Ok(())
 }
@@ -290,8 +283,8 @@ thread_local! {
 /// Runs the plan. Refuses to run anywhere but in the namespace [`enter_scratch_namespace`]
 /// created for the calling thread (so never in the initial one).
 pub fn run(cfg: &Config) -> Result<Results> {
-    crate::netns::refuse_initial()?;
-    if SCRATCH.with(|s| s.get()) != Some(crate::netns::current_id()?) {
+    crate::scratch::refuse_initial()?;
+    if SCRATCH.with(|s| s.get()) != Some(crate::scratch::current_id()?) {
         return Err(Error::InvalidInput(
             "xtnl bench: refusing to run outside the network namespace that \
              enter_scratch_namespace created for this thread (it might be the initial network \

@@ -1,0 +1,148 @@
+//! `xtnl-bench [--quick] [--out DIR] [--xtnl PATH]`: the benchmark suite for operators and
+//! developers, a binary of its own so that the privileged helper `xtnl` carries none of it
+//! (it starts processes: iptables-nft, iptables-legacy, nft, the restore tools and `xtnl`).
+//! It moves itself into a network namespace of its own before anything else, so it never
+//! touches the host's ruleset; it needs root (to create the namespace) and the tools it
+//! compares. Why a binary and not a crate: docs/architecture.md, "The benchmark suite".
+#![deny(unsafe_code)]
+
+mod bench;
+#[path = "../../scratch.rs"]
+mod scratch;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use bench::{Config, Plan};
+use xtnl::error::{Error, Result};
+
+const USAGE: &str = "\
+usage: xtnl-bench [--quick] [--out DIR] [--xtnl PATH]
+
+Times xtnl against iptables-nft, iptables-legacy, nft and the restore tools in a network
+namespace of its own; writes results.md, latency.svg and results.csv to DIR.
+
+  --quick        a smoke run of seconds (small N, few iterations, P = 1 and 4)
+  --out DIR      where the results go (default ./xtnl-bench)
+  --xtnl PATH    the xtnl binary timed as a process (default: the xtnl beside this binary)
+
+Needs root (it creates a network namespace) and the tools it compares. Exit status: 0 ok,
+2 bad arguments, otherwise what the failing step's error says (as xtnl's).";
+
+struct Args {
+    quick: bool,
+    dir: PathBuf,
+    xtnl: Option<PathBuf>,
+    help: bool,
+}
+
+fn parse(args: &[String]) -> Result<Args> {
+    let mut a = Args {
+        quick: false,
+        dir: PathBuf::from("xtnl-bench"),
+        xtnl: None,
+        help: false,
+    };
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .map(PathBuf::from)
+                .ok_or_else(|| Error::InvalidInput(format!("option {name} needs a value")))
+        };
+        match w.as_str() {
+            "--quick" => a.quick = true,
+            "--out" => a.dir = value("--out")?,
+            "--xtnl" => a.xtnl = Some(value("--xtnl")?),
+            "--help" | "-h" | "help" => a.help = true,
+            o => {
+                return Err(Error::InvalidInput(format!(
+                    "unknown argument {o:?}; usage: xtnl-bench [--quick] [--out DIR] [--xtnl PATH]"
+                )));
+            }
+        }
+    }
+    Ok(a)
+}
+
+/// The `xtnl` binary beside this one (cargo puts both in target/<profile>/).
+fn sibling_xtnl() -> Result<PathBuf> {
+    let me = std::env::current_exe().map_err(|e| Error::Netlink {
+        context: "find the running xtnl-bench binary",
+        source: e,
+    })?;
+    let xtnl = me.with_file_name("xtnl");
+    if !xtnl.is_file() {
+        return Err(Error::InvalidInput(format!(
+            "no xtnl binary at {} (build it: cargo build --release --bin xtnl), or name one \
+             with --xtnl PATH",
+            xtnl.display()
+        )));
+    }
+    Ok(xtnl)
+}
+
+fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
+    let a = parse(args)?;
+    if a.help {
+        writeln!(out, "{USAGE}").map_err(io_error)?;
+        return Ok(());
+    }
+    let xtnl = match a.xtnl {
+        Some(x) => x,
+        None => sibling_xtnl()?,
+    };
+    // Before anything else: this thread, and every thread and process it starts, moves to
+    // a fresh network namespace; the runner refuses to go on in the initial one.
+    bench::enter_scratch_namespace()?;
+    let cfg = Config {
+        plan: if a.quick { Plan::quick() } else { Plan::full() },
+        xtnl,
+        scratch: std::env::temp_dir().join(format!("xtnl-bench-{}", std::process::id())),
+        command: format!("xtnl-bench{}", if a.quick { " --quick" } else { "" }),
+        progress: true,
+    };
+    let results = bench::run(&cfg)?;
+    let written = bench::write(&results, &a.dir)?;
+    writeln!(out, "{}", bench::markdown(&results)).map_err(io_error)?;
+    writeln!(
+        out,
+        "written: {}, {}, {}",
+        written.table.display(),
+        written.plot.display(),
+        written.csv.display()
+    )
+    .map_err(io_error)?;
+    Ok(())
+}
+
+fn io_error(e: std::io::Error) -> Error {
+    Error::Netlink {
+        context: "write output",
+        source: e,
+    }
+}
+
+fn main() {
+    // `std::env::args` would panic on an argument that is not UTF-8; refuse it instead.
+    let args: Result<Vec<String>> = std::env::args_os()
+        .skip(1)
+        .map(|a| {
+            a.into_string()
+                .map_err(|a| Error::InvalidInput(format!("argument is not valid UTF-8: {a:?}")))
+        })
+        .collect();
+    let status = match args.and_then(|args| run(&mut std::io::stdout().lock(), &args)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("xtnl-bench: {e}");
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                eprintln!("  caused by: {s}");
+                source = s.source();
+            }
+            e.exit_status()
+        }
+    };
+    std::process::exit(status);
+}
