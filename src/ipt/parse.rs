@@ -615,14 +615,8 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
         },
         'N' => {
             no_rule("-N")?;
-            let raw = cargs.first().copied().unwrap_or_default();
-            if raw.starts_with('-') {
-                return Err(bad("chain name not allowed to start with `-'"));
-            }
-            let c = chain(0)?;
-            if c.starts_with('!') {
-                return Err(bad(format!("Invalid chain name `{c}'")));
-            }
+            let c = cargs.first().copied().unwrap_or_default().to_string();
+            crate::limits::check_iptables_chain_name(crate::limits::NameDialect::IptablesNew, &c)?;
             if matches!(c.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE") || is_known_target(&c) {
                 return Err(bad(format!(
                     "chain name may not clash with target name `{c}'"
@@ -884,20 +878,9 @@ fn ext_target_of(p: &super::ext::Pending, rule: &IptRule, family: Family) -> Res
     })
 }
 
-/// iptables' chain-name limit (XT_EXTENSION_MAXNAMELEN - 1 = 28) and no spaces.
+/// A chain named on iptables' command line: iptables' bounds and words ([`crate::limits`]).
 pub(crate) fn validate_chain_name(c: &str) -> Result<()> {
-    if c.is_empty() {
-        return Err(bad("chain name expected"));
-    }
-    if c.len() > 28 {
-        return Err(bad(format!(
-            "chain name `{c}' too long (must be under 29 chars)"
-        )));
-    }
-    if c.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {
-        return Err(bad(format!("Invalid chain name `{c}'")));
-    }
-    Ok(())
+    crate::limits::check_iptables_chain_name(crate::limits::NameDialect::Iptables, c)
 }
 
 /// iptables refuses `-o` on input hooks and `-i` on output hooks of built-in chains.

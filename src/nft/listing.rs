@@ -3,7 +3,10 @@ use crate::model::{Family, Rule};
 use crate::wire::nftables::{ChainRepr, RuleRepr, TableRepr};
 
 use super::codec;
-use super::transaction::{ChainRef, TableRef};
+use super::refs::{ChainRef, TableRef};
+
+/// Elements of the named sets, by set name (what a listing needs to print set lookups).
+pub type SetElements = std::collections::HashMap<String, Vec<crate::wire::nftables::SetElem>>;
 
 /// A table as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +77,7 @@ pub struct ListedRule {
 }
 
 impl ListedRule {
-    pub(crate) fn from_repr(r: RuleRepr, sets: &super::session::SetElements) -> Option<ListedRule> {
+    pub(crate) fn from_repr(r: RuleRepr, sets: &SetElements) -> Option<ListedRule> {
         let family = Family::from_nfproto(r.family)?;
         let rule = codec::decode_with_sets(family, &r.exprs, r.userdata.as_deref(), &|n| {
             sets.get(n).cloned()
@@ -95,11 +98,11 @@ pub struct RawRule {
     pub exprs: Vec<crate::wire::expr::Expr>,
     pub userdata: Option<Vec<u8>>,
     /// Elements of the anonymous sets the rule looks up, by set name.
-    pub sets: super::session::SetElements,
+    pub sets: SetElements,
 }
 
 impl RawRule {
-    pub(crate) fn from_repr(r: RuleRepr, sets: &super::session::SetElements) -> Option<RawRule> {
+    pub(crate) fn from_repr(r: RuleRepr, sets: &SetElements) -> Option<RawRule> {
         let family = Family::from_nfproto(r.family)?;
         let used = r
             .exprs

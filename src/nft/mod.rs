@@ -5,6 +5,7 @@
 pub mod codec;
 mod listing;
 mod netns;
+mod refs;
 mod session;
 pub mod set;
 mod set_read;

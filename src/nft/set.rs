@@ -11,8 +11,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use super::Op;
-use super::transaction::TableRef;
+use super::refs::TableRef;
 use crate::error::{Error, Result};
 use crate::model::validate_name;
 use crate::transport::Batch;
@@ -558,19 +557,6 @@ fn list_some(
         write!(f, ", and {} more", total - SHOWN)?;
     }
     write!(f, "]")
-}
-
-impl From<SetOp> for Op {
-    fn from(s: SetOp) -> Op {
-        Op::Set(s)
-    }
-}
-
-impl super::Transaction {
-    /// Adds a set operation.
-    pub fn set_op(&mut self, op: SetOp) -> &mut Self {
-        self.push(Op::Set(op))
-    }
 }
 
 /// A set's type in nft's words: `ifname . inet_proto . inet_service : ipv4_addr . inet_service`.

@@ -3,9 +3,9 @@
 //! interrupt it), elements by key (single-element gets, many per round trip).
 
 use super::Reader;
+use super::refs::TableRef;
 use super::session::{absent, dump_all};
 use super::set::{GETS_PER_ROUND_TRIP, GETSET};
-use super::transaction::TableRef;
 use crate::error::{Error, Result};
 use crate::transport::Request;
 use crate::wire::nftables::{msg, split_nfgenmsg};

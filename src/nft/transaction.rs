@@ -1,100 +1,14 @@
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::model::{BaseChain, Family, Rule, validate_name};
+use crate::model::{Family, Rule, validate_name};
 use crate::transport::Batch;
 use crate::wire::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO, NLM_F_EXCL, NLM_F_REPLACE};
 use crate::wire::nftables::{ChainRepr, HookRepr, RuleRepr, SetElemsRepr, SetRepr, TableRepr, msg};
 
 use super::codec;
-
-/// A table: family and name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TableRef {
-    pub family: Family,
-    pub name: String,
-}
-
-impl TableRef {
-    pub fn new(family: Family, name: impl Into<String>) -> Self {
-        TableRef {
-            family,
-            name: name.into(),
-        }
-    }
-    pub fn chain(&self, name: impl Into<String>) -> ChainRef {
-        ChainRef {
-            table: self.clone(),
-            name: name.into(),
-        }
-    }
-}
-
-impl fmt::Display for TableRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.family, self.name)
-    }
-}
-
-/// A chain in a table.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ChainRef {
-    pub table: TableRef,
-    pub name: String,
-}
-
-impl fmt::Display for ChainRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.table, self.name)
-    }
-}
-
-/// A chain to create: regular (`base: None`) or base.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainSpec {
-    pub name: String,
-    pub base: Option<BaseChain>,
-}
-
-impl ChainSpec {
-    pub fn regular(name: impl Into<String>) -> Self {
-        ChainSpec {
-            name: name.into(),
-            base: None,
-        }
-    }
-    pub fn base(name: impl Into<String>, base: BaseChain) -> Self {
-        ChainSpec {
-            name: name.into(),
-            base: Some(base),
-        }
-    }
-}
-
-/// Where a new rule goes in its chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RulePosition {
-    /// At the end (`nft add rule`, `iptables -A`).
-    Append,
-    /// At the head (`nft insert rule`, `iptables -I`).
-    Head,
-    /// Just before the rule with this handle.
-    Before(u64),
-    /// Just after the rule with this handle.
-    After(u64),
-}
-
-/// A rule already encoded as expressions, for front ends with an encoding of their own
-/// (the iptables-nft encoding in iptables' tables).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EncodedRule {
-    pub exprs: Vec<crate::wire::expr::Expr>,
-    pub userdata: Option<Vec<u8>>,
-    /// `NFTA_RULE_COMPAT`: the protocol x_tables extensions check against.
-    pub compat: Option<crate::wire::nftables::RuleCompat>,
-    /// Anonymous sets the rule looks up, created in the same batch just before it.
-    pub sets: Vec<codec::AnonSet>,
-}
+pub use super::refs::{ChainRef, ChainSpec, EncodedRule, RulePosition, TableRef};
+use super::set::SetOp;
 
 /// One operation of a transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,7 +61,7 @@ pub enum Op {
         rule: Rule,
     },
     /// A named set or map, or its elements (see [`super::set`]).
-    Set(super::set::SetOp),
+    Set(SetOp),
 }
 
 impl Op {
@@ -300,6 +214,18 @@ impl Transaction {
     }
 }
 
+/// A chain about to be made or renamed: iptables' bounds in iptables' own tables (so that
+/// iptables can name every chain xtnl makes there), nf_tables' elsewhere.
+fn check_new_chain(table: &TableRef, name: &str) -> Result<()> {
+    let iptables = matches!(table.family, Family::Ipv4 | Family::Ipv6)
+        && crate::ipt::tables::is_iptables_table(&table.name);
+    crate::limits::check_chain_name(
+        crate::limits::NameDialect::new_chain(iptables),
+        &table.name,
+        name,
+    )
+}
+
 fn check_table(t: &TableRef) -> Result<()> {
     validate_name("table", &t.name)
 }
@@ -368,7 +294,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
         }
         Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
             check_table(table)?;
-            crate::limits::check_chain_name(table.family, &table.name, &chain.name)?;
+            check_new_chain(table, &chain.name)?;
             let repr = chain_repr(table, chain);
             let flags = match op {
                 Op::CreateChain { .. } => NLM_F_CREATE | NLM_F_EXCL,
@@ -405,7 +331,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             new_name,
         } => {
             check_chain(chain)?;
-            crate::limits::check_chain_name(chain.table.family, &chain.table.name, new_name)?;
+            check_new_chain(&chain.table, new_name)?;
             let mut repr = chain_repr(&chain.table, &ChainSpec::regular(new_name));
             repr.handle = Some(*handle);
             b.push(msg::NEWCHAIN, chain.table.family.nfproto(), 0, desc, |w| {
@@ -578,4 +504,17 @@ fn push_add(
         desc,
         |w| repr.emit(w),
     );
+}
+
+impl From<SetOp> for Op {
+    fn from(s: SetOp) -> Op {
+        Op::Set(s)
+    }
+}
+
+impl Transaction {
+    /// Adds a set operation.
+    pub fn set_op(&mut self, op: SetOp) -> &mut Self {
+        self.push(Op::Set(op))
+    }
 }
