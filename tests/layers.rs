@@ -32,10 +32,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("lock", &["lock"]),
     ("netns", &["netns"]),
     ("ipt syntax", &["ipt"]),
-    (
-        "nft",
-        &["nft", "ipt/compat", "ipt/compat_decode", "ipt/ext/native"],
-    ),
+    ("nft", &["nft", "ipt/compat", "ipt/ext/native"]),
     ("legacy", &["legacy"]),
     (
         "seam",

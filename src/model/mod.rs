@@ -8,15 +8,15 @@
 mod addr;
 mod chain;
 mod display;
+mod opaque;
 mod validate;
 
 use std::fmt;
 
 pub use addr::{IpNet, PortRange};
 pub use chain::{BaseChain, ChainPolicy, ChainType, Hook};
+pub use opaque::{Opaque, OpaqueParts};
 pub use validate::{MAX_COMMENT_LEN, MAX_NAME_LEN, MAX_SET_ELEMENTS, validate_name};
-
-use crate::wire::expr::Expr;
 
 /// The family of a table (and of the rules in it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -297,24 +297,6 @@ pub enum Action {
     },
     /// Decoded expressions that form no action the model knows.
     Opaque(Opaque),
-}
-
-/// Expressions kept as the kernel reported them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Opaque {
-    pub exprs: Vec<Expr>,
-}
-
-impl fmt::Display for Opaque {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.exprs.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
 }
 
 /// Packet and byte counts of a rule's counter.
