@@ -2,7 +2,7 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::model::{Family, Rule, validate_name};
-use crate::transport::Batch;
+use crate::transport::{Batch, BatchReply, CommitFailure, Transport};
 use crate::wire::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO, NLM_F_EXCL, NLM_F_REPLACE};
 use crate::wire::nftables::{ChainRepr, HookRepr, RuleRepr, SetElemsRepr, SetRepr, TableRepr, msg};
 
@@ -195,6 +195,19 @@ impl Transaction {
             chain: c.clone(),
             handle,
             rule,
+        })
+    }
+
+    /// Encodes the transaction as one batch and sends it over `t`: the bytes
+    /// [`super::Session::commit`] sends, without the session's policy, audit, lock and
+    /// retry. Over a [`crate::transport::Recorder`] it needs no socket and no root: tests
+    /// compare the recorded batch with captures of what the kernel accepted.
+    pub fn send_over(&self, t: &mut (impl Transport + ?Sized)) -> Result<BatchReply> {
+        let mut batch = Batch::new(t, None);
+        self.encode(&mut batch)?;
+        batch.commit(t).map_err(|e| match e {
+            CommitFailure::Error(e) => e,
+            CommitFailure::GenerationChanged => Error::GenerationConflict { attempts: 1 },
         })
     }
 

@@ -2,7 +2,9 @@
 //! whatever their size, acknowledgements mapped back to operations, and dumps.
 
 mod batch;
+mod recorder;
 mod socket;
 
 pub use batch::{Batch, BatchReply, CommitFailure};
+pub use recorder::{Recorder, Transport};
 pub use socket::{DumpInterrupted, NlSocket, Pipelined, Request};
