@@ -1,6 +1,8 @@
 //! Every bound on caller input, in one place, with where each number comes from (vendor-notes.md
 //! has the evidence). Checks live next to the code that parses each input; they all use these.
 
+#![deny(missing_docs)]
+
 /// nf_tables' `NFT_NAME_MAXLEN` (256) less the NUL: tables, chains and sets in any table.
 pub const MAX_NAME_LEN: usize = 255;
 

@@ -8,6 +8,8 @@
 //! This file is the encoder; [`decode`] lives in `codec/decode.rs`. Each model part's two
 //! directions share the helpers here (register loads, compares, port and address layout).
 
+#![deny(missing_docs)]
+
 use std::fmt;
 use std::net::IpAddr;
 
@@ -63,15 +65,20 @@ impl fmt::Display for Exprs {
 /// `lookup` names it by its position in [`NativeRule::sets`] until the batch assigns ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnonSet {
+    /// Whether elements are ranges (an interval set).
     pub interval: bool,
+    /// The elements.
     pub elements: Vec<SetElem>,
 }
 
 /// A rule's native encoding: expressions, userdata, and the anonymous sets it looks up.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NativeRule {
+    /// The expressions.
     pub exprs: Vec<Expr>,
+    /// The userdata (a comment TLV), if any.
     pub userdata: Option<Vec<u8>>,
+    /// The anonymous sets its lookups name, in order.
     pub sets: Vec<AnonSet>,
 }
 

@@ -10,6 +10,7 @@ mod session;
 pub mod set;
 mod set_read;
 pub mod set_rules;
+mod set_types;
 mod transaction;
 
 pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};

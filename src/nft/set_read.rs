@@ -2,6 +2,8 @@
 //! generation): one set, a table's sets, a set's elements (a dump, restarted while commits
 //! interrupt it), elements by key (single-element gets, many per round trip).
 
+#![deny(missing_docs)]
+
 use super::Reader;
 use super::refs::TableRef;
 use super::session::{absent, dump_all};

@@ -1,3 +1,5 @@
+#![deny(missing_docs)]
+
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -16,48 +18,78 @@ use super::set::SetOp;
 pub enum Op {
     /// Create the table unless it exists.
     EnsureTable(TableRef),
+    /// Delete the table with everything in it.
     DeleteTable(TableRef),
     /// Create the chain unless it exists (a base chain's policy is updated).
     EnsureChain {
+        /// The chain's table.
         table: TableRef,
+        /// The chain.
         chain: ChainSpec,
     },
     /// Create the chain; fails with "already exists" if it does.
     CreateChain {
+        /// The chain's table.
         table: TableRef,
+        /// The chain.
         chain: ChainSpec,
     },
+    /// Delete every rule of the chain.
     FlushChain(ChainRef),
     /// Delete every rule of every chain of the table.
     FlushTable(TableRef),
+    /// Delete the chain (it must be empty and unreferenced).
     DeleteChain(ChainRef),
+    /// Rename a chain, named by its handle.
     RenameChain {
+        /// The chain.
         chain: ChainRef,
+        /// Its handle (renames go by handle).
         handle: u64,
+        /// The new name.
         new_name: String,
     },
+    /// Add a rule a front end encoded itself (iptables-nft's encoding).
     AddEncodedRule {
+        /// The chain.
         chain: ChainRef,
+        /// The encoded rule.
         rule: EncodedRule,
+        /// Where it goes.
         position: RulePosition,
     },
+    /// Replace the rule with `handle` by one a front end encoded itself.
     ReplaceEncodedRule {
+        /// The chain.
         chain: ChainRef,
+        /// The handle of the rule replaced.
         handle: u64,
+        /// The encoded rule.
         rule: EncodedRule,
     },
+    /// Add a model rule, natively encoded.
     AddRule {
+        /// The chain.
         chain: ChainRef,
+        /// The rule.
         rule: Rule,
+        /// Where it goes.
         position: RulePosition,
     },
+    /// Delete the rule with `handle`.
     DeleteRule {
+        /// The chain.
         chain: ChainRef,
+        /// The rule's handle.
         handle: u64,
     },
+    /// Replace the rule with `handle` by a model rule.
     ReplaceRule {
+        /// The chain.
         chain: ChainRef,
+        /// The handle of the rule replaced.
         handle: u64,
+        /// The new rule.
         rule: Rule,
     },
     /// A named set or map, or its elements (see [`super::set`]).
@@ -122,15 +154,19 @@ pub struct Transaction {
 }
 
 impl Transaction {
+    /// An empty transaction.
     pub fn new() -> Self {
         Self::default()
     }
+    /// The operations, in order.
     pub fn ops(&self) -> &[Op] {
         &self.ops
     }
+    /// How many operations it holds.
     pub fn len(&self) -> usize {
         self.ops.len()
     }
+    /// Whether it holds no operation (committing it sends nothing).
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
@@ -140,37 +176,46 @@ impl Transaction {
         self.echo_rules = yes;
         self
     }
+    /// Adds an operation.
     pub fn push(&mut self, op: Op) -> &mut Self {
         self.ops.push(op);
         self
     }
+    /// Creates the table unless it exists.
     pub fn ensure_table(&mut self, t: &TableRef) -> &mut Self {
         self.push(Op::EnsureTable(t.clone()))
     }
+    /// Deletes the table with everything in it.
     pub fn delete_table(&mut self, t: &TableRef) -> &mut Self {
         self.push(Op::DeleteTable(t.clone()))
     }
+    /// Creates the chain unless it exists (a base chain's policy is updated).
     pub fn ensure_chain(&mut self, t: &TableRef, chain: ChainSpec) -> &mut Self {
         self.push(Op::EnsureChain {
             table: t.clone(),
             chain,
         })
     }
+    /// Creates the chain; "already exists" if it does.
     pub fn create_chain(&mut self, t: &TableRef, chain: ChainSpec) -> &mut Self {
         self.push(Op::CreateChain {
             table: t.clone(),
             chain,
         })
     }
+    /// Deletes every rule of the chain.
     pub fn flush_chain(&mut self, c: &ChainRef) -> &mut Self {
         self.push(Op::FlushChain(c.clone()))
     }
+    /// Deletes every rule of every chain of the table.
     pub fn flush_table(&mut self, t: &TableRef) -> &mut Self {
         self.push(Op::FlushTable(t.clone()))
     }
+    /// Deletes the chain (empty and unreferenced).
     pub fn delete_chain(&mut self, c: &ChainRef) -> &mut Self {
         self.push(Op::DeleteChain(c.clone()))
     }
+    /// Adds a model rule at `position`.
     pub fn add_rule(&mut self, c: &ChainRef, rule: Rule, position: RulePosition) -> &mut Self {
         self.push(Op::AddRule {
             chain: c.clone(),
@@ -178,18 +223,22 @@ impl Transaction {
             position,
         })
     }
+    /// Adds a model rule at the end of the chain.
     pub fn append_rule(&mut self, c: &ChainRef, rule: Rule) -> &mut Self {
         self.add_rule(c, rule, RulePosition::Append)
     }
+    /// Adds a model rule at the head of the chain.
     pub fn insert_rule(&mut self, c: &ChainRef, rule: Rule) -> &mut Self {
         self.add_rule(c, rule, RulePosition::Head)
     }
+    /// Deletes the rule with `handle`.
     pub fn delete_rule(&mut self, c: &ChainRef, handle: u64) -> &mut Self {
         self.push(Op::DeleteRule {
             chain: c.clone(),
             handle,
         })
     }
+    /// Replaces the rule with `handle`.
     pub fn replace_rule(&mut self, c: &ChainRef, handle: u64, rule: Rule) -> &mut Self {
         self.push(Op::ReplaceRule {
             chain: c.clone(),
