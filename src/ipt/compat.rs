@@ -10,6 +10,8 @@
 //! Decoding accepts both, and rules nft wrote: what iptables syntax cannot say stays
 //! [`IptMatch::Opaque`] / [`IptTarget::Opaque`].
 
+#![deny(missing_docs)]
+
 use super::rule::{IptMatch, IptRule, IptTarget, Neg, PortsMatch, RejectWith};
 use super::tables;
 use super::xt_bridge;

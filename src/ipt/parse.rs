@@ -7,6 +7,8 @@
 //! `parse/values.rs`, the target in `parse/target.rs`; extensions live in `ipt::ext`, one
 //! file each.
 
+#![deny(missing_docs)]
+
 use crate::model::ChainPolicy;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -35,17 +37,24 @@ use crate::model::{Family, Interface, IpNet, L4Proto, PortRange, validate_name};
 /// One iptables invocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
+    /// `ip` or `ip6` (`-4`/`-6`, or the program's name).
     pub family: Family,
+    /// `-t`, default `filter`.
     pub table: String,
+    /// What to do.
     pub command: Command,
     /// `-w [secs]`; without `-w` the bounded default ([`WaitPolicy::default_for_command`]);
     /// `-w 0` fails at once.
     pub wait: WaitPolicy,
     /// `-W usecs`: the lock poll interval.
     pub wait_interval: Option<Duration>,
+    /// `-n`: addresses and ports as numbers.
     pub numeric: bool,
+    /// `-v`: counters and interfaces in listings; changed rules printed.
     pub verbose: bool,
+    /// `-x`: exact counters, not rounded to K/M/G.
     pub exact: bool,
+    /// `--line-numbers`: listings number the rules.
     pub line_numbers: bool,
     /// `-L -Z`: zero the counters after listing them.
     pub zero_after_list: bool,
@@ -53,47 +62,80 @@ pub struct Invocation {
     pub rule_number: Option<usize>,
 }
 
+/// An iptables command, with its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
+    /// `-A CHAIN rule`: add at the end.
     Append {
+        /// The chain.
         chain: String,
+        /// The rule.
         rule: IptRule,
     },
+    /// `-I CHAIN [N] rule`: add at position `index` (1 is the head).
     Insert {
+        /// The chain.
         chain: String,
+        /// The position, from 1.
         index: usize,
+        /// The rule.
         rule: IptRule,
     },
+    /// `-D CHAIN rule`: delete the first rule equal to `rule`.
     Delete {
+        /// The chain.
         chain: String,
+        /// The rule.
         rule: IptRule,
     },
+    /// `-D CHAIN N`: delete the rule at a position.
     DeleteIndex {
+        /// The chain.
         chain: String,
+        /// The position, from 1.
         index: usize,
     },
+    /// `-R CHAIN N rule`: replace the rule at a position.
     Replace {
+        /// The chain.
         chain: String,
+        /// The position, from 1.
         index: usize,
+        /// The new rule.
         rule: IptRule,
     },
+    /// `-C CHAIN rule`: whether such a rule exists (exit status 1 if not).
     Check {
+        /// The chain.
         chain: String,
+        /// The rule.
         rule: IptRule,
     },
+    /// `-N CHAIN`: create a user chain.
     NewChain(String),
+    /// `-X [CHAIN]`: delete a user chain, or every empty unreferenced one.
     DeleteChain(Option<String>),
+    /// `-F [CHAIN]`: delete the rules of a chain, or of every chain.
     Flush(Option<String>),
+    /// `-Z [CHAIN]`: zero the counters of a chain, or of every chain.
     Zero(Option<String>),
+    /// `-P CHAIN POLICY`: set a built-in chain's policy.
     Policy {
+        /// The built-in chain.
         chain: String,
+        /// The policy.
         policy: ChainPolicy,
     },
+    /// `-E OLD NEW`: rename a user chain.
     Rename {
+        /// The chain's name.
         from: String,
+        /// Its new name.
         to: String,
     },
+    /// `-S [CHAIN]`: the rules as commands.
     ListRules(Option<String>),
+    /// `-L [CHAIN]`: the rules as a table.
     List(Option<String>),
 }
 

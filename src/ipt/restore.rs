@@ -5,6 +5,8 @@
 //! as read, and all blocks are committed as one batch: each block is atomic, and so is the
 //! file (iptables-restore commits block by block).
 
+#![deny(missing_docs)]
+
 use crate::model::ChainPolicy;
 use std::fmt::Write;
 
@@ -20,18 +22,25 @@ use crate::nft::{Session, TableRef, Transaction};
 pub enum Line {
     /// `:NAME POLICY [packets:bytes]` (`-` for a user chain).
     Chain {
+        /// The chain's name.
         name: String,
+        /// A built-in chain's policy; `None` for a user chain (`-`).
         policy: Option<ChainPolicy>,
         /// A built-in chain's `[packets:bytes]` under `restore -c` (its policy counters).
         counters: Option<crate::model::Counters>,
     },
+    /// A command line (`-A ...`, `-N ...`), parsed.
     Command(Box<Command>),
 }
 
+/// One table's part of a restore file: `*table` to `COMMIT`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
+    /// The table.
     pub table: String,
+    /// The line of its `*table`.
     pub line: usize,
+    /// Its lines, each with its line number.
     pub lines: Vec<(usize, Line)>,
 }
 
@@ -70,6 +79,7 @@ pub struct Parser {
 }
 
 impl Parser {
+    /// A parser for a restore file of `family`.
     pub fn new(family: Family) -> Parser {
         Parser {
             family,
@@ -371,6 +381,7 @@ pub fn saved_tables(
         .collect())
 }
 
+/// The tables of `family` (or only `table`) in iptables-save's format.
 pub fn save(session: &mut Session, family: Family, table: Option<&str>) -> Result<String> {
     let names = saved_tables(session, family, table)?;
     let mut out = String::new();

@@ -2,6 +2,8 @@
 //! with options iptables syntax here does not cover (`--random`, `--ctproto`, log flags...)
 //! maps to `None`, and the caller keeps that part opaque.
 
+#![deny(missing_docs)]
+
 use super::rule::{
     IptMatch, IptTarget, LogOpts, Multiport, MultiportDir, NatRange, Neg, PortsMatch, RejectWith,
 };

@@ -52,8 +52,8 @@ impl Hook {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 /// What a base chain is for: nf_tables' chain type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChainType {
     /// `filter`: any hook.
     Filter,
@@ -83,8 +83,8 @@ impl ChainType {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 /// What a base chain does with a packet no rule decided on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChainPolicy {
     /// Let it through.
     Accept,
