@@ -59,9 +59,9 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // The x_tables backend still reaches up to the interpreter and the NAT-host trait; branch
     // `seam` moves the interpreter and the backend trait to the seam, below which it sits.
     ("src/legacy/exec.rs", "ipt/listing", SEAM),
-    ("src/legacy/exec.rs", "ipt/restore", SEAM),
+    ("src/legacy/exec.rs", "ipt/restore", RESTORE_FILE),
     ("src/legacy/exec.rs", "ipt/exec", SEAM),
-    ("src/legacy/mod.rs", "ipt/restore", SEAM),
+    ("src/legacy/mod.rs", "ipt/restore", RESTORE_FILE),
     ("src/legacy/mod.rs", "ipt/exec", SEAM),
     ("src/legacy/mod.rs", "ipt/listing", SEAM),
     ("src/legacy/nathost.rs", "nathost", SEAM),
@@ -69,6 +69,8 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("src/legacy/tests.rs", "policy", SEAM),
 ];
 
+const RESTORE_FILE: &str =
+    "Block and Line live in ipt::restore_file (syntax level): import them from there";
 const SEAM: &str = "branch seam: policy, interpreter and backend trait move to the seam";
 
 /// Known file cycles: (file, file, reason).

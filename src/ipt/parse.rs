@@ -147,6 +147,16 @@ impl Command {
             Command::ListRules(_) | Command::List(_) | Command::Check { .. }
         )
     }
+
+    /// Gives the rule a command adds the counters it starts from (`restore -c`, `-c P B`).
+    pub fn set_counters(&mut self, c: crate::model::Counters) {
+        if let Command::Append { rule, .. }
+        | Command::Insert { rule, .. }
+        | Command::Replace { rule, .. } = self
+        {
+            rule.counters = Some(c);
+        }
+    }
 }
 
 fn bad(msg: impl Into<String>) -> Error {
