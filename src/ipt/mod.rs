@@ -1,7 +1,7 @@
 //! The iptables-compatible front: iptables' view of a rule ([`IptRule`], the equivalent of
 //! iptables' own command state), its command-line syntax ([`parse`]), the exact text
-//! `iptables -S` prints ([`print`]), iptables' tables and built-in chains ([`tables`]), and
-//! the encoding iptables-nft uses in those tables ([`compat`]).
+//! `iptables -S` prints ([`print`](mod@print)), iptables' tables and built-in chains
+//! ([`tables`]), and the encoding iptables-nft uses in those tables ([`compat`]).
 
 pub mod args;
 pub mod compat;

@@ -90,12 +90,12 @@ pub enum IptMatch {
     Conntrack(Neg<CtStates>),
     /// Expressions of a rule that no iptables module here expresses.
     Opaque(Opaque),
-    /// Any other module of the extension registry ([`super::ext`]).
+    /// Any other module of the extension registry (`ipt::ext`).
     Ext(XtPayload),
 }
 
 /// An x_tables extension's payload as the kernel holds it (name, revision, the bytes in
-/// the canonical form iptables writes); [`super::ext`] parses and prints it.
+/// the canonical form iptables writes); `ipt::ext` parses and prints it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct XtPayload {
     /// The extension's name (`xt_NAME`).
@@ -280,7 +280,7 @@ pub enum IptTarget {
     Log(LogOpts),
     /// A target (or verdict) no iptables extension here expresses.
     Opaque(Opaque),
-    /// Any other target of the extension registry ([`super::ext`]).
+    /// Any other target of the extension registry (`ipt::ext`).
     Ext(XtPayload),
 }
 
