@@ -1,6 +1,7 @@
 //! xtnl: Linux firewall changes straight through the kernel's nf_tables netlink interface.
 //!
-//! Layers, each depending only on the ones above it in this list:
+//! Layers, each depending only on the ones above it in this list (the order that holds is
+//! `LAYERS` in tests/layers.rs, which fails when a lower module imports a higher one):
 //! - [`wire`]: netlink and nf_tables message formats (bytes in, bytes out; no I/O).
 //! - [`xt`]: x_tables extension payloads (the C structs of `-m comment`, `-j DNAT`, ...) that
 //!   iptables-nft carries in nft_compat expressions and iptables-legacy in its blobs.

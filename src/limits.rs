@@ -1,23 +1,36 @@
 //! Every bound on caller input, in one place, with where each number comes from (vendor-notes.md
 //! has the evidence). Checks live next to the code that parses each input; they all use these.
 
-/// nf_tables' `NFT_NAME_MAXLEN` (256) less the NUL: tables and chains in any table.
-pub use crate::model::MAX_NAME_LEN;
+#![deny(missing_docs)]
+
+/// nf_tables' `NFT_NAME_MAXLEN` (256) less the NUL: tables, chains and sets in any table.
+pub const MAX_NAME_LEN: usize = 255;
+
+/// `XT_EXTENSION_MAXNAMELEN` (`<linux/netfilter/x_tables.h>`): the name field of an x_tables
+/// match or target, NUL included.
+pub const XT_EXTENSION_MAXNAMELEN: usize = 29;
+
+/// `XT_FUNCTION_MAXNAMELEN`: `xt_error_target.errorname`, which names a user chain in an
+/// x_tables blob, NUL included (one more than [`XT_EXTENSION_MAXNAMELEN`]: the kernel's room,
+/// not iptables' rule).
+pub const XT_FUNCTION_MAXNAMELEN: usize = 30;
 
 /// iptables' chain names: `XT_EXTENSION_MAXNAMELEN` (29) less the NUL. iptables 1.8.9 refuses
-/// longer names with "chain name `...' too long (must be under 29 chars)"; xtnl refuses them
-/// in iptables' own tables too, so that every chain it makes there iptables can name.
-pub const MAX_IPTABLES_CHAIN_LEN: usize = 28;
+/// longer names with "chain name `...' too long (must be under 29 chars)" (a chain is also a
+/// jump target, whose name field is an extension name); xtnl refuses them in iptables' own
+/// tables too, so that every chain it makes there iptables can name.
+pub const MAX_IPTABLES_CHAIN_LEN: usize = XT_EXTENSION_MAXNAMELEN - 1;
 
 /// `XT_MAX_COMMENT_LEN` (256, `<linux/netfilter/xt_comment.h>`) less the NUL: the longest
 /// `-m comment` text (iptables: "COMMENT must be shorter than 256 characters").
 pub const MAX_IPTABLES_COMMENT_LEN: usize = 256 - 1;
 
-/// Comments of natively encoded rules (one udata TLV with its NUL; nft caps them likewise).
-pub use crate::model::MAX_COMMENT_LEN;
+/// Comments of natively encoded rules: what fits in one udata TLV with its NUL (nft and
+/// iptables-nft cap comments at 255/256 likewise).
+pub const MAX_COMMENT_LEN: usize = 254;
 
-/// Ports or ranges in one anonymous port set.
-pub use crate::model::MAX_SET_ELEMENTS;
+/// Ports or ranges in one anonymous port set (bounds the batch a single rule can make).
+pub const MAX_SET_ELEMENTS: usize = 4096;
 
 /// The largest iptables-restore file: 256 MiB, far above a 100,000-rule ruleset (about
 /// 15 MB) yet bounded: it is parsed line by line, but its commands are held until the commit.
@@ -45,42 +58,230 @@ pub fn has_control(s: &str) -> bool {
     s.chars().any(char::is_control)
 }
 
-/// Checks a chain name for a table: the nf_tables limit everywhere, and iptables' own limit
-/// in iptables' tables (`ip`/`ip6` filter, nat, mangle, raw, security).
-pub fn check_chain_name(
-    family: crate::model::Family,
-    table: &str,
-    name: &str,
-) -> crate::Result<()> {
-    crate::model::validate_name("chain", name)?;
-    let iptables_table = matches!(
-        family,
-        crate::model::Family::Ipv4 | crate::model::Family::Ipv6
-    ) && crate::ipt::tables::is_iptables_table(table);
-    if iptables_table && name.len() > MAX_IPTABLES_CHAIN_LEN {
+/// Object names in nf_tables (tables, sets, and chains referred to): 1 to [`MAX_NAME_LEN`]
+/// bytes, no NUL or control character. `kind` names the object in the message.
+pub fn check_name(kind: &str, name: &str) -> crate::Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME_LEN {
         return Err(crate::Error::InvalidInput(format!(
-            "chain name {name:?} is {} bytes; iptables' table {table} holds names of at most \
-             {MAX_IPTABLES_CHAIN_LEN} bytes",
-            name.len()
+            "{kind} name {name:?} must be 1 to {MAX_NAME_LEN} bytes"
+        )));
+    }
+    if has_control(name) {
+        return Err(crate::Error::InvalidInput(format!(
+            "{kind} name {name:?} holds a NUL or control character"
         )));
     }
     Ok(())
 }
 
+/// Whose rules a chain name follows. The caller, who knows the table, passes it in: this
+/// module knows bounds, not which tables are iptables'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameDialect {
+    /// nf_tables: 1 to [`MAX_NAME_LEN`] bytes, no NUL or control character.
+    Nftables,
+    /// A chain an agent names on a command line in an nf_tables table: as
+    /// [`NameDialect::Nftables`], and no blank and no leading `-` or `!` (it would read as an
+    /// option or a negation).
+    NftablesCommand,
+    /// iptables' tables: 1 to [`MAX_IPTABLES_CHAIN_LEN`] bytes, no blank, NUL or control
+    /// character (iptables: "Invalid chain name").
+    Iptables,
+    /// A chain iptables is asked to create (`-N`, a NAT-host reservation in iptables' tables,
+    /// a chain made by the library there): as [`NameDialect::Iptables`], and no leading `-`
+    /// ("chain name not allowed to start with `-'") or `!` ("Invalid chain name").
+    IptablesNew,
+}
+
+impl NameDialect {
+    /// The dialect of a chain created in a table: `iptables_table` says whether it is one of
+    /// iptables' own (which only the caller's layer knows).
+    pub fn new_chain(iptables_table: bool) -> NameDialect {
+        if iptables_table {
+            NameDialect::IptablesNew
+        } else {
+            NameDialect::Nftables
+        }
+    }
+
+    /// The dialect of a chain named on an agent's command line (NAT-host reservations).
+    pub fn command(iptables_table: bool) -> NameDialect {
+        if iptables_table {
+            NameDialect::IptablesNew
+        } else {
+            NameDialect::NftablesCommand
+        }
+    }
+
+    /// The longest chain name in bytes.
+    pub const fn max_len(self) -> usize {
+        match self {
+            NameDialect::Nftables | NameDialect::NftablesCommand => MAX_NAME_LEN,
+            NameDialect::Iptables | NameDialect::IptablesNew => MAX_IPTABLES_CHAIN_LEN,
+        }
+    }
+
+    fn refuses_blanks(self) -> bool {
+        !matches!(self, NameDialect::Nftables)
+    }
+
+    fn refuses_leading(self) -> bool {
+        matches!(
+            self,
+            NameDialect::NftablesCommand | NameDialect::IptablesNew
+        )
+    }
+}
+
+/// What is wrong with a chain name (see [`chain_name_problem`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameProblem {
+    /// The name is empty.
+    Empty,
+    /// It starts with `-`.
+    LeadingDash,
+    /// It is `len` bytes long; the dialect allows `max`.
+    TooLong {
+        /// The name's length in bytes.
+        len: usize,
+        /// The dialect's limit.
+        max: usize,
+    },
+    /// It holds a NUL or another control character.
+    Control,
+    /// It holds a blank (space, tab, ...).
+    Blank,
+    /// It starts with `!`.
+    LeadingBang,
+}
+
+/// The one chain-name check: the first problem of `name` in `dialect`, in the order iptables
+/// reports them (empty, leading `-`, length, characters, leading `!`), or `None`.
+pub fn chain_name_problem(dialect: NameDialect, name: &str) -> Option<NameProblem> {
+    let leading = dialect.refuses_leading();
+    if name.is_empty() {
+        Some(NameProblem::Empty)
+    } else if leading && name.starts_with('-') {
+        Some(NameProblem::LeadingDash)
+    } else if name.len() > dialect.max_len() {
+        Some(NameProblem::TooLong {
+            len: name.len(),
+            max: dialect.max_len(),
+        })
+    } else if has_control(name) {
+        Some(NameProblem::Control)
+    } else if dialect.refuses_blanks() && name.chars().any(char::is_whitespace) {
+        Some(NameProblem::Blank)
+    } else if leading && name.starts_with('!') {
+        Some(NameProblem::LeadingBang)
+    } else {
+        None
+    }
+}
+
+/// [`chain_name_problem`] in xtnl's words, for a chain of `table`.
+pub fn check_chain_name(dialect: NameDialect, table: &str, name: &str) -> crate::Result<()> {
+    let Some(problem) = chain_name_problem(dialect, name) else {
+        return Ok(());
+    };
+    let what = match problem {
+        NameProblem::Empty => "is empty".to_string(),
+        NameProblem::TooLong { len, max } => {
+            let whose = match dialect {
+                NameDialect::Iptables | NameDialect::IptablesNew => "iptables' tables",
+                NameDialect::Nftables | NameDialect::NftablesCommand => "nf_tables",
+            };
+            format!(
+                "is {len} bytes long; the limit in table {table} is {max} ({whose} hold names \
+                 of at most {max} bytes)"
+            )
+        }
+        NameProblem::Control => "holds a NUL or control character".to_string(),
+        NameProblem::Blank => "holds a blank".to_string(),
+        NameProblem::LeadingDash | NameProblem::LeadingBang => "starts with '-' or '!'".to_string(),
+    };
+    Err(crate::Error::InvalidInput(format!(
+        "chain name {name:?} {what}"
+    )))
+}
+
+/// [`chain_name_problem`] in iptables' words (its command line, its restore format and the
+/// x_tables backend say these).
+pub fn check_iptables_chain_name(dialect: NameDialect, name: &str) -> crate::Result<()> {
+    let Some(problem) = chain_name_problem(dialect, name) else {
+        return Ok(());
+    };
+    Err(crate::Error::InvalidInput(match problem {
+        NameProblem::Empty => "chain name expected".to_string(),
+        NameProblem::LeadingDash => "chain name not allowed to start with `-'".to_string(),
+        NameProblem::TooLong { max, .. } => {
+            format!(
+                "chain name `{name}' too long (must be under {} chars)",
+                max + 1
+            )
+        }
+        NameProblem::Control | NameProblem::Blank | NameProblem::LeadingBang => {
+            format!("Invalid chain name `{name}'")
+        }
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Family;
+
+    fn msg(r: crate::Result<()>) -> String {
+        match r {
+            Err(crate::Error::InvalidInput(m)) => m,
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+    }
 
     #[test]
     fn chain_names() {
-        assert!(check_chain_name(Family::Ipv4, "nat", &"c".repeat(28)).is_ok());
-        assert!(check_chain_name(Family::Ipv4, "nat", &"c".repeat(29)).is_err());
-        assert!(check_chain_name(Family::Ipv4, "xtnl", &"c".repeat(255)).is_ok());
-        assert!(check_chain_name(Family::Inet, "nat", &"c".repeat(29)).is_ok());
-        assert!(check_chain_name(Family::Ipv4, "xtnl", &"c".repeat(256)).is_err());
-        assert!(check_chain_name(Family::Ipv4, "xtnl", "a\0b").is_err());
-        assert!(check_chain_name(Family::Ipv4, "xtnl", "a\nb").is_err());
+        let ipt = NameDialect::new_chain(true);
+        let nft = NameDialect::new_chain(false);
+        assert!(check_chain_name(ipt, "nat", &"c".repeat(28)).is_ok());
+        let long = msg(check_chain_name(ipt, "nat", &"c".repeat(29)));
+        assert!(long.contains("at most 28 bytes"), "{long}");
+        assert!(long.contains("the limit in table nat is 28"), "{long}");
+        assert!(check_chain_name(nft, "xtnl", &"c".repeat(255)).is_ok());
+        assert!(check_chain_name(nft, "xtnl", &"c".repeat(256)).is_err());
+        assert!(msg(check_chain_name(nft, "xtnl", "a\0b")).contains("control character"));
+        assert!(check_chain_name(nft, "xtnl", "a\nb").is_err());
+        assert!(check_chain_name(nft, "xtnl", "a b").is_ok());
+        assert!(check_chain_name(ipt, "nat", "a b").is_err());
+        assert!(check_chain_name(NameDialect::NftablesCommand, "t", "-a").is_err());
+        assert!(check_chain_name(NameDialect::NftablesCommand, "t", "a b").is_err());
+        assert!(check_chain_name(nft, "t", "-a").is_ok());
         assert_eq!(MAX_IPTABLES_COMMENT_LEN, 255);
+    }
+
+    #[test]
+    fn iptables_words() {
+        let d = NameDialect::Iptables;
+        assert_eq!(msg(check_iptables_chain_name(d, "")), "chain name expected");
+        assert_eq!(
+            msg(check_iptables_chain_name(d, &"x".repeat(29))),
+            format!(
+                "chain name `{}' too long (must be under 29 chars)",
+                "x".repeat(29)
+            )
+        );
+        assert_eq!(
+            msg(check_iptables_chain_name(d, "a b")),
+            "Invalid chain name `a b'"
+        );
+        assert!(check_iptables_chain_name(d, "!a").is_ok());
+        let n = NameDialect::IptablesNew;
+        assert_eq!(
+            msg(check_iptables_chain_name(n, "-a b")),
+            "chain name not allowed to start with `-'"
+        );
+        assert_eq!(
+            msg(check_iptables_chain_name(n, "!a")),
+            "Invalid chain name `!a'"
+        );
+        assert!(check_iptables_chain_name(n, &"x".repeat(28)).is_ok());
     }
 }

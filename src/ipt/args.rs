@@ -7,6 +7,8 @@
 //! leaving every option value untouched, so that the parser only ever sees one option per
 //! word.
 
+#![deny(missing_docs)]
+
 /// How a short option of iptables 1.8.9 takes its value (its getopt string).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Takes {

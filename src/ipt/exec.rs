@@ -1151,16 +1151,6 @@ fn zero_rule(
     run(session, &replace, table)
 }
 
-/// Gives the rule a command adds the counters it starts from (`restore -c`, `-c P B`).
-pub(crate) fn set_counters(cmd: &mut Command, c: crate::model::Counters) {
-    if let Command::Append { rule, .. }
-    | Command::Insert { rule, .. }
-    | Command::Replace { rule, .. } = cmd
-    {
-        rule.counters = Some(c);
-    }
-}
-
 /// ip6tables says `ip6tables:` where iptables says `iptables:`.
 pub(crate) fn for_family(e: Error, family: Family) -> Error {
     match e {

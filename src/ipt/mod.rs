@@ -12,6 +12,7 @@ pub mod parse;
 pub mod print;
 pub mod protocols;
 pub mod restore;
+pub mod restore_file;
 mod rule;
 pub mod tables;
 pub(crate) mod xt_bridge;

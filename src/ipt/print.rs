@@ -1,6 +1,8 @@
 //! The text `iptables -S` (1.8.9) prints for a rule, byte for byte: option order, `-m tcp`
 //! for port options, `/32` on host addresses, and its quoting of strings.
 
+#![deny(missing_docs)]
+
 use std::fmt::Write;
 
 use super::protocols;

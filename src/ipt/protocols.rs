@@ -1,6 +1,8 @@
 //! Protocol names the way iptables prints and parses them: its own short table first, then
 //! the system's `/etc/protocols` (what `getprotobynumber` reads), then the number.
 
+#![deny(missing_docs)]
+
 use std::sync::OnceLock;
 
 /// iptables' `xtables_chain_protos`.

@@ -1,3 +1,5 @@
+#![deny(missing_docs)]
+
 use std::net::IpAddr;
 
 use crate::model::{Counters, Family, Interface, IpNet, L4Proto, Opaque, PortRange};
@@ -5,17 +7,21 @@ use crate::model::{Counters, Family, Interface, IpNet, L4Proto, Opaque, PortRang
 /// A value with iptables' `!` in front of it or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Neg<T> {
+    /// The value.
     pub value: T,
+    /// Whether `!` came before it.
     pub negated: bool,
 }
 
 impl<T> Neg<T> {
+    /// A value without `!`.
     pub fn plain(value: T) -> Self {
         Neg {
             value,
             negated: false,
         }
     }
+    /// A value, negated or not.
     pub fn new(value: T, negated: bool) -> Self {
         Neg { value, negated }
     }
@@ -39,13 +45,18 @@ pub(crate) fn parse_states(list: &str, allow_nat: bool) -> crate::Result<CtState
 /// `-m tcp` / `-m udp` options.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PortsMatch {
+    /// `--sport`.
     pub sport: Option<Neg<PortRange>>,
+    /// `--dport`.
     pub dport: Option<Neg<PortRange>>,
 }
 
+/// Which ports `-m multiport` compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MultiportDir {
+    /// `--sports`.
     Source,
+    /// `--dports`.
     Destination,
     /// `--ports`: either direction.
     Either,
@@ -54,17 +65,24 @@ pub enum MultiportDir {
 /// `-m multiport`: at most 15 entries, a range counting as two.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Multiport {
+    /// Which ports.
     pub dir: MultiportDir,
+    /// The ports and ranges (at most 15 entries).
     pub ports: Vec<PortRange>,
+    /// Whether `!` came before the option.
     pub negated: bool,
 }
 
 /// One `-m` module (or the implicit one `-p tcp --dport` loads), in rule order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IptMatch {
+    /// `-m tcp` with its ports.
     Tcp(PortsMatch),
+    /// `-m udp` with its ports.
     Udp(PortsMatch),
+    /// `-m multiport`.
     Multiport(Multiport),
+    /// `-m comment --comment TEXT`.
     Comment(String),
     /// `-m state --state`.
     State(Neg<CtStates>),
@@ -80,8 +98,11 @@ pub enum IptMatch {
 /// the canonical form iptables writes); `ipt::ext` parses and prints it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct XtPayload {
+    /// The extension's name (`xt_NAME`).
     pub name: String,
+    /// Its revision.
     pub rev: u32,
+    /// Its payload, in the kernel's layout.
     pub info: Vec<u8>,
     /// IPv4 or IPv6: some layouts and all printed addresses depend on it.
     pub family: Family,
@@ -90,31 +111,49 @@ pub struct XtPayload {
 /// DNAT/SNAT `--to-destination/--to-source [addr[-addr]][:port[-port]]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NatRange {
+    /// The first address of the range, if any.
     pub addr_min: Option<IpAddr>,
+    /// The last address of a range, if it is one.
     pub addr_max: Option<IpAddr>,
+    /// The port or port range, if any.
     pub ports: Option<PortRange>,
 }
 
 /// REJECT `--reject-with`, by iptables' names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectWith {
+    /// `icmp-net-unreachable`.
     IcmpNetUnreachable,
+    /// `icmp-host-unreachable`.
     IcmpHostUnreachable,
+    /// `icmp-port-unreachable` (the default in IPv4).
     IcmpPortUnreachable,
+    /// `icmp-proto-unreachable`.
     IcmpProtoUnreachable,
+    /// `icmp-net-prohibited`.
     IcmpNetProhibited,
+    /// `icmp-host-prohibited`.
     IcmpHostProhibited,
+    /// `icmp-admin-prohibited`.
     IcmpAdminProhibited,
+    /// `tcp-reset`.
     TcpReset,
+    /// `icmp6-no-route`.
     Icmp6NoRoute,
+    /// `icmp6-adm-prohibited`.
     Icmp6AdmProhibited,
+    /// `icmp6-addr-unreachable`.
     Icmp6AddrUnreachable,
+    /// `icmp6-port-unreachable` (the default in IPv6).
     Icmp6PortUnreachable,
+    /// `icmp6-policy-fail`.
     Icmp6PolicyFail,
+    /// `icmp6-reject-route`.
     Icmp6RejectRoute,
 }
 
 impl RejectWith {
+    /// The name iptables gives it.
     pub fn name(self) -> &'static str {
         use RejectWith::*;
         match self {
@@ -201,11 +240,14 @@ impl RejectWith {
 /// LOG `--log-prefix` and `--log-level` (syslog level 0-7, default 4 "warning").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogOpts {
+    /// `--log-prefix`.
     pub prefix: Option<String>,
+    /// `--log-level`, as a number.
     pub level: u8,
 }
 
 impl LogOpts {
+    /// `warning`, iptables' default.
     pub const DEFAULT_LEVEL: u8 = 4;
     /// The kernel's `prefix[30]` holds 29 bytes and the NUL.
     pub const MAX_PREFIX: usize = 29;
@@ -214,16 +256,27 @@ impl LogOpts {
 /// What `-j`/`-g` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IptTarget {
+    /// `-j ACCEPT`.
     Accept,
+    /// `-j DROP`.
     Drop,
+    /// `-j RETURN`.
     Return,
+    /// `-j CHAIN`.
     Jump(String),
+    /// `-g CHAIN`.
     Goto(String),
+    /// `-j DNAT --to-destination`.
     Dnat(NatRange),
+    /// `-j SNAT --to-source`.
     Snat(NatRange),
+    /// `-j MASQUERADE [--to-ports]`.
     Masquerade(Option<PortRange>),
+    /// `-j REDIRECT [--to-ports]`.
     Redirect(Option<PortRange>),
+    /// `-j REJECT [--reject-with]`.
     Reject(RejectWith),
+    /// `-j LOG` with its options.
     Log(LogOpts),
     /// A target (or verdict) no iptables extension here expresses.
     Opaque(Opaque),
@@ -235,13 +288,19 @@ pub enum IptTarget {
 /// target. Negation sits on each field as iptables' `!` does.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IptRule {
+    /// `-s`.
     pub src: Option<Neg<IpNet>>,
+    /// `-d`.
     pub dst: Option<Neg<IpNet>>,
+    /// `-i`.
     pub in_iface: Option<Neg<Interface>>,
+    /// `-o`.
     pub out_iface: Option<Neg<Interface>>,
     /// `-p`; `L4Proto::Other(0)` is never stored (`-p all` means no protocol match).
     pub proto: Option<Neg<L4Proto>>,
+    /// The `-m` modules (and the tcp/udp one `-p` loads), in order.
     pub matches: Vec<IptMatch>,
+    /// `-j`/`-g`; `None` only counts.
     pub target: Option<IptTarget>,
     /// Read back from the kernel; ignored when comparing rules for `-D`/`-C`.
     pub counters: Option<Counters>,

@@ -1,17 +1,24 @@
 //! iptables' tables and their built-in chains, as iptables-nft creates them in nf_tables.
 
+#![deny(missing_docs)]
+
 use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
 
 /// A built-in chain: name, hook, priority and chain type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Builtin {
+    /// Its name (`PREROUTING`, ...).
     pub name: &'static str,
+    /// Its hook.
     pub hook: Hook,
+    /// Its priority, as iptables-nft registers it.
     pub priority: i32,
+    /// Its chain type.
     pub chain_type: ChainType,
 }
 
 impl Builtin {
+    /// Its base-chain description with `policy`.
     pub fn base(&self, policy: ChainPolicy) -> BaseChain {
         BaseChain {
             chain_type: self.chain_type,
@@ -73,6 +80,7 @@ pub fn builtins(table: &str) -> Option<&'static [Builtin]> {
     })
 }
 
+/// The built-in chain `chain` of iptables' table `table`.
 pub fn builtin(table: &str, chain: &str) -> Option<Builtin> {
     builtins(table)?.iter().find(|b| b.name == chain).copied()
 }

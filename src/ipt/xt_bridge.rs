@@ -2,6 +2,8 @@
 //! with options iptables syntax here does not cover (`--random`, `--ctproto`, log flags...)
 //! maps to `None`, and the caller keeps that part opaque.
 
+#![deny(missing_docs)]
+
 use super::rule::{
     IptMatch, IptTarget, LogOpts, Multiport, MultiportDir, NatRange, Neg, PortsMatch, RejectWith,
 };
@@ -13,6 +15,31 @@ use crate::xt::{
     self, Comment, ConntrackV3, CtStates, Log, NatInfo, NatRev0, PortSpec, Reject, RejectV4,
     RejectV6, StateInfo, XtMatch, XtTarget, ct_flags, nat_flags,
 };
+
+/// What the x_tables backend read and iptables syntax here has no word for, kept as x_tables
+/// says it inside a [`crate::model::Opaque`] (the nf_tables backend keeps its expressions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum XtLeftover {
+    /// A part of the rule's `ipt_entry`/`ip6t_entry` header (a flag, an IPv6 detail).
+    Header(String),
+    /// The QUEUE verdict (a standard target iptables prints as `-j QUEUE`).
+    Queue,
+    /// A match no extension here decodes.
+    Match(Match),
+    /// A target no extension here decodes.
+    Target(Target),
+}
+
+impl std::fmt::Display for XtLeftover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            XtLeftover::Header(what) => write!(f, "[ x_tables header: {what} ]"),
+            XtLeftover::Queue => f.write_str("[ QUEUE ]"),
+            XtLeftover::Match(m) => write!(f, "[ {m} ]"),
+            XtLeftover::Target(t) => write!(f, "[ {t} ]"),
+        }
+    }
+}
 
 fn invalid(e: WireError) -> Error {
     Error::InvalidInput(e.to_string())

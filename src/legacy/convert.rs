@@ -6,9 +6,10 @@
 use super::blob::{self, Entry, EntryParts, Ext, IFNAMSIZ, IpHeader, flags, inv, verdict};
 use super::table::{Carry, Raw, Rule, Verdict};
 use crate::error::{Error, Result};
-use crate::ipt::{IptMatch, IptRule, IptTarget, Neg, xt_bridge};
+use crate::ipt::xt_bridge::{self, XtLeftover};
+use crate::ipt::{IptMatch, IptRule, IptTarget, Neg};
 use crate::model::{Counters, Family, Interface, IpNet, L4Proto, Opaque};
-use crate::wire::expr::{Expr, Match, OtherExpr, Target};
+use crate::wire::expr::{Match, Target};
 
 fn iface(n: &Neg<Interface>) -> ([u8; IFNAMSIZ], [u8; IFNAMSIZ]) {
     // iptables keeps the `+` in the name and masks the bytes before it; an exact name is
@@ -153,12 +154,7 @@ fn rev(r: u32) -> Result<u8> {
 
 /// A part of the header iptables syntax here has no word for, kept visible and unmatched.
 fn opaque_header(what: &str) -> IptMatch {
-    IptMatch::Opaque(Opaque {
-        exprs: vec![Expr::Other(OtherExpr {
-            name: format!("x_tables header: {what}"),
-            data: Vec::new(),
-        })],
-    })
+    IptMatch::Opaque(Opaque::new(XtLeftover::Header(what.to_string())))
 }
 
 fn net_of(addr: &[u8], mask: &[u8], negated: bool) -> Option<Option<Neg<IpNet>>> {
@@ -247,9 +243,9 @@ pub fn to_ipt(family: Family, r: &Rule) -> IptRule {
         };
         match xt_bridge::match_from_xt(&wire, family) {
             Some(x) => out.matches.push(x),
-            None => out.matches.push(IptMatch::Opaque(Opaque {
-                exprs: vec![Expr::Match(wire)],
-            })),
+            None => out
+                .matches
+                .push(IptMatch::Opaque(Opaque::new(XtLeftover::Match(wire)))),
         }
     }
     out.target = match &r.verdict {
@@ -259,12 +255,7 @@ pub fn to_ipt(family: Family, r: &Rule) -> IptRule {
         Verdict::Jump(c) => Some(IptTarget::Jump(c.clone())),
         Verdict::Goto(c) => Some(IptTarget::Goto(c.clone())),
         Verdict::Fallthrough => None,
-        Verdict::Queue => Some(IptTarget::Opaque(Opaque {
-            exprs: vec![Expr::Other(OtherExpr {
-                name: "QUEUE".into(),
-                data: Vec::new(),
-            })],
-        })),
+        Verdict::Queue => Some(IptTarget::Opaque(Opaque::new(XtLeftover::Queue))),
         Verdict::Ext => {
             let t = e.target;
             let wire = Target {
@@ -272,11 +263,10 @@ pub fn to_ipt(family: Family, r: &Rule) -> IptRule {
                 rev: u32::from(t.revision),
                 info: t.data,
             };
-            Some(xt_bridge::target_from_xt(&wire, family).unwrap_or_else(|| {
-                IptTarget::Opaque(Opaque {
-                    exprs: vec![Expr::Target(wire)],
-                })
-            }))
+            Some(
+                xt_bridge::target_from_xt(&wire, family)
+                    .unwrap_or_else(|| IptTarget::Opaque(Opaque::new(XtLeftover::Target(wire)))),
+            )
         }
     };
     out

@@ -462,13 +462,7 @@ fn zero(c: &mut Chain) {
 
 /// A user chain's name must fit `xt_error_target.errorname` and must not be a hook name.
 fn check_chain_name(name: &str) -> Result<()> {
-    // iptables refuses names of XT_EXTENSION_MAXNAMELEN (29) bytes or more.
-    if name.len() >= super::blob::EXTENSION_MAXNAMELEN {
-        return Err(Error::InvalidInput(format!(
-            "chain name `{name}' too long (must be under {} chars)",
-            super::blob::EXTENSION_MAXNAMELEN
-        )));
-    }
+    crate::limits::check_iptables_chain_name(crate::limits::NameDialect::Iptables, name)?;
     if HOOK_NAMES.contains(&name) {
         return Err(
             Error::AlreadyExists(failure(libc::EEXIST, format!("create chain {name}")))

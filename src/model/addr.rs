@@ -16,6 +16,7 @@ pub struct IpNet {
 }
 
 impl IpNet {
+    /// A network of `prefix` bits; refuses a prefix longer than the address.
     pub fn new(addr: IpAddr, prefix: u8) -> crate::Result<Self> {
         let max = Self::max_prefix_of(&addr);
         if prefix > max {
@@ -42,12 +43,14 @@ impl IpNet {
             mask,
         })
     }
+    /// A single address (/32 or /128).
     pub fn host(addr: IpAddr) -> Self {
         IpNet {
             addr,
             mask: prefix_mask(addr.is_ipv4(), Self::max_prefix_of(&addr)),
         }
     }
+    /// The network's address.
     pub fn addr(&self) -> IpAddr {
         self.addr
     }
@@ -68,9 +71,11 @@ impl IpNet {
         };
         (m == expect).then_some(ones as u8)
     }
+    /// Whether it is a single address.
     pub fn is_host(&self) -> bool {
         self.prefix() == Some(Self::max_prefix_of(&self.addr))
     }
+    /// Whether it is an IPv4 network.
     pub fn is_ipv4(&self) -> bool {
         self.addr.is_ipv4()
     }
@@ -186,12 +191,14 @@ pub struct PortRange {
 }
 
 impl PortRange {
+    /// One port.
     pub fn single(port: u16) -> Self {
         PortRange {
             first: port,
             last: port,
         }
     }
+    /// The ports `first..=last`; refuses `first > last`.
     pub fn new(first: u16, last: u16) -> crate::Result<Self> {
         if first > last {
             return Err(Error::InvalidInput(format!(
@@ -200,12 +207,15 @@ impl PortRange {
         }
         Ok(PortRange { first, last })
     }
+    /// The first port.
     pub fn first(&self) -> u16 {
         self.first
     }
+    /// The last port.
     pub fn last(&self) -> u16 {
         self.last
     }
+    /// Whether it is one port.
     pub fn is_single(&self) -> bool {
         self.first == self.last
     }

@@ -6,14 +6,20 @@
 /// Netfilter hooks a base chain can attach to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Hook {
+    /// `NF_INET_PRE_ROUTING`: every packet coming in, before routing.
     Prerouting,
+    /// `NF_INET_LOCAL_IN`: packets for this host.
     Input,
+    /// `NF_INET_FORWARD`: packets routed through this host.
     Forward,
+    /// `NF_INET_LOCAL_OUT`: packets this host sends.
     Output,
+    /// `NF_INET_POST_ROUTING`: every packet going out, after routing.
     Postrouting,
 }
 
 impl Hook {
+    /// The `NF_INET_*` hook number.
     pub fn number(self) -> u32 {
         match self {
             Hook::Prerouting => 0,
@@ -23,6 +29,7 @@ impl Hook {
             Hook::Postrouting => 4,
         }
     }
+    /// The hook of an `NF_INET_*` number, if it is one of the five.
     pub fn from_number(n: u32) -> Option<Hook> {
         Some(match n {
             0 => Hook::Prerouting,
@@ -33,6 +40,7 @@ impl Hook {
             _ => return None,
         })
     }
+    /// The name nft uses (`prerouting`, `input`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Hook::Prerouting => "prerouting",
@@ -44,14 +52,19 @@ impl Hook {
     }
 }
 
+/// What a base chain is for: nf_tables' chain type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChainType {
+    /// `filter`: any hook.
     Filter,
+    /// `nat`: the first packet of each connection, for NAT.
     Nat,
+    /// `route`: output packets, rerouted when marks or addresses change.
     Route,
 }
 
 impl ChainType {
+    /// The name nft uses.
     pub fn as_str(self) -> &'static str {
         match self {
             ChainType::Filter => "filter",
@@ -59,6 +72,7 @@ impl ChainType {
             ChainType::Route => "route",
         }
     }
+    /// The type nft names `s`, if it is one of the three.
     pub fn parse(s: &str) -> Option<ChainType> {
         Some(match s {
             "filter" => ChainType::Filter,
@@ -69,9 +83,12 @@ impl ChainType {
     }
 }
 
+/// What a base chain does with a packet no rule decided on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChainPolicy {
+    /// Let it through.
     Accept,
+    /// Drop it.
     Drop,
 }
 
@@ -83,6 +100,7 @@ impl ChainPolicy {
             ChainPolicy::Drop => 0,
         }
     }
+    /// The policy of an `NF_ACCEPT`/`NF_DROP` verdict number.
     pub fn from_verdict(v: u32) -> Option<ChainPolicy> {
         match v {
             1 => Some(ChainPolicy::Accept),
@@ -95,8 +113,12 @@ impl ChainPolicy {
 /// What makes a chain a base chain: its type, hook, priority and policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BaseChain {
+    /// Its chain type.
     pub chain_type: ChainType,
+    /// The hook it is attached to.
     pub hook: Hook,
+    /// Its priority at the hook (lower runs first).
     pub priority: i32,
+    /// Its policy.
     pub policy: ChainPolicy,
 }

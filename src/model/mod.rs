@@ -5,18 +5,20 @@
 //! and prints, but [`Rule::is_expressible`] is false and encoders refuse it, so nothing
 //! rewrites a rule it cannot fully see.
 
+#![deny(missing_docs)]
+
 mod addr;
 mod chain;
 mod display;
+mod opaque;
 mod validate;
 
 use std::fmt;
 
 pub use addr::{IpNet, PortRange};
 pub use chain::{BaseChain, ChainPolicy, ChainType, Hook};
+pub use opaque::{Opaque, OpaqueParts};
 pub use validate::{MAX_COMMENT_LEN, MAX_NAME_LEN, MAX_SET_ELEMENTS, validate_name};
-
-use crate::wire::expr::Expr;
 
 /// The family of a table (and of the rules in it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -30,6 +32,7 @@ pub enum Family {
 }
 
 impl Family {
+    /// The `NFPROTO_*` number of the family (`nfgenmsg.nfgen_family`).
     pub fn nfproto(self) -> u8 {
         use crate::wire::nftables::nfproto;
         match self {
@@ -38,6 +41,7 @@ impl Family {
             Family::Inet => nfproto::INET,
         }
     }
+    /// The family of an `NFPROTO_*` number, if it is one of the three.
     pub fn from_nfproto(v: u8) -> Option<Family> {
         use crate::wire::nftables::nfproto;
         match v {
@@ -80,14 +84,20 @@ impl std::str::FromStr for Family {
 /// Layer-4 protocol of a protocol match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum L4Proto {
+    /// TCP (6).
     Tcp,
+    /// UDP (17).
     Udp,
+    /// ICMP (1).
     Icmp,
+    /// ICMPv6 (58).
     Icmpv6,
+    /// Any other protocol, by number.
     Other(u8),
 }
 
 impl L4Proto {
+    /// The IP protocol number.
     pub fn number(self) -> u8 {
         match self {
             L4Proto::Tcp => 6,
@@ -133,6 +143,7 @@ impl Interface {
     /// IFNAMSIZ less the NUL.
     pub const MAX_LEN: usize = 15;
 
+    /// An interface name or `prefix+` wildcard; refuses empty, overlong and NUL-holding names.
     pub fn new(name: impl Into<String>) -> crate::Result<Self> {
         let name = name.into();
         let bare = name.strip_suffix('+').unwrap_or(&name);
@@ -152,6 +163,7 @@ impl Interface {
         }
         Ok(Interface(name))
     }
+    /// The name as given (with its `+`, if a wildcard).
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -175,10 +187,15 @@ impl fmt::Display for Interface {
 pub struct CtStateSet(pub u32);
 
 impl CtStateSet {
+    /// `IP_CT_INVALID`'s bit: packets conntrack could not classify.
     pub const INVALID: u32 = 1;
+    /// Packets of a connection that has seen traffic both ways.
     pub const ESTABLISHED: u32 = 1 << 1;
+    /// Packets that start a connection related to an existing one.
     pub const RELATED: u32 = 1 << 2;
+    /// Packets that start a new connection.
     pub const NEW: u32 = 1 << 3;
+    /// Packets conntrack was told not to track.
     pub const UNTRACKED: u32 = 1 << 6;
     /// nft's names, in the order it prints them.
     pub const NAMES: [(&'static str, u32); 5] = [
@@ -188,6 +205,7 @@ impl CtStateSet {
         ("new", Self::NEW),
         ("untracked", Self::UNTRACKED),
     ];
+    /// Every state above.
     pub const ALL: u32 =
         Self::INVALID | Self::ESTABLISHED | Self::RELATED | Self::NEW | Self::UNTRACKED;
 }
@@ -207,6 +225,7 @@ impl fmt::Display for CtStateSet {
 /// family (ICMPX: a family-neutral code, for inet tables).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RejectKind {
+    /// A TCP reset (`--reject-with tcp-reset`).
     TcpReset,
     /// ICMP destination-unreachable code (IPv4 tables): 3 port, 1 host, 10 host-prohibited...
     Icmp(u8),
@@ -219,46 +238,69 @@ pub enum RejectKind {
 /// Which end of a packet a match looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dir {
+    /// The packet's source.
     Source,
+    /// The packet's destination.
     Destination,
 }
 
 /// One condition of a rule. Every match can be negated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Match {
+    /// The layer-4 protocol is `proto`.
     Protocol {
+        /// The protocol.
         proto: L4Proto,
+        /// Whether the match is inverted (`!`).
         negated: bool,
     },
+    /// The source or destination address is in `net`.
     Address {
+        /// Which address.
         dir: Dir,
+        /// The network (a host is a /32 or /128).
         net: IpNet,
+        /// Whether the match is inverted (`!`).
         negated: bool,
     },
     /// Needs an earlier, non-negated `Protocol` match of tcp or udp.
     Port {
+        /// Which port.
         dir: Dir,
+        /// The port or range.
         ports: PortRange,
+        /// Whether the match is inverted (`!`).
         negated: bool,
     },
+    /// The packet came in on `name` (`iifname`, `-i`).
     InInterface {
+        /// The interface name or wildcard.
         name: Interface,
+        /// Whether the match is inverted (`!`).
         negated: bool,
     },
+    /// The packet goes out on `name` (`oifname`, `-o`).
     OutInterface {
+        /// The interface name or wildcard.
         name: Interface,
+        /// Whether the match is inverted (`!`).
         negated: bool,
     },
     /// The port is one of `ports` (an anonymous set, nft's `tcp dport { 80, 443 }`); needs a
     /// tcp or udp protocol match before it, like `Port`.
     PortSet {
+        /// Which port.
         dir: Dir,
+        /// The ports and ranges of the set.
         ports: Vec<PortRange>,
+        /// Whether the match is inverted (`!`).
         negated: bool,
     },
     /// Connection-tracking state is one of `states` (or, negated, none of them).
     CtState {
+        /// The states.
         states: CtStateSet,
+        /// Whether the match is inverted (`!`).
         negated: bool,
     },
     /// Decoded expressions that form no match the model knows.
@@ -268,85 +310,92 @@ pub enum Match {
 /// Where to translate to: an address and optionally a port or port range.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NatTarget {
+    /// The address to translate to.
     pub addr: std::net::IpAddr,
+    /// The port or range to translate to; `None` keeps the port.
     pub ports: Option<PortRange>,
 }
 
 /// What a rule does with a packet that matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
+    /// Let the packet through (a terminal verdict).
     Accept,
+    /// Drop the packet (a terminal verdict).
     Drop,
+    /// Return to the calling chain.
     Return,
+    /// Jump to a chain, coming back at the end of it.
     Jump(String),
+    /// Go to a chain, not coming back.
     Goto(String),
+    /// Destination NAT.
     Dnat(NatTarget),
+    /// Source NAT.
     Snat(NatTarget),
+    /// Source NAT to the outgoing interface's address.
     Masquerade {
+        /// The source port or range to use, if any.
         ports: Option<PortRange>,
     },
     /// Redirect to the local machine, optionally to a port or range.
     Redirect {
+        /// The local port or range to redirect to, if any.
         ports: Option<PortRange>,
     },
+    /// Reject the packet with an error reply.
     Reject(RejectKind),
     /// Log to the kernel log and go on (like iptables' LOG target).
     Log {
+        /// Text before each logged line (iptables' `--log-prefix`).
         prefix: Option<String>,
+        /// Syslog level, 0 (emerg) to 7 (debug).
         level: u8,
     },
     /// Decoded expressions that form no action the model knows.
     Opaque(Opaque),
 }
 
-/// Expressions kept as the kernel reported them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Opaque {
-    pub exprs: Vec<Expr>,
-}
-
-impl fmt::Display for Opaque {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.exprs.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
-
 /// Packet and byte counts of a rule's counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counters {
+    /// Packets counted.
     pub packets: u64,
+    /// Bytes counted.
     pub bytes: u64,
 }
 
 /// A rule: matches (all must hold), an optional counter, an optional action, a comment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Rule {
+    /// What the packet must match, all of it, in order.
     pub matches: Vec<Match>,
+    /// The rule's counter, if it has one (counts only when present).
     pub counter: Option<Counters>,
+    /// What happens to a matching packet; `None` only counts (or does nothing).
     pub action: Option<Action>,
+    /// The rule's comment (nft's `comment "..."`, stored as userdata).
     pub comment: Option<String>,
 }
 
 impl Rule {
+    /// A rule with no matches, no counter, no action.
     pub fn new() -> Self {
         Self::default()
     }
+    /// Adds a match.
     pub fn with(mut self, m: Match) -> Self {
         self.matches.push(m);
         self
     }
+    /// Adds a protocol match.
     pub fn protocol(self, proto: L4Proto) -> Self {
         self.with(Match::Protocol {
             proto,
             negated: false,
         })
     }
+    /// Adds a source address match.
     pub fn source(self, net: IpNet) -> Self {
         self.with(Match::Address {
             dir: Dir::Source,
@@ -354,6 +403,7 @@ impl Rule {
             negated: false,
         })
     }
+    /// Adds a destination address match.
     pub fn destination(self, net: IpNet) -> Self {
         self.with(Match::Address {
             dir: Dir::Destination,
@@ -361,6 +411,7 @@ impl Rule {
             negated: false,
         })
     }
+    /// Adds a destination port match (needs a tcp or udp protocol match first).
     pub fn dport(self, ports: PortRange) -> Self {
         self.with(Match::Port {
             dir: Dir::Destination,
@@ -368,6 +419,7 @@ impl Rule {
             negated: false,
         })
     }
+    /// Adds a source port match (needs a tcp or udp protocol match first).
     pub fn sport(self, ports: PortRange) -> Self {
         self.with(Match::Port {
             dir: Dir::Source,
@@ -375,26 +427,31 @@ impl Rule {
             negated: false,
         })
     }
+    /// Adds an incoming interface match.
     pub fn in_interface(self, name: Interface) -> Self {
         self.with(Match::InInterface {
             name,
             negated: false,
         })
     }
+    /// Adds an outgoing interface match.
     pub fn out_interface(self, name: Interface) -> Self {
         self.with(Match::OutInterface {
             name,
             negated: false,
         })
     }
+    /// Gives the rule a counter.
     pub fn counted(mut self) -> Self {
         self.counter = Some(Counters::default());
         self
     }
+    /// Sets the action.
     pub fn action(mut self, a: Action) -> Self {
         self.action = Some(a);
         self
     }
+    /// Sets the comment.
     pub fn comment(mut self, c: impl Into<String>) -> Self {
         self.comment = Some(c.into());
         self

@@ -1,26 +1,12 @@
 use super::{Action, Dir, Family, L4Proto, Match, Rule};
 use crate::Error;
 
-/// nf_tables' NFT_NAME_MAXLEN less the NUL (tables, chains).
-pub const MAX_NAME_LEN: usize = 255;
-/// Entries of one anonymous port set (bounds the batch a single rule can make).
-pub const MAX_SET_ELEMENTS: usize = 4096;
-/// What fits in one udata TLV with its NUL (nft and iptables-nft cap comments at 255/256).
-pub const MAX_COMMENT_LEN: usize = 254;
+pub use crate::limits::{MAX_COMMENT_LEN, MAX_NAME_LEN, MAX_SET_ELEMENTS};
 
-/// Table and chain names: 1..=255 bytes, no NUL or control characters.
+/// Table and chain names: 1..=255 bytes, no NUL or control characters (the nf_tables check,
+/// [`crate::limits::check_name`]).
 pub fn validate_name(kind: &str, name: &str) -> crate::Result<()> {
-    if name.is_empty() || name.len() > MAX_NAME_LEN {
-        return Err(Error::InvalidInput(format!(
-            "{kind} name {name:?} must be 1 to {MAX_NAME_LEN} bytes"
-        )));
-    }
-    if name.chars().any(|c| c.is_control()) {
-        return Err(Error::InvalidInput(format!(
-            "{kind} name {name:?} holds a NUL or control character"
-        )));
-    }
-    Ok(())
+    crate::limits::check_name(kind, name)
 }
 
 pub(super) fn rule(rule: &Rule, family: Family) -> crate::Result<()> {

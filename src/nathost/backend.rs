@@ -3,7 +3,7 @@
 //! against [`TableAccess`] and [`RulesetBackend`]; nf_tables ([`crate::nft::Session`]) and
 //! x_tables each implement them.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::ipt::{IptRule, compat, tables};
 use crate::model::ChainPolicy;
 use crate::model::Family;
@@ -446,31 +446,9 @@ impl RulesetBackend for Session {
 /// Refuses a name that cannot be a chain of `table`: empty, too long, with NUL or control
 /// characters or blanks, or starting with `-` or `!` (iptables would read it as an option).
 pub fn check_chain_name(table: &str, chain: &str) -> Result<()> {
-    // iptables: XT_EXTENSION_MAXNAMELEN (29) with its NUL; nf_tables: NFT_NAME_MAXLEN (256).
-    let max = if tables::is_iptables_table(table) {
-        28
-    } else {
-        255
-    };
-    let problem = if chain.is_empty() {
-        Some("is empty".to_string())
-    } else if chain.len() > max {
-        Some(format!(
-            "is {} bytes long; the limit in table {table} is {max}",
-            chain.len()
-        ))
-    } else if chain.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        Some("holds a blank, NUL or control character".to_string())
-    } else if chain.starts_with('-') || chain.starts_with('!') {
-        Some("starts with '-' or '!'".to_string())
-    } else {
-        None
-    };
-    match problem {
-        Some(p) => Err(Error::InvalidInput(format!(
-            "chain name {:?} {p}",
-            chain.escape_debug().to_string()
-        ))),
-        None => Ok(()),
-    }
+    crate::limits::check_chain_name(
+        crate::limits::NameDialect::command(tables::is_iptables_table(table)),
+        table,
+        chain,
+    )
 }

@@ -181,7 +181,13 @@ impl MapOp {
 
     /// Checks everything that does not need the kernel.
     pub fn validate(&self, family: Family) -> Result<()> {
-        let reservation = |r: &str| crate::limits::check_chain_name(family, "nat", r);
+        let reservation = |r: &str| {
+            crate::limits::check_chain_name(
+                crate::limits::NameDialect::new_chain(family != Family::Inet),
+                "nat",
+                r,
+            )
+        };
         match self {
             MapOp::Setup {
                 reservation: r,

@@ -1,15 +1,23 @@
+#![deny(missing_docs)]
+
 use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
 use crate::model::{Family, Rule};
 use crate::wire::nftables::{ChainRepr, RuleRepr, TableRepr};
 
 use super::codec;
-use super::transaction::{ChainRef, TableRef};
+use super::refs::{ChainRef, TableRef};
+
+/// Elements of the named sets, by set name (what a listing needs to print set lookups).
+pub type SetElements = std::collections::HashMap<String, Vec<crate::wire::nftables::SetElem>>;
 
 /// A table as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Table {
+    /// The table.
     pub table: TableRef,
+    /// Its handle, when the kernel reported one.
     pub handle: Option<u64>,
+    /// `NFTA_TABLE_FLAGS` (dormant, owner, ...).
     pub flags: u32,
 }
 
@@ -26,7 +34,9 @@ impl Table {
 /// A chain as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chain {
+    /// The chain.
     pub chain: ChainRef,
+    /// Its handle, when the kernel reported one.
     pub handle: Option<u64>,
     /// Present for base chains whose hook, type and policy xtnl knows.
     pub base: Option<BaseChain>,
@@ -68,13 +78,16 @@ impl Chain {
 /// A rule as listed: where it is, its handle, and what it means.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedRule {
+    /// The chain it is in.
     pub chain: ChainRef,
+    /// Its handle (what deletes and replaces name it by).
     pub handle: u64,
+    /// The rule, decoded (with [`crate::model::Opaque`] parts if not fully understood).
     pub rule: Rule,
 }
 
 impl ListedRule {
-    pub(crate) fn from_repr(r: RuleRepr, sets: &super::session::SetElements) -> Option<ListedRule> {
+    pub(crate) fn from_repr(r: RuleRepr, sets: &SetElements) -> Option<ListedRule> {
         let family = Family::from_nfproto(r.family)?;
         let rule = codec::decode_with_sets(family, &r.exprs, r.userdata.as_deref(), &|n| {
             sets.get(n).cloned()
@@ -90,16 +103,20 @@ impl ListedRule {
 /// A rule as the kernel reported it, undecoded: for front ends that decode their own way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawRule {
+    /// The chain it is in.
     pub chain: ChainRef,
+    /// Its handle.
     pub handle: u64,
+    /// Its expressions as the kernel reported them.
     pub exprs: Vec<crate::wire::expr::Expr>,
+    /// Its userdata (comment), if any.
     pub userdata: Option<Vec<u8>>,
     /// Elements of the anonymous sets the rule looks up, by set name.
-    pub sets: super::session::SetElements,
+    pub sets: SetElements,
 }
 
 impl RawRule {
-    pub(crate) fn from_repr(r: RuleRepr, sets: &super::session::SetElements) -> Option<RawRule> {
+    pub(crate) fn from_repr(r: RuleRepr, sets: &SetElements) -> Option<RawRule> {
         let family = Family::from_nfproto(r.family)?;
         let used = r
             .exprs
@@ -134,13 +151,16 @@ impl RawRule {
 /// A table's chains and rules, read at one generation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableSnapshot {
+    /// The ruleset generation the snapshot was read at.
     pub generation: u32,
+    /// The table's chains, in the kernel's order.
     pub chains: Vec<Chain>,
     /// In chain order as the kernel lists them, each chain's rules in rule order.
     pub rules: Vec<ListedRule>,
 }
 
 impl TableSnapshot {
+    /// The rules of the chain named `chain`, in order.
     pub fn rules_of<'a>(&'a self, chain: &'a str) -> impl Iterator<Item = &'a ListedRule> + 'a {
         self.rules.iter().filter(move |r| r.chain.name == chain)
     }

@@ -5,10 +5,12 @@
 pub mod codec;
 mod listing;
 mod netns;
+mod refs;
 mod session;
 pub mod set;
 mod set_read;
 pub mod set_rules;
+mod set_types;
 mod transaction;
 
 pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};

@@ -1,6 +1,8 @@
 //! Sessions in another network namespace: the netlink socket is created on a thread that has
 //! joined the namespace, so the session acts there while the process stays where it is.
 
+#![deny(missing_docs)]
+
 use super::{Session, SessionBuilder};
 use crate::error::Result;
 use crate::netns::Netns;

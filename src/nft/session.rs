@@ -948,8 +948,7 @@ fn with_set_elements<T>(
         .collect())
 }
 
-/// Elements of the named sets, by set name.
-pub type SetElements = std::collections::HashMap<String, Vec<crate::wire::nftables::SetElem>>;
+pub use super::listing::SetElements;
 
 fn dump_set_elements(
     sock: &mut NlSocket,

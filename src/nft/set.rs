@@ -8,11 +8,14 @@
 //! can hold; every message is acknowledged, and a failure names the operation and the range
 //! of its elements.
 
-use std::fmt;
-use std::net::IpAddr;
+#![deny(missing_docs)]
 
-use super::Op;
-use super::transaction::TableRef;
+use std::fmt;
+
+use super::refs::TableRef;
+pub use super::set_types::{
+    DataType, Field, concat_len, concat_type, describe_type, encode, split_type,
+};
 use crate::error::{Error, Result};
 use crate::model::validate_name;
 use crate::transport::Batch;
@@ -31,162 +34,6 @@ const ELEMENT_BYTES_PER_MSG: usize = 48 * 1024;
 /// Single-element gets sent per round trip.
 pub(super) const GETS_PER_ROUND_TRIP: usize = 256;
 
-/// nft's data types that xtnl names (`nft describe`): their type number and length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DataType {
-    Ipv4Addr,
-    Ipv6Addr,
-    EtherAddr,
-    InetProto,
-    InetService,
-    Mark,
-    Ifname,
-    /// Another type, by number and length in bytes.
-    Other {
-        number: u32,
-        len: u32,
-    },
-}
-
-impl DataType {
-    pub fn number(self) -> u32 {
-        match self {
-            DataType::Ipv4Addr => 7,
-            DataType::Ipv6Addr => 8,
-            DataType::EtherAddr => 9,
-            DataType::InetProto => 12,
-            DataType::InetService => 13,
-            DataType::Mark => 19,
-            DataType::Ifname => 41,
-            DataType::Other { number, .. } => number,
-        }
-    }
-    pub fn byte_len(self) -> u32 {
-        match self {
-            DataType::Ipv4Addr | DataType::Mark => 4,
-            DataType::Ipv6Addr | DataType::Ifname => 16,
-            DataType::EtherAddr => 6,
-            DataType::InetProto => 1,
-            DataType::InetService => 2,
-            DataType::Other { len, .. } => len,
-        }
-    }
-    /// nft's name (`ipv4_addr`...).
-    pub fn name(self) -> String {
-        match self {
-            DataType::Ipv4Addr => "ipv4_addr".into(),
-            DataType::Ipv6Addr => "ipv6_addr".into(),
-            DataType::EtherAddr => "ether_addr".into(),
-            DataType::InetProto => "inet_proto".into(),
-            DataType::InetService => "inet_service".into(),
-            DataType::Mark => "mark".into(),
-            DataType::Ifname => "ifname".into(),
-            DataType::Other { number, .. } => format!("type#{number}"),
-        }
-    }
-    pub fn parse(name: &str) -> Option<DataType> {
-        Some(match name {
-            "ipv4_addr" => DataType::Ipv4Addr,
-            "ipv6_addr" => DataType::Ipv6Addr,
-            "ether_addr" => DataType::EtherAddr,
-            "inet_proto" => DataType::InetProto,
-            "inet_service" => DataType::InetService,
-            "mark" => DataType::Mark,
-            "ifname" => DataType::Ifname,
-            _ => return None,
-        })
-    }
-    fn from_number(n: u32) -> DataType {
-        [
-            DataType::Ipv4Addr,
-            DataType::Ipv6Addr,
-            DataType::EtherAddr,
-            DataType::InetProto,
-            DataType::InetService,
-            DataType::Mark,
-            DataType::Ifname,
-        ]
-        .into_iter()
-        .find(|t| t.number() == n)
-        .unwrap_or(DataType::Other { number: n, len: 0 })
-    }
-    /// nft's byte order for the type (what it records in a set's userdata).
-    fn big_endian(self) -> bool {
-        !matches!(self, DataType::Mark | DataType::Ifname)
-    }
-}
-
-/// The type number of a concatenation: one type per 6 bits, the first field highest.
-pub fn concat_type(types: &[DataType]) -> u32 {
-    types.iter().fold(0, |acc, t| (acc << 6) | t.number())
-}
-
-/// The key length of a concatenation: every field padded to 4 bytes.
-pub fn concat_len(types: &[DataType]) -> u32 {
-    match types {
-        [one] => one.byte_len(),
-        many => many.iter().map(|t| t.byte_len().div_ceil(4) * 4).sum(),
-    }
-}
-
-/// The fields of a concatenated type number (inverse of [`concat_type`]).
-pub fn split_type(mut n: u32) -> Vec<DataType> {
-    let mut out = Vec::new();
-    while n != 0 {
-        out.push(DataType::from_number(n & 0x3f));
-        n >>= 6;
-    }
-    out.reverse();
-    out
-}
-
-/// One field of a key or value, encoded in its type's layout.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Field {
-    Addr(IpAddr),
-    Proto(u8),
-    Port(u16),
-    Mark(u32),
-    /// An interface name (at most 15 bytes), NUL-padded to 16.
-    Ifname(String),
-    Raw(Vec<u8>),
-}
-
-impl Field {
-    fn bytes(&self) -> Vec<u8> {
-        match self {
-            Field::Addr(IpAddr::V4(a)) => a.octets().to_vec(),
-            Field::Addr(IpAddr::V6(a)) => a.octets().to_vec(),
-            Field::Proto(p) => vec![*p],
-            Field::Port(p) => p.to_be_bytes().to_vec(),
-            Field::Mark(m) => m.to_ne_bytes().to_vec(),
-            Field::Ifname(n) => {
-                let mut v = n.as_bytes().to_vec();
-                v.resize(16, 0);
-                v
-            }
-            Field::Raw(r) => r.clone(),
-        }
-    }
-}
-
-/// Encodes a key or value: one field as it is, several (a concatenation) each padded to 4
-/// bytes, as the kernel's registers hold them.
-pub fn encode(fields: &[Field]) -> Vec<u8> {
-    match fields {
-        [one] => one.bytes(),
-        many => {
-            let mut out = Vec::new();
-            for f in many {
-                let mut b = f.bytes();
-                b.resize(b.len().div_ceil(4) * 4, 0);
-                out.extend_from_slice(&b);
-            }
-            out
-        }
-    }
-}
-
 /// What a map maps to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MapData {
@@ -199,6 +46,7 @@ pub enum MapData {
 /// A named set or map to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetSpec {
+    /// The set's name in its table.
     pub name: String,
     /// The key's types; several make a concatenation.
     pub key: Vec<DataType>,
@@ -208,8 +56,11 @@ pub struct SetSpec {
     pub flags: u32,
     /// Default element timeout (needs the timeout flag).
     pub timeout_ms: Option<u64>,
+    /// The most elements it may hold (`size`).
     pub size: Option<u32>,
+    /// How the kernel stores it (`policy performance|memory`).
     pub policy: Option<SetPolicy>,
+    /// A comment (stored as set userdata, as nft does).
     pub comment: Option<String>,
     /// Every element gets a counter (`counter` in nft's set body; kernel 5.11+).
     pub counters: bool,
@@ -347,28 +198,51 @@ impl SetSpec {
 #[non_exhaustive]
 pub enum SetOp {
     /// Create the set unless an identical one exists (a different one is an error).
-    Ensure { table: TableRef, set: SetSpec },
+    Ensure {
+        /// The set's table.
+        table: TableRef,
+        /// The set.
+        set: SetSpec,
+    },
     /// Delete the set (with its elements); fails while a rule uses it.
-    Delete { table: TableRef, name: String },
+    Delete {
+        /// The set's table.
+        table: TableRef,
+        /// The set's name.
+        name: String,
+    },
     /// Add elements; with `exclusive`, one that exists already fails the transaction,
     /// without it an identical element is accepted as it is.
     AddElements {
+        /// The set's table.
         table: TableRef,
+        /// The set's name.
         set: String,
+        /// The elements.
         elements: Vec<ElemRepr>,
+        /// Whether an element that exists already fails the transaction.
         exclusive: bool,
     },
     /// Delete elements, named by key; an absent one fails the transaction.
     DeleteElements {
+        /// The set's table.
         table: TableRef,
+        /// The set's name.
         set: String,
+        /// The keys of the elements to delete, in the set's key layout.
         keys: Vec<Vec<u8>>,
     },
     /// Delete every element.
-    Flush { table: TableRef, set: String },
+    Flush {
+        /// The set's table.
+        table: TableRef,
+        /// The set's name.
+        set: String,
+    },
 }
 
 impl SetOp {
+    /// The table of the set the operation is about.
     pub fn table(&self) -> &TableRef {
         match self {
             SetOp::Ensure { table, .. }
@@ -378,6 +252,7 @@ impl SetOp {
             | SetOp::Flush { table, .. } => table,
         }
     }
+    /// The name of the set the operation is about.
     pub fn set_name(&self) -> &str {
         match self {
             SetOp::Ensure { set, .. } => &set.name,
@@ -558,38 +433,4 @@ fn list_some(
         write!(f, ", and {} more", total - SHOWN)?;
     }
     write!(f, "]")
-}
-
-impl From<SetOp> for Op {
-    fn from(s: SetOp) -> Op {
-        Op::Set(s)
-    }
-}
-
-impl super::Transaction {
-    /// Adds a set operation.
-    pub fn set_op(&mut self, op: SetOp) -> &mut Self {
-        self.push(Op::Set(op))
-    }
-}
-
-/// A set's type in nft's words: `ifname . inet_proto . inet_service : ipv4_addr . inet_service`.
-pub fn describe_type(s: &SetDefRepr) -> String {
-    let names = |n: u32| {
-        split_type(n)
-            .into_iter()
-            .map(DataType::name)
-            .collect::<Vec<_>>()
-            .join(" . ")
-    };
-    let mut t = names(s.key_type);
-    match s.data_type {
-        Some(crate::wire::set::DATA_VERDICT) => t.push_str(" : verdict"),
-        Some(d) if s.is_map() => {
-            t.push_str(" : ");
-            t.push_str(&names(d));
-        }
-        _ => {}
-    }
-    t
 }

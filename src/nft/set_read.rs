@@ -2,10 +2,12 @@
 //! generation): one set, a table's sets, a set's elements (a dump, restarted while commits
 //! interrupt it), elements by key (single-element gets, many per round trip).
 
+#![deny(missing_docs)]
+
 use super::Reader;
+use super::refs::TableRef;
 use super::session::{absent, dump_all};
 use super::set::{GETS_PER_ROUND_TRIP, GETSET};
-use super::transaction::TableRef;
 use crate::error::{Error, Result};
 use crate::transport::Request;
 use crate::wire::nftables::{msg, split_nfgenmsg};

@@ -7,6 +7,8 @@
 //!   consecutive 4-byte registers, a lookup that loads address and port, and a nat
 //!   expression reading them.
 
+#![deny(missing_docs)]
+
 use crate::model::Family;
 use crate::wire::expr::{
     Expr, Lookup, Meta, MetaKey, Nat, NatKind, Payload, PayloadBase, REG_1, REG_VERDICT,

@@ -1,100 +1,16 @@
+#![deny(missing_docs)]
+
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::model::{BaseChain, Family, Rule, validate_name};
-use crate::transport::Batch;
+use crate::model::{Family, Rule, validate_name};
+use crate::transport::{Batch, BatchReply, CommitFailure, Transport};
 use crate::wire::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO, NLM_F_EXCL, NLM_F_REPLACE};
 use crate::wire::nftables::{ChainRepr, HookRepr, RuleRepr, SetElemsRepr, SetRepr, TableRepr, msg};
 
 use super::codec;
-
-/// A table: family and name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TableRef {
-    pub family: Family,
-    pub name: String,
-}
-
-impl TableRef {
-    pub fn new(family: Family, name: impl Into<String>) -> Self {
-        TableRef {
-            family,
-            name: name.into(),
-        }
-    }
-    pub fn chain(&self, name: impl Into<String>) -> ChainRef {
-        ChainRef {
-            table: self.clone(),
-            name: name.into(),
-        }
-    }
-}
-
-impl fmt::Display for TableRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.family, self.name)
-    }
-}
-
-/// A chain in a table.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ChainRef {
-    pub table: TableRef,
-    pub name: String,
-}
-
-impl fmt::Display for ChainRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.table, self.name)
-    }
-}
-
-/// A chain to create: regular (`base: None`) or base.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainSpec {
-    pub name: String,
-    pub base: Option<BaseChain>,
-}
-
-impl ChainSpec {
-    pub fn regular(name: impl Into<String>) -> Self {
-        ChainSpec {
-            name: name.into(),
-            base: None,
-        }
-    }
-    pub fn base(name: impl Into<String>, base: BaseChain) -> Self {
-        ChainSpec {
-            name: name.into(),
-            base: Some(base),
-        }
-    }
-}
-
-/// Where a new rule goes in its chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RulePosition {
-    /// At the end (`nft add rule`, `iptables -A`).
-    Append,
-    /// At the head (`nft insert rule`, `iptables -I`).
-    Head,
-    /// Just before the rule with this handle.
-    Before(u64),
-    /// Just after the rule with this handle.
-    After(u64),
-}
-
-/// A rule already encoded as expressions, for front ends with an encoding of their own
-/// (the iptables-nft encoding in iptables' tables).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EncodedRule {
-    pub exprs: Vec<crate::wire::expr::Expr>,
-    pub userdata: Option<Vec<u8>>,
-    /// `NFTA_RULE_COMPAT`: the protocol x_tables extensions check against.
-    pub compat: Option<crate::wire::nftables::RuleCompat>,
-    /// Anonymous sets the rule looks up, created in the same batch just before it.
-    pub sets: Vec<codec::AnonSet>,
-}
+pub use super::refs::{ChainRef, ChainSpec, EncodedRule, RulePosition, TableRef};
+use super::set::SetOp;
 
 /// One operation of a transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,52 +18,82 @@ pub struct EncodedRule {
 pub enum Op {
     /// Create the table unless it exists.
     EnsureTable(TableRef),
+    /// Delete the table with everything in it.
     DeleteTable(TableRef),
     /// Create the chain unless it exists (a base chain's policy is updated).
     EnsureChain {
+        /// The chain's table.
         table: TableRef,
+        /// The chain.
         chain: ChainSpec,
     },
     /// Create the chain; fails with "already exists" if it does.
     CreateChain {
+        /// The chain's table.
         table: TableRef,
+        /// The chain.
         chain: ChainSpec,
     },
+    /// Delete every rule of the chain.
     FlushChain(ChainRef),
     /// Delete every rule of every chain of the table.
     FlushTable(TableRef),
+    /// Delete the chain (it must be empty and unreferenced).
     DeleteChain(ChainRef),
+    /// Rename a chain, named by its handle.
     RenameChain {
+        /// The chain.
         chain: ChainRef,
+        /// Its handle (renames go by handle).
         handle: u64,
+        /// The new name.
         new_name: String,
     },
+    /// Add a rule a front end encoded itself (iptables-nft's encoding).
     AddEncodedRule {
+        /// The chain.
         chain: ChainRef,
+        /// The encoded rule.
         rule: EncodedRule,
+        /// Where it goes.
         position: RulePosition,
     },
+    /// Replace the rule with `handle` by one a front end encoded itself.
     ReplaceEncodedRule {
+        /// The chain.
         chain: ChainRef,
+        /// The handle of the rule replaced.
         handle: u64,
+        /// The encoded rule.
         rule: EncodedRule,
     },
+    /// Add a model rule, natively encoded.
     AddRule {
+        /// The chain.
         chain: ChainRef,
+        /// The rule.
         rule: Rule,
+        /// Where it goes.
         position: RulePosition,
     },
+    /// Delete the rule with `handle`.
     DeleteRule {
+        /// The chain.
         chain: ChainRef,
+        /// The rule's handle.
         handle: u64,
     },
+    /// Replace the rule with `handle` by a model rule.
     ReplaceRule {
+        /// The chain.
         chain: ChainRef,
+        /// The handle of the rule replaced.
         handle: u64,
+        /// The new rule.
         rule: Rule,
     },
     /// A named set or map, or its elements (see [`super::set`]).
-    Set(super::set::SetOp),
+    Set(SetOp),
 }
 
 impl Op {
@@ -208,15 +154,19 @@ pub struct Transaction {
 }
 
 impl Transaction {
+    /// An empty transaction.
     pub fn new() -> Self {
         Self::default()
     }
+    /// The operations, in order.
     pub fn ops(&self) -> &[Op] {
         &self.ops
     }
+    /// How many operations it holds.
     pub fn len(&self) -> usize {
         self.ops.len()
     }
+    /// Whether it holds no operation (committing it sends nothing).
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
@@ -226,37 +176,46 @@ impl Transaction {
         self.echo_rules = yes;
         self
     }
+    /// Adds an operation.
     pub fn push(&mut self, op: Op) -> &mut Self {
         self.ops.push(op);
         self
     }
+    /// Creates the table unless it exists.
     pub fn ensure_table(&mut self, t: &TableRef) -> &mut Self {
         self.push(Op::EnsureTable(t.clone()))
     }
+    /// Deletes the table with everything in it.
     pub fn delete_table(&mut self, t: &TableRef) -> &mut Self {
         self.push(Op::DeleteTable(t.clone()))
     }
+    /// Creates the chain unless it exists (a base chain's policy is updated).
     pub fn ensure_chain(&mut self, t: &TableRef, chain: ChainSpec) -> &mut Self {
         self.push(Op::EnsureChain {
             table: t.clone(),
             chain,
         })
     }
+    /// Creates the chain; "already exists" if it does.
     pub fn create_chain(&mut self, t: &TableRef, chain: ChainSpec) -> &mut Self {
         self.push(Op::CreateChain {
             table: t.clone(),
             chain,
         })
     }
+    /// Deletes every rule of the chain.
     pub fn flush_chain(&mut self, c: &ChainRef) -> &mut Self {
         self.push(Op::FlushChain(c.clone()))
     }
+    /// Deletes every rule of every chain of the table.
     pub fn flush_table(&mut self, t: &TableRef) -> &mut Self {
         self.push(Op::FlushTable(t.clone()))
     }
+    /// Deletes the chain (empty and unreferenced).
     pub fn delete_chain(&mut self, c: &ChainRef) -> &mut Self {
         self.push(Op::DeleteChain(c.clone()))
     }
+    /// Adds a model rule at `position`.
     pub fn add_rule(&mut self, c: &ChainRef, rule: Rule, position: RulePosition) -> &mut Self {
         self.push(Op::AddRule {
             chain: c.clone(),
@@ -264,23 +223,40 @@ impl Transaction {
             position,
         })
     }
+    /// Adds a model rule at the end of the chain.
     pub fn append_rule(&mut self, c: &ChainRef, rule: Rule) -> &mut Self {
         self.add_rule(c, rule, RulePosition::Append)
     }
+    /// Adds a model rule at the head of the chain.
     pub fn insert_rule(&mut self, c: &ChainRef, rule: Rule) -> &mut Self {
         self.add_rule(c, rule, RulePosition::Head)
     }
+    /// Deletes the rule with `handle`.
     pub fn delete_rule(&mut self, c: &ChainRef, handle: u64) -> &mut Self {
         self.push(Op::DeleteRule {
             chain: c.clone(),
             handle,
         })
     }
+    /// Replaces the rule with `handle`.
     pub fn replace_rule(&mut self, c: &ChainRef, handle: u64, rule: Rule) -> &mut Self {
         self.push(Op::ReplaceRule {
             chain: c.clone(),
             handle,
             rule,
+        })
+    }
+
+    /// Encodes the transaction as one batch and sends it over `t`: the bytes
+    /// [`super::Session::commit`] sends, without the session's policy, audit, lock and
+    /// retry. Over a [`crate::transport::Recorder`] it needs no socket and no root: tests
+    /// compare the recorded batch with captures of what the kernel accepted.
+    pub fn send_over(&self, t: &mut (impl Transport + ?Sized)) -> Result<BatchReply> {
+        let mut batch = Batch::new(t, None);
+        self.encode(&mut batch)?;
+        batch.commit(t).map_err(|e| match e {
+            CommitFailure::Error(e) => e,
+            CommitFailure::GenerationChanged => Error::GenerationConflict { attempts: 1 },
         })
     }
 
@@ -298,6 +274,18 @@ impl Transaction {
         }
         Ok(())
     }
+}
+
+/// A chain about to be made or renamed: iptables' bounds in iptables' own tables (so that
+/// iptables can name every chain xtnl makes there), nf_tables' elsewhere.
+fn check_new_chain(table: &TableRef, name: &str) -> Result<()> {
+    let iptables = matches!(table.family, Family::Ipv4 | Family::Ipv6)
+        && crate::ipt::tables::is_iptables_table(&table.name);
+    crate::limits::check_chain_name(
+        crate::limits::NameDialect::new_chain(iptables),
+        &table.name,
+        name,
+    )
 }
 
 fn check_table(t: &TableRef) -> Result<()> {
@@ -368,7 +356,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
         }
         Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
             check_table(table)?;
-            crate::limits::check_chain_name(table.family, &table.name, &chain.name)?;
+            check_new_chain(table, &chain.name)?;
             let repr = chain_repr(table, chain);
             let flags = match op {
                 Op::CreateChain { .. } => NLM_F_CREATE | NLM_F_EXCL,
@@ -405,7 +393,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             new_name,
         } => {
             check_chain(chain)?;
-            crate::limits::check_chain_name(chain.table.family, &chain.table.name, new_name)?;
+            check_new_chain(&chain.table, new_name)?;
             let mut repr = chain_repr(&chain.table, &ChainSpec::regular(new_name));
             repr.handle = Some(*handle);
             b.push(msg::NEWCHAIN, chain.table.family.nfproto(), 0, desc, |w| {
@@ -578,4 +566,17 @@ fn push_add(
         desc,
         |w| repr.emit(w),
     );
+}
+
+impl From<SetOp> for Op {
+    fn from(s: SetOp) -> Op {
+        Op::Set(s)
+    }
+}
+
+impl Transaction {
+    /// Adds a set operation.
+    pub fn set_op(&mut self, op: SetOp) -> &mut Self {
+        self.push(Op::Set(op))
+    }
 }

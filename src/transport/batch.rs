@@ -6,7 +6,7 @@ use crate::wire::nftables::{
     nfproto, nft_msg_of, nft_type,
 };
 
-use super::NlSocket;
+use super::Transport;
 
 /// Room in the receive buffer per acknowledgement: each is its own skb, whose truesize is
 /// several times the 36 bytes of a capped ack.
@@ -52,7 +52,7 @@ impl From<Error> for CommitFailure {
 
 impl Batch {
     /// Starts a batch; `genid` makes the kernel refuse it if the ruleset changed since.
-    pub fn new(sock: &mut NlSocket, genid: Option<u32>) -> Self {
+    pub fn new(sock: &mut (impl Transport + ?Sized), genid: Option<u32>) -> Self {
         let base_seq = sock.next_seq();
         let mut w = MsgWriter::with_capacity(4096);
         w.message(
@@ -162,7 +162,10 @@ impl Batch {
     /// The kernel processes the whole batch inside that `sendmsg`, so when it returns every
     /// reply is already queued: we drain without blocking and never wait for an ACK that an
     /// older kernel would not send (BEGIN/END) or that an aborted batch will not get.
-    pub fn commit(mut self, sock: &mut NlSocket) -> Result<BatchReply, CommitFailure> {
+    pub fn commit(
+        mut self,
+        sock: &mut (impl Transport + ?Sized),
+    ) -> Result<BatchReply, CommitFailure> {
         self.close()?;
         let n = self.ops.len();
         sock.size_buffers(self.w.len(), n * ACK_TRUESIZE + self.echo_bytes)?;

@@ -4,7 +4,9 @@
 #![deny(missing_docs)]
 
 mod batch;
+mod recorder;
 mod socket;
 
 pub use batch::{Batch, BatchReply, CommitFailure};
+pub use recorder::{Recorder, Transport};
 pub use socket::{DumpInterrupted, NlSocket, Pipelined, Request};

@@ -49,6 +49,9 @@ pub struct NlSocket {
     rcvbuf: usize,
     /// Datagrams sent: each is one round trip (a request, a pipelined group, or a batch).
     sends: std::cell::Cell<u64>,
+    /// Copies of the datagrams sent, while [`NlSocket::record_sends`] is on (tests capture
+    /// what the kernel accepted).
+    tap: std::cell::RefCell<Option<Vec<Vec<u8>>>>,
 }
 
 impl NlSocket {
@@ -76,6 +79,7 @@ impl NlSocket {
             sndbuf: 0,
             rcvbuf: 0,
             sends: std::cell::Cell::new(0),
+            tap: std::cell::RefCell::new(None),
         };
         s.size_buffers(DEFAULT_BUF, DEFAULT_BUF)?;
         Ok(s)
@@ -120,6 +124,9 @@ impl NlSocket {
     /// Sends a buffer of messages in one `sendmsg`: the kernel sees it as one batch.
     pub fn send(&self, bytes: &[u8]) -> Result<()> {
         self.sends.set(self.sends.get() + 1);
+        if let Some(tap) = self.tap.borrow_mut().as_mut() {
+            tap.push(bytes.to_vec());
+        }
         loop {
             match self.sock.send(bytes, 0) {
                 Ok(n) if n == bytes.len() => return Ok(()),
@@ -157,6 +164,20 @@ impl NlSocket {
                 Err(e) => return Err(Error::netlink("receive", e)),
             }
         }
+    }
+
+    /// Starts keeping a copy of every datagram sent (see [`NlSocket::take_recorded`]).
+    pub fn record_sends(&mut self) {
+        self.tap.replace(Some(Vec::new()));
+    }
+
+    /// The datagrams sent since [`NlSocket::record_sends`] (recording goes on).
+    pub fn take_recorded(&mut self) -> Vec<Vec<u8>> {
+        self.tap
+            .borrow_mut()
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// How many datagrams this socket has sent: its round trips to the kernel.

@@ -1,0 +1,186 @@
+//! Values of options: addresses, ports and port lists, NAT ranges, log levels.
+
+use super::*;
+
+pub(super) fn parse_net(s: &str, family: Family) -> Result<IpNet> {
+    if s.contains(',') {
+        return Err(bad(format!(
+            "multiple addresses in `{s}' are not supported by xtnl; give one rule per address"
+        )));
+    }
+    let net: IpNet = crate::ipt::args::normalize_net(s, family)
+        .parse()
+        .map_err(|_| {
+            bad(format!(
+                "host/network `{}' not found",
+                crate::ipt::args::address_part(s)
+            ))
+        })?;
+    if net.is_ipv4() != (family != Family::Ipv6) {
+        return Err(bad(format!(
+            "host/network `{s}' is not an {} address",
+            if family == Family::Ipv6 {
+                "IPv6"
+            } else {
+                "IPv4"
+            }
+        )));
+    }
+    Ok(net)
+}
+
+/// A port number or service name.
+pub(super) fn port(s: &str) -> Result<u16> {
+    if let Ok(n) = s.parse::<u16>() {
+        return Ok(n);
+    }
+    services(s).ok_or_else(|| bad(format!("invalid port/service `{s}' specified")))
+}
+
+fn services(name: &str) -> Option<u16> {
+    let text = std::fs::read_to_string("/etc/services").ok()?;
+    text.lines().find_map(|l| {
+        let l = l.split('#').next()?;
+        let mut f = l.split_whitespace();
+        let n = f.next()?;
+        let port = f.next()?.split('/').next()?.parse().ok()?;
+        (n == name || f.any(|alias| alias == name)).then_some(port)
+    })
+}
+
+/// `p`, `a:b`, `a:` (to 65535) or `:b` (from 0), as tcp/udp `--sport/--dport` take them.
+pub(crate) fn parse_ports(s: &str, opt: &str) -> Result<PortRange> {
+    let (a, b) = match s.split_once(':') {
+        Some((a, b)) => (
+            if a.is_empty() { 0 } else { port(a)? },
+            if b.is_empty() { 65535 } else { port(b)? },
+        ),
+        None => {
+            let p = port(s)?;
+            (p, p)
+        }
+    };
+    PortRange::new(a, b).map_err(|_| {
+        bad(format!(
+            "invalid portrange ({s}) specified for {opt}: the first port is higher than the second"
+        ))
+    })
+}
+
+/// multiport's list: up to 15 ports, a range counting as two.
+pub(super) fn parse_port_list(s: &str) -> Result<Vec<PortRange>> {
+    let mut out = Vec::new();
+    let mut slots = 0;
+    for item in s.split(',') {
+        let r = match item.split_once(':') {
+            Some((a, b)) => PortRange::new(port(a)?, port(b)?)
+                .map_err(|_| bad(format!("invalid portrange specified: {item}")))?,
+            None => PortRange::single(port(item)?),
+        };
+        slots += if r.is_single() { 1 } else { 2 };
+        out.push(r);
+    }
+    if slots > 15 {
+        return Err(bad(
+            "too many ports specified (multiport takes at most 15, a range counting as two)",
+        ));
+    }
+    Ok(out)
+}
+
+/// `[addr[-addr]][:port[-port]]`, IPv6 addresses in brackets when a port follows.
+pub(crate) fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatRange> {
+    let err = || bad(format!("Bad IP address \"{s}\" for {opt}"));
+    let (addrs, ports) = if let Some(rest) = s.strip_prefix('[') {
+        let (inside, after) = rest.split_once(']').ok_or_else(err)?;
+        (inside, after.strip_prefix(':'))
+    } else if family == Family::Ipv6 {
+        (s, None)
+    } else {
+        match s.split_once(':') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        }
+    };
+    let ip = |t: &str| -> Result<IpAddr> {
+        let a: IpAddr = t.parse().map_err(|_| err())?;
+        if a.is_ipv4() != (family != Family::Ipv6) {
+            return Err(err());
+        }
+        Ok(a)
+    };
+    let (addr_min, addr_max) = if addrs.is_empty() {
+        (None, None)
+    } else {
+        match addrs.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (ip(a)?, ip(b)?);
+                // The kernel takes a reversed range and then maps nothing sensible.
+                if a > b {
+                    return Err(bad(format!(
+                        "address range `{addrs}' for {opt} is reversed: {a} is higher than {b}"
+                    )));
+                }
+                (Some(a), Some(b))
+            }
+            None => (Some(ip(addrs)?), None),
+        }
+    };
+    let ports = match ports {
+        None => None,
+        Some(p) => Some(nat_ports(
+            match p.split_once('-') {
+                Some((a, b)) => PortRange::new(port(a)?, port(b)?)
+                    .map_err(|_| bad(format!("Port range `{p}' invalid")))?,
+                None => PortRange::single(port(p)?),
+            },
+            opt,
+        )?),
+    };
+    if addr_min.is_none() && ports.is_none() {
+        return Err(err());
+    }
+    Ok(NatRange {
+        addr_min,
+        addr_max,
+        ports,
+    })
+}
+
+pub(crate) fn parse_to_ports(s: &str) -> Result<PortRange> {
+    let range = match s.split_once('-') {
+        Some((a, b)) => {
+            PortRange::new(port(a)?, port(b)?).map_err(|_| bad(format!("Port range `{s}' invalid")))
+        }
+        None => Ok(PortRange::single(port(s)?)),
+    }?;
+    nat_ports(range, "--to-ports")
+}
+
+/// A NAT rewrites to these ports. Port 0 is accepted, as iptables-nft 1.8.9 and the kernel
+/// accept it (`REDIRECT --to-ports 0` is in scripts); a drop-in refuses nothing iptables
+/// takes.
+pub(super) fn nat_ports(range: PortRange, _opt: &str) -> Result<PortRange> {
+    Ok(range)
+}
+
+pub(crate) fn log_level(s: &str) -> Result<u8> {
+    const NAMES: [&str; 8] = [
+        "emerg", "alert", "crit", "error", "warning", "notice", "info", "debug",
+    ];
+    if let Ok(n) = s.parse::<u8>() {
+        if n <= 7 {
+            return Ok(n);
+        }
+    }
+    NAMES
+        .iter()
+        .position(|n| {
+            *n == s
+                || (s == "panic" && *n == "emerg")
+                || (s == "warn" && *n == "warning")
+                || (s == "err" && *n == "error")
+        })
+        .map(|i| i as u8)
+        .ok_or_else(|| bad(format!("log-level `{s}' unknown")))
+}
