@@ -172,6 +172,9 @@ pub enum ErrorKind {
     NotPermitted,
     Unsupported,
     InvalidArgument,
+    /// The request does not fit the ruleset as read (see [`Error::Precondition`]); found
+    /// before anything was sent, so not the kernel's refusal.
+    Precondition,
     GenerationConflict,
     Io,
     InvalidInput,
@@ -192,7 +195,7 @@ impl Error {
             Error::Rejected(_) => ErrorKind::InvalidArgument,
             Error::GenerationConflict { .. } => ErrorKind::GenerationConflict,
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
-            Error::Precondition(_) => ErrorKind::InvalidArgument,
+            Error::Precondition(_) => ErrorKind::Precondition,
             Error::NoSuchTable(_) => ErrorKind::NotFound,
             Error::PolicyDenied(_) => ErrorKind::PolicyDenied,
             Error::PolicyInvalid(_) => ErrorKind::PolicyInvalid,
@@ -211,7 +214,8 @@ impl Error {
             ErrorKind::NotFound
             | ErrorKind::AlreadyExists
             | ErrorKind::InUse
-            | ErrorKind::InvalidArgument => OTHER_PROBLEM,
+            | ErrorKind::InvalidArgument
+            | ErrorKind::Precondition => OTHER_PROBLEM,
             ErrorKind::LockBusy
             | ErrorKind::NotPermitted
             | ErrorKind::Unsupported

@@ -197,6 +197,20 @@ pub fn run_save(
     let bodies: Vec<(String, String)> = if legacy {
         let legacy =
             crate::legacy::Legacy::open(family, XtablesLock::from_env(WaitPolicy::FailFast))?;
+        if opts.json {
+            let names = match table.as_deref() {
+                Some(t) => vec![t.to_string()],
+                None => crate::legacy::loaded_tables(family),
+            };
+            let mut tables = Vec::new();
+            for name in names {
+                let chains = crate::legacy::listings(&legacy, &name, None)?;
+                tables.push(crate::json::table_value(&name, &chains));
+            }
+            let v = crate::json::listing_value(family, tables);
+            writeln!(out, "{v}").map_err(io_error)?;
+            return Ok(());
+        }
         crate::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
     } else {
         let mut session = Session::open()?;
