@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use xtnl::ipt::parse;
 use xtnl::legacy::Legacy;
-use xtnl::legacy::exec::Applier;
+use xtnl::legacy::exec::LegacyTable;
 use xtnl::lock::{WaitPolicy, XtablesLock};
 use xtnl::model::Family;
 
@@ -224,9 +224,9 @@ impl Bench {
                     .collect();
                 self.legacy
                     .transact("nat", |t| {
-                        let mut a = Applier::new(t);
+                        let mut a = LegacyTable::new(t, false);
                         for c in &parsed {
-                            a.apply(c)?;
+                            xtnl::seam::interpret(&mut a, c)?;
                         }
                         Ok(((), a.changed))
                     })
@@ -283,16 +283,16 @@ fn phases(b: &Bench, n: usize, iters: usize, out: &mut String) {
         )
         .expect("decode");
         let t2 = Instant::now();
-        xtnl::legacy::exec::Applier::new(&mut t)
-            .apply(
-                &parse::parse(
-                    &["-t".into(), "nat".into(), "-F".into(), chain(TARGET)],
-                    Family::Ipv4,
-                )
-                .expect("parses")
-                .command,
+        xtnl::seam::interpret(
+            &mut LegacyTable::new(&mut t, false),
+            &parse::parse(
+                &["-t".into(), "nat".into(), "-F".into(), chain(TARGET)],
+                Family::Ipv4,
             )
-            .expect("flush");
+            .expect("parses")
+            .command,
+        )
+        .expect("flush");
         let layout = t.to_blob().expect("layout");
         let t3 = Instant::now();
         sock.replace(&t).map_err(|_| ()).expect("replace");

@@ -41,6 +41,7 @@ pub mod netns;
 pub mod nft;
 pub mod policy;
 pub mod privilege;
+pub mod seam;
 pub mod serve;
 mod sys;
 pub mod transport;

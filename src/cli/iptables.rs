@@ -45,7 +45,8 @@ pub fn run(
         } else {
             let mut session = Session::builder().lock_mode(LockMode::Never).open()?;
             let t = crate::nft::TableRef::new(inv.family, &inv.table);
-            crate::ipt::listing::chains(&mut session, &t, chain.as_deref())?
+            crate::ipt::listing::chains(&mut session, &t, chain.as_deref())
+                .map_err(|e| crate::ipt::messages::kernel_words(e, inv.family, false))?
         };
         let v = crate::json::listing_value(
             inv.family,

@@ -664,7 +664,7 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
                     return Err(Error::Precondition(format!(
                         "policy `{p}': only ACCEPT and DROP are policies"
                     ))
-                    .context("iptables: Bad policy name. Run `dmesg' for more information."));
+                    .context(super::messages::Msg::BadPolicy.text(family)));
                 }
                 None => return Err(bad("-P needs a chain and a policy")),
             };

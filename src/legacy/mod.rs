@@ -30,7 +30,7 @@ use crate::ipt::parse::{Command, Invocation};
 use crate::ipt::restore::Block;
 use crate::lock::XtablesLock;
 use crate::model::Family;
-use exec::Applier;
+use exec::LegacyTable;
 use kernel::{Committed, MAX_ATTEMPTS, XtError, XtSocket};
 pub use table::Table;
 
@@ -154,10 +154,11 @@ impl Legacy {
 
 /// Runs one iptables invocation on the x_tables backend; returns what to print.
 pub fn execute(legacy: &Legacy, inv: &Invocation) -> Result<String> {
-    run(legacy, inv).map_err(|e| crate::ipt::exec::for_family(e, inv.family))
+    run(legacy, inv)
 }
 
 fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
+    let words = |e| crate::ipt::messages::kernel_words(e, inv.family, false);
     match &inv.command {
         Command::ListRules(chain) => {
             let t = legacy.read(&inv.table)?;
@@ -165,7 +166,8 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                 &exec::chain_listings(&t),
                 chain.as_deref(),
                 inv.verbose,
-            );
+            )
+            .map_err(words);
         }
         Command::List(chain) if !inv.zero_after_list => {
             let t = legacy.read(&inv.table)?;
@@ -174,7 +176,8 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                 chain.as_deref(),
                 inv,
                 inv.family,
-            );
+            )
+            .map_err(words);
         }
         Command::List(chain) => {
             // `-L -Z`: list what is counted, then zero it, in one replace.
@@ -185,9 +188,10 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                     chain.as_deref(),
                     inv,
                     inv.family,
-                )?;
-                let mut a = Applier::new(t);
-                a.apply(&Command::Zero(chain.clone()))?;
+                )
+                .map_err(words)?;
+                let mut a = LegacyTable::new(t, false);
+                crate::seam::interpret(&mut a, &Command::Zero(chain.clone()))?;
                 Ok((text, true))
             })?;
             return Ok(out.value);
@@ -210,11 +214,11 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
     };
     let out = legacy
         .transact_with(&inv.table, extra, |t| {
-            let mut a = Applier::new(t);
-            a.apply(&inv.command)?;
+            let mut a = LegacyTable::new(t, inv.verbose);
+            crate::seam::interpret(&mut a, &inv.command)?;
             Ok((std::mem::take(&mut a.verbose_lines), a.changed && !check))
         })
-        .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command))?;
+        .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command, inv.family))?;
     if inv.verbose && out.attempts > 1 {
         use std::io::Write;
         // stderr: stdout stays exactly what iptables prints.
@@ -247,9 +251,9 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
     for name in order {
         let out = legacy
             .transact(name, |t| {
-                let mut a = Applier::new(t);
+                let mut a = LegacyTable::new(t, false);
                 for b in blocks.iter().filter(|b| b.table == name) {
-                    a.restore_block(b, noflush)?;
+                    crate::seam::restore_block(&mut a, b, noflush)?;
                 }
                 Ok(((), a.changed))
             })
@@ -332,7 +336,7 @@ pub fn listings(
                 errno: libc::ENOENT,
                 ext_ack: None,
             })
-            .context("iptables: No chain/target/match by that name."));
+            .context(crate::ipt::messages::Msg::NoChain.text(legacy.family())));
         }
     }
     Ok(all)

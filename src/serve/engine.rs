@@ -382,7 +382,8 @@ impl Engine {
                     crate::legacy::listings(&self.legacy(netns, *family)?, table, chain.as_deref())?
                 } else {
                     let t = TableRef::new(*family, table);
-                    crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())?
+                    crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())
+                        .map_err(|e| crate::ipt::messages::kernel_words(e, t.family, false))?
                 };
                 let v = crate::json::listing_value(
                     *family,
@@ -450,7 +451,8 @@ impl Engine {
                 )?
             } else {
                 let t = TableRef::new(inv.family, &inv.table);
-                crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())?
+                crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())
+                    .map_err(|e| crate::ipt::messages::kernel_words(e, t.family, false))?
             };
             let v = crate::json::listing_value(
                 inv.family,
