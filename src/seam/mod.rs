@@ -17,6 +17,9 @@
 #![deny(missing_docs)]
 
 mod interp;
+pub mod memory;
+#[cfg(test)]
+mod tests;
 
 pub use interp::{declare_chain, interpret, restore_block, restore_line};
 
