@@ -4,12 +4,10 @@
 use std::io::{Read, Write};
 
 use super::io_error;
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::json;
-use crate::legacy::Legacy;
 use crate::lock::{LockMode, WaitPolicy, XtablesLock};
-use crate::nft::Session;
 
 fn read_bounded(mut input: impl Read, what: &str) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
@@ -32,7 +30,7 @@ pub fn run(
     out: &mut impl Write,
     args: &[String],
     family: crate::model::Family,
-    backend: BackendChoice,
+    ctx: &super::context::Ctx,
 ) -> Result<i32> {
     let mut source: Option<&str> = None;
     let mut wait = WaitPolicy::default_for_command()?;
@@ -75,9 +73,10 @@ pub fn run(
         }
     };
     // One backend for the whole document: the one the host's iptables uses (or --backend).
-    let (result, status) = match super::resolve_backend(backend, family, false) {
+    let (result, status) = match ctx.backend(family, false) {
         Backend::Nft => {
-            let mut session = Session::builder()
+            let mut session = ctx
+                .session()
                 .lock(XtablesLock::from_env(wait))
                 .lock_mode(LockMode::Always)
                 .open()?;
@@ -98,7 +97,7 @@ pub fn run(
             let mut by_family = std::collections::BTreeMap::new();
             for t in &doc.transactions {
                 if let std::collections::btree_map::Entry::Vacant(e) = by_family.entry(t.family) {
-                    e.insert(Legacy::open(t.family, XtablesLock::from_env(wait))?);
+                    e.insert(ctx.legacy(t.family, XtablesLock::from_env(wait))?);
                 }
             }
             // The map layout lives in nf_tables whatever the iptables backend.
@@ -107,7 +106,7 @@ pub fn run(
                 _ if t.layout == crate::nathost::map::Layout::Map => {
                     if map_session.is_none() {
                         map_session = Some(
-                            Session::builder()
+                            ctx.session()
                                 .lock(XtablesLock::from_env(wait))
                                 .lock_mode(LockMode::Always)
                                 .open()?,

@@ -3,13 +3,13 @@
 
 use std::io::{BufRead, Read, Write};
 
+use super::context::{Ctx, Opened};
 use super::io_error;
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::ipt::restore;
-use crate::lock::{WaitPolicy, XtablesLock};
+use crate::lock::{LockMode, WaitPolicy, XtablesLock};
 use crate::model::Family;
-use crate::nft::Session;
 
 /// Restore files are parsed whole before anything is sent; this bounds the input.
 const MAX_INPUT: u64 = crate::limits::MAX_RESTORE_BYTES;
@@ -24,8 +24,9 @@ fn read_restore(
     name: &str,
     family: Family,
     counters: bool,
+    enforcement: &crate::seam::Enforcement,
 ) -> Result<Vec<restore::Block>> {
-    let policy = crate::policy::process_policy();
+    let policy = enforcement.policy.clone();
     let max_line = crate::limits::MAX_RESTORE_LINE;
     let mut parser = restore::Parser::new(family).with_counters(counters);
     let mut buf = Vec::new();
@@ -75,7 +76,7 @@ fn read_restore(
                     other => other,
                 };
                 // Audited like any denial: nothing was sent.
-                if let Some(a) = crate::nft::process_auditor() {
+                if let Some(a) = &enforcement.auditor {
                     let what = format!(
                         "restore from {name}: {changes} or more operations by line {}",
                         parser.line_number()
@@ -104,11 +105,11 @@ fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidInput(msg.into())
 }
 
-pub fn run_restore(
+pub(super) fn run_restore(
     out: &mut impl Write,
     args: &[String],
     family: Family,
-    backend: BackendChoice,
+    ctx: &Ctx,
 ) -> Result<()> {
     let opts = super::saveopts::parse_restore(args, family)?;
     let (family, file, verbose) = (opts.family, opts.file.clone(), opts.verbose);
@@ -120,9 +121,21 @@ pub fn run_restore(
         Some(path) => {
             let f =
                 std::fs::File::open(path).map_err(|e| bad(format!("cannot read {name}: {e}")))?;
-            read_restore(std::io::BufReader::new(f), name, family, opts.counters)?
+            read_restore(
+                std::io::BufReader::new(f),
+                name,
+                family,
+                opts.counters,
+                &ctx.enforcement,
+            )?
         }
-        None => read_restore(std::io::stdin().lock(), name, family, opts.counters)?,
+        None => read_restore(
+            std::io::stdin().lock(),
+            name,
+            family,
+            opts.counters,
+            &ctx.enforcement,
+        )?,
     };
     // `-T TABLE`: only that table's blocks.
     if let Some(t) = &opts.table {
@@ -131,11 +144,8 @@ pub fn run_restore(
     // `--test`: the whole file parsed (every line checked), nothing sent. iptables-legacy-
     // restore -t -v still prints what it would do (it reads the kernel); -nft prints nothing.
     if opts.test {
-        if verbose
-            && !opts.noflush
-            && super::resolve_backend(backend, family, verbose) == Backend::Legacy
-        {
-            let legacy = crate::legacy::Legacy::open(family, XtablesLock::from_env(opts.wait))?;
+        if verbose && !opts.noflush && ctx.backend(family, verbose) == Backend::Legacy {
+            let legacy = ctx.legacy(family, XtablesLock::from_env(opts.wait))?;
             out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
                 .map_err(io_error)?;
         }
@@ -145,16 +155,17 @@ pub fn run_restore(
     if let Some(i) = opts.interval {
         lock = lock.with_poll_interval(i);
     }
-    if super::resolve_backend(backend, family, verbose) == Backend::Legacy {
-        let legacy = crate::legacy::Legacy::open(family, lock)?;
-        if verbose && !opts.noflush {
-            out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
-                .map_err(io_error)?;
+    let mut session = match ctx.open(family, verbose, lock, LockMode::Always)? {
+        Opened::Legacy(legacy) => {
+            if verbose && !opts.noflush {
+                out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
+                    .map_err(io_error)?;
+            }
+            crate::legacy::restore(&legacy, &blocks, opts.noflush)?;
+            return out.flush().map_err(io_error);
         }
-        crate::legacy::restore(&legacy, &blocks, opts.noflush)?;
-        return out.flush().map_err(io_error);
-    }
-    let mut session = Session::builder().lock(lock).open()?;
+        Opened::Nft(session) => session,
+    };
     if verbose && !opts.noflush {
         let existing = restore::saved_tables(&mut session, family, None)?;
         let mut err = None;
@@ -181,11 +192,11 @@ pub fn run_restore(
     session.close_detached()
 }
 
-pub fn run_save(
+pub(super) fn run_save(
     out: &mut impl Write,
     args: &[String],
     family: Family,
-    backend: BackendChoice,
+    ctx: &Ctx,
 ) -> Result<()> {
     let opts = super::saveopts::parse_save(args, family)?;
     let family = opts.family;
@@ -193,45 +204,48 @@ pub fn run_save(
     if let Some(path) = &opts.file {
         super::privileged::caller_file(path)?;
     }
-    let legacy = super::resolve_backend(backend, family, opts.verbose) == Backend::Legacy;
-    let bodies: Vec<(String, String)> = if legacy {
-        let legacy =
-            crate::legacy::Legacy::open(family, XtablesLock::from_env(WaitPolicy::FailFast))?;
-        if opts.json {
-            let names = match table.as_deref() {
-                Some(t) => vec![t.to_string()],
-                None => crate::legacy::loaded_tables(family),
-            };
-            let mut tables = Vec::new();
-            for name in names {
-                let chains = crate::legacy::listings(&legacy, &name, None)?;
-                tables.push(crate::json::table_value(&name, &chains));
+    let lock = XtablesLock::from_env(WaitPolicy::FailFast);
+    let opened = ctx.open(family, opts.verbose, lock, LockMode::Never)?;
+    let legacy = matches!(opened, Opened::Legacy(_));
+    let bodies: Vec<(String, String)> = match opened {
+        Opened::Legacy(legacy) => {
+            if opts.json {
+                let names = match table.as_deref() {
+                    Some(t) => vec![t.to_string()],
+                    None => crate::legacy::loaded_tables(family),
+                };
+                let mut tables = Vec::new();
+                for name in names {
+                    let chains = crate::legacy::listings(&legacy, &name, None)?;
+                    tables.push(crate::json::table_value(&name, &chains));
+                }
+                let v = crate::json::listing_value(family, tables);
+                writeln!(out, "{v}").map_err(io_error)?;
+                return Ok(());
             }
-            let v = crate::json::listing_value(family, tables);
-            writeln!(out, "{v}").map_err(io_error)?;
-            return Ok(());
+            crate::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
         }
-        crate::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
-    } else {
-        let mut session = Session::open()?;
-        if opts.json {
-            let mut tables = Vec::new();
+        Opened::Nft(mut session) => {
+            if opts.json {
+                let mut tables = Vec::new();
+                for name in restore::saved_tables(&mut session, family, table.as_deref())? {
+                    let t = crate::nft::TableRef::new(family, &name);
+                    let chains = crate::ipt::listing::chains(&mut session, &t, None)?;
+                    tables.push(crate::json::table_value(&name, &chains));
+                }
+                let v = crate::json::listing_value(family, tables);
+                writeln!(out, "{v}").map_err(io_error)?;
+                return Ok(());
+            }
+            let mut bodies = Vec::new();
             for name in restore::saved_tables(&mut session, family, table.as_deref())? {
                 let t = crate::nft::TableRef::new(family, &name);
-                let chains = crate::ipt::listing::chains(&mut session, &t, None)?;
-                tables.push(crate::json::table_value(&name, &chains));
+                let body =
+                    crate::ipt::listing::save_table_counters(&mut session, &t, opts.counters)?;
+                bodies.push((name, body));
             }
-            let v = crate::json::listing_value(family, tables);
-            writeln!(out, "{v}").map_err(io_error)?;
-            return Ok(());
+            bodies
         }
-        let mut bodies = Vec::new();
-        for name in restore::saved_tables(&mut session, family, table.as_deref())? {
-            let t = crate::nft::TableRef::new(family, &name);
-            let body = crate::ipt::listing::save_table_counters(&mut session, &t, opts.counters)?;
-            bodies.push((name, body));
-        }
-        bodies
     };
     let generated_by = super::dropin::save_generated_by(legacy);
     let (text, lost) = super::saveopts::assemble(&bodies, generated_by.as_deref());

@@ -38,6 +38,7 @@ pub use table::Table;
 pub struct Legacy {
     sock: XtSocket,
     lock: XtablesLock,
+    enforcement: crate::seam::Enforcement,
 }
 
 /// The result of a transaction: the closure's value, the attempts it took, and the commit
@@ -50,11 +51,25 @@ pub struct Outcome<T> {
 }
 
 impl Legacy {
+    /// Opens one family's x_tables, writing under `lock`, checking and recording nothing
+    /// (see [`Legacy::enforcing`]).
     pub fn open(family: Family, lock: XtablesLock) -> Result<Legacy> {
         Ok(Legacy {
             sock: XtSocket::open(family)?,
             lock,
+            enforcement: crate::seam::Enforcement::none(),
         })
+    }
+
+    /// Checks every replace against `e`'s policy and records it with `e`'s auditor.
+    pub fn enforcing(mut self, e: crate::seam::Enforcement) -> Legacy {
+        self.enforcement = e;
+        self
+    }
+
+    /// What this backend enforces.
+    pub fn enforcement(&self) -> &crate::seam::Enforcement {
+        &self.enforcement
     }
 
     pub fn family(&self) -> Family {
@@ -88,7 +103,7 @@ impl Legacy {
         extra: Vec<guard::Described>,
         mut plan: impl FnMut(&mut Table) -> Result<(T, bool)>,
     ) -> Result<Outcome<T>> {
-        let enforcement = guard::Enforcement::current();
+        let enforcement = guard::Enforcement::of(&self.enforcement);
         let _guard = self.lock.acquire()?;
         for attempt in 1..=MAX_ATTEMPTS {
             let mut t = self.sock.read_consistent(table)?;
@@ -136,7 +151,7 @@ impl Legacy {
     /// The zeroing of counters as the policy and the audit see it (nothing when neither is
     /// in force).
     fn zero_changes(&self, table: &str, chain: Option<&str>) -> Result<Vec<guard::Described>> {
-        match guard::Enforcement::current() {
+        match guard::Enforcement::of(&self.enforcement) {
             None => Ok(Vec::new()),
             Some(e) => {
                 let t = Table {

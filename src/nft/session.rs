@@ -2,7 +2,7 @@
 //! auditor hooks, dumps. Over 600 lines: issue 14 splits it along these seams (reader, dump
 //! machinery, diagnosis of missing modules).
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -74,32 +74,6 @@ struct Enforcement {
     auditor: Option<Arc<dyn Auditor>>,
 }
 
-static PROCESS_ENFORCEMENT: RwLock<Option<Enforcement>> = RwLock::new(None);
-
-/// Sets the guard and auditor that every [`SessionBuilder`] of this process starts with (the
-/// `xtnl` binary sets its policy and audit here once, so that every command's sessions are
-/// covered, whichever front opens them). Builders may still replace them.
-pub fn set_process_enforcement(guard: Option<Arc<dyn Guard>>, auditor: Option<Arc<dyn Auditor>>) {
-    let mut slot = PROCESS_ENFORCEMENT
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    *slot = Some(Enforcement { guard, auditor });
-}
-
-/// The auditor every session of this process starts with, for backends that commit
-/// without a [`Session`] (the legacy backend) and must write the same audit lines.
-pub fn process_auditor() -> Option<Arc<dyn Auditor>> {
-    process_enforcement().auditor
-}
-
-fn process_enforcement() -> Enforcement {
-    PROCESS_ENFORCEMENT
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .clone()
-        .unwrap_or_default()
-}
-
 /// Builds a [`Session`] with non-default lock and retry settings.
 #[derive(Debug, Clone)]
 pub struct SessionBuilder {
@@ -115,7 +89,7 @@ impl Default for SessionBuilder {
             lock_mode: LockMode::Always,
             lock: XtablesLock::from_env(WaitPolicy::Forever),
             max_attempts: 32,
-            enforcement: process_enforcement(),
+            enforcement: Enforcement::default(),
         }
     }
 }
@@ -138,12 +112,12 @@ impl SessionBuilder {
         self.max_attempts = n.max(1);
         self
     }
-    /// Checks every transaction with `guard` before sending it (replaces the process's).
+    /// Checks every transaction with `guard` before sending it (default: none).
     pub fn guard(mut self, guard: Option<Arc<dyn Guard>>) -> Self {
         self.enforcement.guard = guard;
         self
     }
-    /// Records every transaction with `auditor` (replaces the process's).
+    /// Records every transaction with `auditor` (default: none).
     pub fn auditor(mut self, auditor: Option<Arc<dyn Auditor>>) -> Self {
         self.enforcement.auditor = auditor;
         self

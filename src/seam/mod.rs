@@ -16,11 +16,13 @@
 
 #![deny(missing_docs)]
 
+mod enforce;
 mod interp;
 pub mod memory;
 #[cfg(test)]
 mod tests;
 
+pub use enforce::Enforcement;
 pub use interp::{declare_chain, interpret, restore_block, restore_line};
 
 use crate::error::Result;

@@ -168,12 +168,19 @@ impl Engine {
             .ok_or_else(|| Error::InvalidInput("no session".into()))
     }
 
+    /// One family's x_tables, held to the policy and audit of the request being executed
+    /// (the same ones the sessions' guard and auditor look up).
     fn legacy(&self, netns: &Option<Netns>, family: Family) -> Result<Legacy> {
         let lock = XtablesLock::from_env(self.config.wait);
-        match netns {
+        let enforcement = {
+            let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+            crate::seam::Enforcement::new(cur.policy.clone(), cur.auditor.clone())
+        };
+        let legacy = match netns {
             None => Legacy::open(family, lock),
             Some(ns) => ns.run_in(move || Legacy::open(family, lock)),
-        }
+        }?;
+        Ok(legacy.enforcing(enforcement))
     }
 
     /// Sets the policy and auditor for a request from `peer` in `netns`; refuses a

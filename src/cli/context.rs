@@ -1,0 +1,69 @@
+//! What the command line decides once for the whole run: which backend the user asked for
+//! (`--backend`, `$XTNL_BACKEND`, a program name such as `iptables-legacy`) and what every
+//! change is held to ([`Enforcement`]: the policy and the audit). Commands open their
+//! backend through it, so that each backend they open enforces the same, and the choice
+//! between nf_tables and x_tables is made here, in [`Ctx::open`], not in each command.
+
+use crate::backend::{Backend, BackendChoice};
+use crate::error::Result;
+use crate::legacy::Legacy;
+use crate::lock::{LockMode, XtablesLock};
+use crate::model::Family;
+use crate::nft::{Session, SessionBuilder};
+use crate::seam::Enforcement;
+
+/// The run's backend choice and enforcement.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ctx {
+    pub choice: BackendChoice,
+    pub enforcement: Enforcement,
+}
+
+/// A backend opened for a command.
+pub(crate) enum Opened {
+    Nft(Session),
+    Legacy(Legacy),
+}
+
+impl Ctx {
+    /// The backend for `family` (with `-v`, says which and why on stderr).
+    pub fn backend(&self, family: Family, verbose: bool) -> Backend {
+        super::resolve_backend(self.choice, family, verbose)
+    }
+
+    /// An nf_tables session builder that enforces the run's policy and audit.
+    pub fn session(&self) -> SessionBuilder {
+        self.enforcement.session()
+    }
+
+    /// One family's x_tables, enforcing the run's policy and audit.
+    pub fn legacy(&self, family: Family, lock: XtablesLock) -> Result<Legacy> {
+        Ok(Legacy::open(family, lock)?.enforcing(self.enforcement.clone()))
+    }
+
+    /// The backend for `family`, opened: x_tables writes under `lock` around each replace;
+    /// nf_tables takes it as `mode` says.
+    pub fn open(
+        &self,
+        family: Family,
+        verbose: bool,
+        lock: XtablesLock,
+        mode: LockMode,
+    ) -> Result<Opened> {
+        Ok(match self.backend(family, verbose) {
+            Backend::Nft => Opened::Nft(self.session().lock(lock).lock_mode(mode).open()?),
+            Backend::Legacy => Opened::Legacy(self.legacy(family, lock)?),
+        })
+    }
+}
+
+impl Opened {
+    /// Ends the run's use of the backend (nf_tables: without waiting for the kernel's
+    /// reclaim, as a short-lived process).
+    pub fn close(self) -> Result<()> {
+        match self {
+            Opened::Nft(s) => s.close_detached(),
+            Opened::Legacy(_) => Ok(()),
+        }
+    }
+}
