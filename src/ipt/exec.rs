@@ -4,8 +4,9 @@
 //! transaction planned from one read: check-then-act sequences that race between separate
 //! iptables processes are atomic here.
 //!
-//! Over 600 lines: the one iptables interpreter (every command, restore ordering, `-Z`).
-//! Issue 14 moves it onto the backend seam and splits it by command family.
+//! The commands themselves are interpreted once, for every backend, by
+//! [`crate::seam::interpret`]; this is the nf_tables side: the plan's view of the table
+//! (here), the edits as operations (`table.rs`), and running an invocation (`run.rs`).
 
 use crate::model::{BaseChain, ChainPolicy};
 use std::collections::BTreeMap;
@@ -16,11 +17,13 @@ use super::tables::{self, Builtin};
 use super::{compat, listing};
 use crate::error::{Error, Result};
 use crate::model::Family;
-use crate::nft::{
-    ChainSpec, EncodedRule, Op, Reader, RulePosition, Session, TableRef, Transaction,
-};
+use crate::nft::{ChainSpec, Op, Reader, Session, TableRef, Transaction};
 
+mod run;
 mod table;
+
+pub use run::execute;
+pub(crate) use run::{iptables_words, set_counters};
 
 use crate::ipt::messages::{self, Msg};
 use crate::seam::{Edit, IptTable};
@@ -435,100 +438,6 @@ impl Planner {
         }
     }
 
-    /// `-I CHAIN N` where rule N was added by this plan (operation `j`): the new rule's
-    /// operation goes next to that one with the same position, so that it lands just before
-    /// it: before operation `j` for an append or an insert before a handle (both then land at
-    /// the same place, the new one first), after it for an insert at the head or after a
-    /// handle (the later one lands in front).
-    fn insert_before_pending(
-        &mut self,
-        r: &mut Reader<'_>,
-        chain: &str,
-        index: usize,
-        j: usize,
-        rule: &IptRule,
-        encoded: EncodedRule,
-    ) -> Result<()> {
-        let (position, k) = match self.ops.get(j) {
-            Some(Op::AddEncodedRule { position, .. }) => {
-                let k = match position {
-                    RulePosition::Append | RulePosition::Before(_) => j,
-                    RulePosition::Head | RulePosition::After(_) => j + 1,
-                };
-                (*position, k)
-            }
-            // A replaced rule: before the replacement runs, in front of the rule it replaces
-            // (the replacement then takes that rule's place, after the new one).
-            Some(Op::ReplaceEncodedRule { handle, .. }) => (RulePosition::Before(*handle), j),
-            _ => {
-                return Err(Error::InvalidInput(format!(
-                    "inserting at {index} before a rule added earlier in the same transaction is not supported"
-                )));
-            }
-        };
-        self.ops.insert(
-            k,
-            Op::AddEncodedRule {
-                chain: self.chain_ref(chain),
-                rule: encoded,
-                position,
-            },
-        );
-        for v in self.created_builtins.values_mut() {
-            if *v >= k {
-                *v += 1;
-            }
-        }
-        for c in self.chains.values_mut() {
-            let early = c.early.iter_mut().map(|(_, s)| s);
-            for s in c.rules.iter_mut().flatten().chain(early) {
-                if let Slot::Pending { op: Some(o), .. } = s
-                    && *o >= k
-                {
-                    *o += 1;
-                }
-            }
-        }
-        let slots = self.rules(r, chain)?;
-        slots.insert(
-            index - 1,
-            Slot::Pending {
-                rule: rule.clone(),
-                op: Some(k),
-            },
-        );
-        Ok(())
-    }
-
-    /// Removes operation `j` (the addition of a rule this plan no longer adds) and renumbers
-    /// what refers to later operations.
-    fn drop_pending_op(&mut self, j: usize) {
-        // A replaced rule: the rule it replaced goes too.
-        if let Some(Op::ReplaceEncodedRule { chain, handle, .. }) = self.ops.get(j) {
-            self.ops[j] = Op::DeleteRule {
-                chain: chain.clone(),
-                handle: *handle,
-            };
-            return;
-        }
-        self.ops.remove(j);
-        for v in self.created_builtins.values_mut() {
-            if *v > j {
-                *v -= 1;
-            }
-        }
-        for c in self.chains.values_mut() {
-            let early = c.early.iter_mut().map(|(_, s)| s);
-            for s in c.rules.iter_mut().flatten().chain(early) {
-                if let Slot::Pending { op: Some(o), .. } = s
-                    && *o > j
-                {
-                    *o -= 1;
-                }
-            }
-        }
-    }
-
     /// Whether a rule in a chain not in `except` jumps or goes to `chain`.
     fn referenced_from_outside(
         &mut self,
@@ -602,113 +511,4 @@ impl Planner {
     pub fn iptables_table(&self) -> bool {
         self.iptables_table
     }
-}
-
-/// Runs one iptables invocation; returns what to print on standard output.
-pub fn execute(session: &mut Session, inv: &Invocation) -> Result<String> {
-    let table = TableRef::new(inv.family, &inv.table);
-    run(session, inv, &table)
-}
-
-fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<String> {
-    if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
-        return zero_rule(session, inv, table, chain, n);
-    }
-    let words = |e| messages::kernel_words(e, inv.family, false);
-    match &inv.command {
-        Command::ListRules(chain) => {
-            return listing::list_rules(session, table, chain.as_deref(), inv.verbose)
-                .map_err(words);
-        }
-        Command::List(chain) => {
-            let text = listing::list_table(session, table, chain.as_deref(), inv).map_err(words)?;
-            if inv.zero_after_list {
-                session.reset_counters(table, chain.as_deref())?;
-            }
-            return Ok(text);
-        }
-        _ => {}
-    }
-    let committed = session
-        .transact(|r| {
-            let mut p = Planner::new(r, table)?;
-            p.verbose = inv.verbose;
-            p.plan(r, &inv.command)?;
-            let mut tx = Transaction::new();
-            let out = (p.zero.clone(), std::mem::take(&mut p.verbose_lines));
-            if !matches!(inv.command, Command::Check { .. }) {
-                for op in p.into_ops() {
-                    tx.push(op);
-                }
-            }
-            Ok((tx, out))
-        })
-        .map_err(|e| iptables_words(e, &inv.command, inv.family))?;
-    let (zero, lines) = committed.value;
-    if let Some(chain) = zero {
-        session.reset_counters(table, chain.as_deref())?;
-    }
-    let mut out = String::new();
-    if inv.verbose {
-        for l in lines {
-            out.push_str(&l);
-            out.push('\n');
-        }
-    }
-    Ok(out)
-}
-
-/// `-Z CHAIN N` as iptables-nft 1.8.9 does it: rule N is replaced by itself with zero
-/// counters; a missing chain is "Bad rule" (status 1), a number past the last rule changes
-/// nothing and succeeds.
-fn zero_rule(
-    session: &mut Session,
-    inv: &Invocation,
-    table: &TableRef,
-    chain: &str,
-    n: usize,
-) -> Result<String> {
-    let bad_rule = || {
-        messages::refused(
-            inv.family,
-            Msg::BadRule,
-            format!("zero rule {n} of chain {chain}"),
-        )
-    };
-    let chains = listing::chains(session, table, Some(chain)).map_err(|_| bad_rule())?;
-    let Some(rule) = chains
-        .first()
-        .and_then(|c| c.rules.get(n - 1))
-        .map(|(_, r)| r.clone())
-    else {
-        return Ok(String::new());
-    };
-    let mut rule = rule;
-    rule.counters = Some(crate::model::Counters::default());
-    let replace = Invocation {
-        command: Command::Replace {
-            chain: chain.to_string(),
-            index: n,
-            rule,
-        },
-        verbose: false,
-        rule_number: None,
-        ..inv.clone()
-    };
-    run(session, &replace, table)
-}
-
-/// Gives the rule a command adds the counters it starts from (`restore -c`, `-c P B`).
-pub(crate) fn set_counters(cmd: &mut Command, c: crate::model::Counters) {
-    if let Command::Append { rule, .. }
-    | Command::Insert { rule, .. }
-    | Command::Replace { rule, .. } = cmd
-    {
-        rule.counters = Some(c);
-    }
-}
-
-/// Kernel refusals in the words iptables uses for them (callers match on these).
-pub(crate) fn iptables_words(e: Error, cmd: &Command, family: Family) -> Error {
-    messages::kernel_words(e, family, matches!(cmd, Command::DeleteChain(_)))
 }

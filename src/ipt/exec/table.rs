@@ -9,6 +9,7 @@ use crate::ipt::IptRule;
 use crate::ipt::compat;
 use crate::model::{ChainPolicy, Family};
 use crate::nft::{ChainSpec, EncodedRule, Op, Reader, RulePosition};
+
 use crate::seam::{Edit, Flavour, IptTable};
 
 /// A plan and the reader it plans from.
@@ -326,5 +327,102 @@ impl IptTable for NftTable<'_, '_, '_> {
             Edit::FinishReset { declared } => p.finish_reset(declared),
         }
         Ok(())
+    }
+}
+
+/// Operations placed relative to the operations of rules this plan adds.
+impl Planner {
+    /// `-I CHAIN N` where rule N was added by this plan (operation `j`): the new rule's
+    /// operation goes next to that one with the same position, so that it lands just before
+    /// it: before operation `j` for an append or an insert before a handle (both then land at
+    /// the same place, the new one first), after it for an insert at the head or after a
+    /// handle (the later one lands in front).
+    fn insert_before_pending(
+        &mut self,
+        r: &mut Reader<'_>,
+        chain: &str,
+        index: usize,
+        j: usize,
+        rule: &IptRule,
+        encoded: EncodedRule,
+    ) -> Result<()> {
+        let (position, k) = match self.ops.get(j) {
+            Some(Op::AddEncodedRule { position, .. }) => {
+                let k = match position {
+                    RulePosition::Append | RulePosition::Before(_) => j,
+                    RulePosition::Head | RulePosition::After(_) => j + 1,
+                };
+                (*position, k)
+            }
+            // A replaced rule: before the replacement runs, in front of the rule it replaces
+            // (the replacement then takes that rule's place, after the new one).
+            Some(Op::ReplaceEncodedRule { handle, .. }) => (RulePosition::Before(*handle), j),
+            _ => {
+                return Err(Error::InvalidInput(format!(
+                    "inserting at {index} before a rule added earlier in the same transaction is not supported"
+                )));
+            }
+        };
+        self.ops.insert(
+            k,
+            Op::AddEncodedRule {
+                chain: self.chain_ref(chain),
+                rule: encoded,
+                position,
+            },
+        );
+        for v in self.created_builtins.values_mut() {
+            if *v >= k {
+                *v += 1;
+            }
+        }
+        for c in self.chains.values_mut() {
+            let early = c.early.iter_mut().map(|(_, s)| s);
+            for s in c.rules.iter_mut().flatten().chain(early) {
+                if let Slot::Pending { op: Some(o), .. } = s
+                    && *o >= k
+                {
+                    *o += 1;
+                }
+            }
+        }
+        let slots = self.rules(r, chain)?;
+        slots.insert(
+            index - 1,
+            Slot::Pending {
+                rule: rule.clone(),
+                op: Some(k),
+            },
+        );
+        Ok(())
+    }
+
+    /// Removes operation `j` (the addition of a rule this plan no longer adds) and renumbers
+    /// what refers to later operations.
+    fn drop_pending_op(&mut self, j: usize) {
+        // A replaced rule: the rule it replaced goes too.
+        if let Some(Op::ReplaceEncodedRule { chain, handle, .. }) = self.ops.get(j) {
+            self.ops[j] = Op::DeleteRule {
+                chain: chain.clone(),
+                handle: *handle,
+            };
+            return;
+        }
+        self.ops.remove(j);
+        for v in self.created_builtins.values_mut() {
+            if *v > j {
+                *v -= 1;
+            }
+        }
+        for c in self.chains.values_mut() {
+            let early = c.early.iter_mut().map(|(_, s)| s);
+            for s in c.rules.iter_mut().flatten().chain(early) {
+                if let Slot::Pending { op: Some(o), .. } = s
+                    && *o > j
+                {
+                    *o -= 1;
+                }
+            }
+        }
     }
 }
