@@ -19,6 +19,7 @@ pub mod exec;
 mod guard;
 pub mod kernel;
 mod nathost;
+mod rule;
 pub mod table;
 #[cfg(test)]
 mod tests;
