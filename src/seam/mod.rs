@@ -4,7 +4,9 @@
 //! ([`crate::ipt::exec::Planner`], which turns the edits into one transaction of
 //! operations, re-planned on a generation conflict) and x_tables ([`crate::legacy`], which
 //! applies them to the table read whole and commits it with one replace, retried when a
-//! writer bypassing the lock changed it). [`memory`] is a third, in memory, for tests.
+//! writer bypassing the lock changed it). [`memory`] is a third, in memory, for tests, and
+//! [`ruleset`] a whole ruleset in memory behind the NAT-host operations' seam
+//! ([`crate::nathost::RulesetBackend`]).
 //!
 //! [`interpret`] checks a command against the table as the backend shows it, in iptables'
 //! order and words ([`crate::ipt::messages`]), and emits [`Edit`]s: backend-neutral changes
@@ -19,6 +21,9 @@
 mod enforce;
 mod interp;
 pub mod memory;
+pub mod ruleset;
+#[cfg(test)]
+mod ruleset_tests;
 #[cfg(test)]
 mod tests;
 
