@@ -7,7 +7,7 @@ use super::io_error;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::json;
-use crate::lock::{LockMode, WaitPolicy, XtablesLock};
+use crate::lock::{LockMode, WaitPolicy};
 
 fn read_bounded(mut input: impl Read, what: &str) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
@@ -77,7 +77,7 @@ pub fn run(
         Backend::Nft => {
             let mut session = ctx
                 .session()
-                .lock(XtablesLock::from_env(wait))
+                .lock(ctx.lock(wait))
                 .lock_mode(LockMode::Always)
                 .open()?;
             let (result, status) = json::apply_each(&doc, |t| match t.layout {
@@ -97,7 +97,7 @@ pub fn run(
             let mut by_family = std::collections::BTreeMap::new();
             for t in &doc.transactions {
                 if let std::collections::btree_map::Entry::Vacant(e) = by_family.entry(t.family) {
-                    e.insert(ctx.legacy(t.family, XtablesLock::from_env(wait))?);
+                    e.insert(ctx.legacy(t.family, ctx.lock(wait))?);
                 }
             }
             // The map layout lives in nf_tables whatever the iptables backend.
@@ -107,7 +107,7 @@ pub fn run(
                     if map_session.is_none() {
                         map_session = Some(
                             ctx.session()
-                                .lock(XtablesLock::from_env(wait))
+                                .lock(ctx.lock(wait))
                                 .lock_mode(LockMode::Always)
                                 .open()?,
                         );

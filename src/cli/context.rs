@@ -7,7 +7,7 @@
 use crate::backend::{Backend, BackendChoice};
 use crate::error::Result;
 use crate::legacy::Legacy;
-use crate::lock::{LockMode, XtablesLock};
+use crate::lock::{LockMode, WaitPolicy, XtablesLock};
 use crate::model::Family;
 use crate::nft::{Session, SessionBuilder};
 use crate::seam::Enforcement;
@@ -17,6 +17,9 @@ use crate::seam::Enforcement;
 pub(crate) struct Ctx {
     pub choice: BackendChoice,
     pub enforcement: Enforcement,
+    /// A delegated run (setuid, capabilities, sudo...): the lock is never followed through
+    /// a symbolic link.
+    pub delegated: bool,
 }
 
 /// A backend opened for a command.
@@ -31,9 +34,16 @@ impl Ctx {
         super::resolve_backend(self.choice, family, verbose)
     }
 
+    /// The xtables lock iptables would take here, waiting as `wait` says.
+    pub fn lock(&self, wait: WaitPolicy) -> XtablesLock {
+        XtablesLock::from_env(wait).with_no_follow(self.delegated)
+    }
+
     /// An nf_tables session builder that enforces the run's policy and audit.
     pub fn session(&self) -> SessionBuilder {
-        self.enforcement.session()
+        self.enforcement
+            .session()
+            .lock(self.lock(WaitPolicy::Forever))
     }
 
     /// One family's x_tables, enforcing the run's policy and audit.

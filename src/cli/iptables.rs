@@ -7,7 +7,7 @@ use super::context::{Ctx, Opened};
 use super::io_error;
 use crate::error::Result;
 use crate::ipt::{exec, parse};
-use crate::lock::{LockMode, XtablesLock};
+use crate::lock::LockMode;
 use crate::model::Family;
 
 /// Runs one iptables command line (`args` without the program name).
@@ -37,7 +37,7 @@ pub(super) fn run(
                 ));
             }
         };
-        let lock = XtablesLock::from_env(inv.wait);
+        let lock = ctx.lock(inv.wait);
         let chains = match ctx.open(inv.family, inv.verbose, lock, LockMode::Never)? {
             Opened::Legacy(legacy) => {
                 crate::legacy::listings(&legacy, &inv.table, chain.as_deref())?
@@ -55,7 +55,7 @@ pub(super) fn run(
         writeln!(out, "{v}").map_err(io_error)?;
         return Ok(());
     }
-    let mut lock = XtablesLock::from_env(inv.wait);
+    let mut lock = ctx.lock(inv.wait);
     if let Some(interval) = inv.wait_interval {
         lock = lock.with_poll_interval(interval);
     }

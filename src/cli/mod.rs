@@ -158,6 +158,7 @@ fn run_here(program: &str, args: &[String], netns: Option<crate::netns::Netns>) 
     let ctx = context::Ctx {
         choice: backend,
         enforcement,
+        delegated: crate::privilege::invoker().delegated(),
     };
     if let Some(id) = &identity {
         return dropin::run(&mut out, id, args, &ctx);

@@ -9,7 +9,7 @@ use super::context::Ctx;
 use super::io_error;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
-use crate::lock::{LockMode, WaitPolicy, XtablesLock};
+use crate::lock::{LockMode, WaitPolicy};
 use crate::model::{Family, IpNet, PortRange};
 use crate::nathost::{self, Forward, ForwardKey, HostSetup, Operation, Report, Reservation};
 use crate::nft::Session;
@@ -198,7 +198,7 @@ fn forward_with(spec: &str, rest: &[(String, Option<String>)]) -> Result<Forward
 
 fn open(c: &Common, ctx: &Ctx) -> Result<Session> {
     ctx.session()
-        .lock(XtablesLock::from_env(c.wait))
+        .lock(ctx.lock(c.wait))
         .lock_mode(LockMode::Always)
         .open()
 }
@@ -389,7 +389,7 @@ pub(super) fn run(out: &mut impl Write, args: &[String], ctx: &Ctx) -> Result<()
             session.close_detached()
         }
         Backend::Legacy => {
-            let mut legacy = ctx.legacy(family, XtablesLock::from_env(c.wait))?;
+            let mut legacy = ctx.legacy(family, ctx.lock(c.wait))?;
             let report = nathost::run_one(&mut legacy, family, op)?;
             print_report(out, &report, c.json)
         }

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::io_error;
 use crate::error::{Error, Result};
-use crate::lock::{LockMode, WaitPolicy, XtablesLock};
+use crate::lock::{LockMode, WaitPolicy};
 use crate::model::Family;
 use crate::nathost::map::migrate::{ChainLayout, chains_to_map, map_to_chains};
 use crate::nathost::map::{Layout, MapOp, list_forwards, run_one};
@@ -77,7 +77,7 @@ pub(super) fn teardown_keys(
 
 fn open(wait: WaitPolicy, ctx: &super::context::Ctx) -> Result<Session> {
     ctx.session()
-        .lock(XtablesLock::from_env(wait))
+        .lock(ctx.lock(wait))
         .lock_mode(LockMode::Always)
         .open()
 }

@@ -8,7 +8,7 @@ use super::io_error;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::ipt::restore;
-use crate::lock::{LockMode, WaitPolicy, XtablesLock};
+use crate::lock::{LockMode, WaitPolicy};
 use crate::model::Family;
 
 /// Restore files are parsed whole before anything is sent; this bounds the input.
@@ -145,13 +145,13 @@ pub(super) fn run_restore(
     // restore -t -v still prints what it would do (it reads the kernel); -nft prints nothing.
     if opts.test {
         if verbose && !opts.noflush && ctx.backend(family, verbose) == Backend::Legacy {
-            let legacy = ctx.legacy(family, XtablesLock::from_env(opts.wait))?;
+            let legacy = ctx.legacy(family, ctx.lock(opts.wait))?;
             out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
                 .map_err(io_error)?;
         }
         return out.flush().map_err(io_error);
     }
-    let mut lock = XtablesLock::from_env(opts.wait);
+    let mut lock = ctx.lock(opts.wait);
     if let Some(i) = opts.interval {
         lock = lock.with_poll_interval(i);
     }
@@ -204,7 +204,7 @@ pub(super) fn run_save(
     if let Some(path) = &opts.file {
         super::privileged::caller_file(path)?;
     }
-    let lock = XtablesLock::from_env(WaitPolicy::FailFast);
+    let lock = ctx.lock(WaitPolicy::FailFast);
     let opened = ctx.open(family, opts.verbose, lock, LockMode::Never)?;
     let legacy = matches!(opened, Opened::Legacy(_));
     let bodies: Vec<(String, String)> = match opened {

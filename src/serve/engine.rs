@@ -101,6 +101,8 @@ pub struct Config {
     pub policy: Option<Arc<Policy>>,
     /// The namespace of requests that name none (`--netns` of the service).
     pub default_netns: Option<Netns>,
+    /// Open the xtables lock with `O_NOFOLLOW` (a delegated run).
+    pub no_follow: bool,
 }
 
 /// Owns the sessions; executes requests one at a time.
@@ -156,7 +158,7 @@ impl Engine {
                 self.sessions.clear();
             }
             let s = Session::builder()
-                .lock(XtablesLock::from_env(self.config.wait))
+                .lock(XtablesLock::from_env(self.config.wait).with_no_follow(self.config.no_follow))
                 .lock_mode(LockMode::Always)
                 .guard(Some(Arc::new(CurrentGuard(self.current.clone()))))
                 .auditor(Some(Arc::new(CurrentAuditor(self.current.clone()))))
@@ -171,7 +173,7 @@ impl Engine {
     /// One family's x_tables, held to the policy and audit of the request being executed
     /// (the same ones the sessions' guard and auditor look up).
     fn legacy(&self, netns: &Option<Netns>, family: Family) -> Result<Legacy> {
-        let lock = XtablesLock::from_env(self.config.wait);
+        let lock = XtablesLock::from_env(self.config.wait).with_no_follow(self.config.no_follow);
         let enforcement = {
             let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
             crate::seam::Enforcement::new(cur.policy.clone(), cur.auditor.clone())
