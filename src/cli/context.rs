@@ -68,6 +68,14 @@ impl Ctx {
 }
 
 impl Opened {
+    /// The backend's tables as iptables lists them.
+    pub fn lister(&mut self) -> &mut dyn crate::seam::ListTables {
+        match self {
+            Opened::Nft(s) => s,
+            Opened::Legacy(l) => l,
+        }
+    }
+
     /// Ends the run's use of the backend (nf_tables: without waiting for the kernel's
     /// reclaim, as a short-lived process).
     pub fn close(self) -> Result<()> {

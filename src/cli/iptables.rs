@@ -38,16 +38,10 @@ pub(super) fn run(
             }
         };
         let lock = ctx.lock(inv.wait);
-        let chains = match ctx.open(inv.family, inv.verbose, lock, LockMode::Never)? {
-            Opened::Legacy(legacy) => {
-                crate::legacy::listings(&legacy, &inv.table, chain.as_deref())?
-            }
-            Opened::Nft(mut session) => {
-                let t = crate::nft::TableRef::new(inv.family, &inv.table);
-                crate::ipt::listing::chains(&mut session, &t, chain.as_deref())
-                    .map_err(|e| crate::ipt::messages::kernel_words(e, inv.family, false))?
-            }
-        };
+        let mut backend = ctx.open(inv.family, inv.verbose, lock, LockMode::Never)?;
+        let chains = backend
+            .lister()
+            .listings(inv.family, &inv.table, chain.as_deref())?;
         let v = crate::json::listing_value(
             inv.family,
             vec![crate::json::table_value(&inv.table, &chains)],

@@ -205,38 +205,25 @@ pub(super) fn run_save(
         super::privileged::caller_file(path)?;
     }
     let lock = ctx.lock(WaitPolicy::FailFast);
-    let opened = ctx.open(family, opts.verbose, lock, LockMode::Never)?;
+    let mut opened = ctx.open(family, opts.verbose, lock, LockMode::Never)?;
+    if opts.json {
+        // The JSON listing of the tables iptables-save would print, on either backend.
+        let lister = opened.lister();
+        let mut tables = Vec::new();
+        for name in lister.saved_tables(family, table.as_deref())? {
+            let chains = lister.listings(family, &name, None)?;
+            tables.push(crate::json::table_value(&name, &chains));
+        }
+        let v = crate::json::listing_value(family, tables);
+        writeln!(out, "{v}").map_err(io_error)?;
+        return Ok(());
+    }
     let legacy = matches!(opened, Opened::Legacy(_));
     let bodies: Vec<(String, String)> = match opened {
         Opened::Legacy(legacy) => {
-            if opts.json {
-                let names = match table.as_deref() {
-                    Some(t) => vec![t.to_string()],
-                    None => crate::legacy::loaded_tables(family),
-                };
-                let mut tables = Vec::new();
-                for name in names {
-                    let chains = crate::legacy::listings(&legacy, &name, None)?;
-                    tables.push(crate::json::table_value(&name, &chains));
-                }
-                let v = crate::json::listing_value(family, tables);
-                writeln!(out, "{v}").map_err(io_error)?;
-                return Ok(());
-            }
             crate::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
         }
         Opened::Nft(mut session) => {
-            if opts.json {
-                let mut tables = Vec::new();
-                for name in restore::saved_tables(&mut session, family, table.as_deref())? {
-                    let t = crate::nft::TableRef::new(family, &name);
-                    let chains = crate::ipt::listing::chains(&mut session, &t, None)?;
-                    tables.push(crate::json::table_value(&name, &chains));
-                }
-                let v = crate::json::listing_value(family, tables);
-                writeln!(out, "{v}").map_err(io_error)?;
-                return Ok(());
-            }
             let mut bodies = Vec::new();
             for name in restore::saved_tables(&mut session, family, table.as_deref())? {
                 let t = crate::nft::TableRef::new(family, &name);

@@ -357,3 +357,21 @@ pub fn listings(
     }
     Ok(all)
 }
+
+impl crate::seam::ListTables for Legacy {
+    fn listings(
+        &mut self,
+        _family: Family,
+        table: &str,
+        chain: Option<&str>,
+    ) -> Result<Vec<crate::ipt::listing::ChainListing>> {
+        listings(self, table, chain)
+    }
+
+    fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>> {
+        Ok(match table {
+            Some(t) => vec![t.to_string()],
+            None => loaded_tables(family),
+        })
+    }
+}

@@ -174,3 +174,18 @@ pub trait IptTable {
     /// or replace.
     fn apply(&mut self, edit: &Edit, encoded: Option<Self::Encoded>) -> Result<()>;
 }
+
+/// A backend's tables as iptables lists them: what `-S --json`, `save --json` and the
+/// JSON listings read, whichever backend holds the tables.
+pub trait ListTables {
+    /// The chains of `table` (or only `chain`, which must exist) in iptables' listing
+    /// order, with their rules.
+    fn listings(
+        &mut self,
+        family: Family,
+        table: &str,
+        chain: Option<&str>,
+    ) -> Result<Vec<crate::ipt::listing::ChainListing>>;
+    /// The tables iptables-save prints, in its order (only `table` when given).
+    fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>>;
+}

@@ -111,3 +111,19 @@ pub(crate) fn set_counters(cmd: &mut Command, c: crate::model::Counters) {
 pub(crate) fn iptables_words(e: Error, cmd: &Command, family: Family) -> Error {
     messages::kernel_words(e, family, matches!(cmd, Command::DeleteChain(_)))
 }
+
+impl crate::seam::ListTables for Session {
+    fn listings(
+        &mut self,
+        family: Family,
+        table: &str,
+        chain: Option<&str>,
+    ) -> Result<Vec<listing::ChainListing>> {
+        listing::chains(self, &TableRef::new(family, table), chain)
+            .map_err(|e| messages::kernel_words(e, family, false))
+    }
+
+    fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>> {
+        crate::ipt::restore::saved_tables(self, family, table)
+    }
+}
