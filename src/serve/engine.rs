@@ -92,6 +92,21 @@ impl Auditor for CurrentAuditor {
     }
 }
 
+/// A backend opened for a listing: the namespace's session, or x_tables.
+enum Lister<'a> {
+    Nft(&'a mut Session),
+    Legacy(Legacy),
+}
+
+impl Lister<'_> {
+    fn get(&mut self) -> &mut dyn crate::seam::ListTables {
+        match self {
+            Lister::Nft(s) => *s,
+            Lister::Legacy(l) => l,
+        }
+    }
+}
+
 /// The engine's settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -183,6 +198,20 @@ impl Engine {
             Some(ns) => ns.run_in(move || Legacy::open(family, lock)),
         }?;
         Ok(legacy.enforcing(enforcement))
+    }
+
+    /// The backend the request's listings read, opened.
+    fn lister(
+        &mut self,
+        req: &Request,
+        netns: &Option<Netns>,
+        family: Family,
+    ) -> Result<Lister<'_>> {
+        Ok(if self.backend(req, family) == Backend::Legacy {
+            Lister::Legacy(self.legacy(netns, family)?)
+        } else {
+            Lister::Nft(self.session(netns)?)
+        })
     }
 
     /// Sets the policy and auditor for a request from `peer` in `netns`; refuses a
@@ -387,13 +416,11 @@ impl Engine {
                 table,
                 chain,
             } => {
-                let chains = if self.backend(req, *family) == Backend::Legacy {
-                    crate::legacy::listings(&self.legacy(netns, *family)?, table, chain.as_deref())?
-                } else {
-                    let t = TableRef::new(*family, table);
-                    crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())
-                        .map_err(|e| crate::ipt::messages::kernel_words(e, t.family, false))?
-                };
+                let chains = self.lister(req, netns, *family)?.get().listings(
+                    *family,
+                    table,
+                    chain.as_deref(),
+                )?;
                 let v = crate::json::listing_value(
                     *family,
                     vec![crate::json::table_value(table, &chains)],
@@ -402,23 +429,11 @@ impl Engine {
             }
             Body::Save { family, table } => {
                 let mut tables = Vec::new();
-                if self.backend(req, *family) == Backend::Legacy {
-                    let legacy = self.legacy(netns, *family)?;
-                    let names = match table {
-                        Some(t) => vec![t.clone()],
-                        None => crate::legacy::loaded_tables(*family),
-                    };
-                    for name in names {
-                        let chains = crate::legacy::listings(&legacy, &name, None)?;
-                        tables.push(crate::json::table_value(&name, &chains));
-                    }
-                } else {
-                    let s = self.session(netns)?;
-                    for name in crate::ipt::restore::saved_tables(s, *family, table.as_deref())? {
-                        let t = TableRef::new(*family, &name);
-                        let chains = crate::ipt::listing::chains(s, &t, None)?;
-                        tables.push(crate::json::table_value(&name, &chains));
-                    }
+                let mut lister = self.lister(req, netns, *family)?;
+                let lister = lister.get();
+                for name in lister.saved_tables(*family, table.as_deref())? {
+                    let chains = lister.listings(*family, &name, None)?;
+                    tables.push(crate::json::table_value(&name, &chains));
                 }
                 Ok(response(
                     id,
@@ -452,17 +467,11 @@ impl Engine {
                     ));
                 }
             };
-            let chains = if legacy {
-                crate::legacy::listings(
-                    &self.legacy(netns, inv.family)?,
-                    &inv.table,
-                    chain.as_deref(),
-                )?
-            } else {
-                let t = TableRef::new(inv.family, &inv.table);
-                crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())
-                    .map_err(|e| crate::ipt::messages::kernel_words(e, t.family, false))?
-            };
+            let chains = self.lister(req, netns, inv.family)?.get().listings(
+                inv.family,
+                &inv.table,
+                chain.as_deref(),
+            )?;
             let v = crate::json::listing_value(
                 inv.family,
                 vec![crate::json::table_value(&inv.table, &chains)],
