@@ -50,7 +50,7 @@ impl Identity {
     }
 }
 
-/// Reads a program name (the file name of argv[0]); `None` for names that are not
+/// Reads a program name (the file name of `argv[0]`); `None` for names that are not
 /// iptables'.
 pub fn identify(program: &str) -> Option<Identity> {
     let (family, rest) = if let Some(r) = program.strip_prefix("ip6tables") {

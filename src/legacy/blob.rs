@@ -736,7 +736,7 @@ impl Replace {
     pub const COUNTERS_AT: usize = super::abi::REPLACE_COUNTERS_AT;
 
     /// The header followed by the blob; the counters pointer is left zero for
-    /// [`crate::sys::setsockopt_replace`] to fill.
+    /// `crate::sys::setsockopt_replace` to fill.
     pub fn encode(&self, blob: &[u8]) -> Result<Vec<u8>, WireError> {
         let mut b = vec![0u8; Self::HEADER];
         self.write(&mut b)?;
@@ -746,7 +746,7 @@ impl Replace {
 
     /// Writes the header over the first [`Replace::HEADER`] bytes of `b` (which the blob
     /// follows); the counters pointer is left as it is (zero) for
-    /// [`crate::sys::setsockopt_replace`] to fill.
+    /// `crate::sys::setsockopt_replace` to fill.
     pub fn write(&self, b: &mut [u8]) -> Result<(), WireError> {
         if b.len() < Self::HEADER {
             return Err(WireError::truncated(Self::HEADER, b.len()).within("ipt_replace"));

@@ -14,7 +14,7 @@
 //! target, the verdict or the chain it jumps to. Laying a table out copies those bytes and
 //! rewrites nothing but `comefrom`, the counters and a jump's offset, so a command on a table
 //! of thousands of chains costs a copy of the blob, not a decode and an encode of every rule
-//! (as libiptc does it). A rule is decoded ([`super::convert::to_ipt`]) only when a command
+//! (as libiptc does it). A rule is decoded (`convert::to_ipt`) only when a command
 //! looks at it.
 
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! The engine of `xtnl serve`: one thread that owns the long-lived nf_tables sessions (one
 //! per network namespace) and executes every request, so commits are serialised whatever the
 //! number of clients. Each request runs under its caller's policy and audit identity: the
-//! sessions' guard and auditor look them up in [`Current`], which the engine sets before
+//! sessions' guard and auditor look them up in `Current`, which the engine sets before
 //! each request.
 
 use std::collections::HashMap;
