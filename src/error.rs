@@ -199,8 +199,11 @@ pub enum ErrorKind {
     NotPermitted,
     /// [`Error::Unsupported`] (EOPNOTSUPP and friends: a kernel module is missing).
     Unsupported,
-    /// [`Error::Rejected`] by the kernel (EINVAL and others) or an [`Error::Precondition`] found before sending.
+    /// [`Error::Rejected`] by the kernel (EINVAL and others).
     InvalidArgument,
+    /// The request does not fit the ruleset as read (see [`Error::Precondition`]); found
+    /// before anything was sent, so not the kernel's refusal.
+    Precondition,
     /// [`Error::GenerationConflict`]: the re-plan attempts ran out.
     GenerationConflict,
     /// [`Error::LockFile`], [`Error::Netlink`] or [`Error::Malformed`]: I/O with the kernel or the lock file failed.
@@ -227,7 +230,7 @@ impl Error {
             Error::Rejected(_) => ErrorKind::InvalidArgument,
             Error::GenerationConflict { .. } => ErrorKind::GenerationConflict,
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
-            Error::Precondition(_) => ErrorKind::InvalidArgument,
+            Error::Precondition(_) => ErrorKind::Precondition,
             Error::NoSuchTable(_) => ErrorKind::NotFound,
             Error::PolicyDenied(_) => ErrorKind::PolicyDenied,
             Error::PolicyInvalid(_) => ErrorKind::PolicyInvalid,
@@ -246,7 +249,8 @@ impl Error {
             ErrorKind::NotFound
             | ErrorKind::AlreadyExists
             | ErrorKind::InUse
-            | ErrorKind::InvalidArgument => OTHER_PROBLEM,
+            | ErrorKind::InvalidArgument
+            | ErrorKind::Precondition => OTHER_PROBLEM,
             ErrorKind::LockBusy
             | ErrorKind::NotPermitted
             | ErrorKind::Unsupported

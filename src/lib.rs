@@ -12,6 +12,9 @@
 //! - [`lock`]: the xtables lock, shared with iptables.
 //! - [`ipt`]: the iptables front (command syntax, `-S`/`-L`, restore format, iptables-nft's
 //!   encoding).
+//! - [`seam`]: the backend seam: the one interpreter of iptables commands
+//!   ([`seam::interpret`]) over [`seam::IptTable`], which both backends implement, and the
+//!   [`seam::Enforcement`] (policy and audit) each backend is opened with.
 //! - [`nathost`]: the NAT-host agent's operations (reservations, forwards, teardown, sweep),
 //!   each one atomic transaction, written against a backend trait.
 //! - [`legacy`]: the x_tables backend (iptables-legacy's get/setsockopt interface), and
@@ -45,6 +48,7 @@ pub mod netns;
 pub mod nft;
 pub mod policy;
 pub mod privilege;
+pub mod seam;
 pub mod serve;
 // The crate's only `unsafe` code, each use with its reason (see the module's docs).
 #[allow(unsafe_code)]

@@ -45,14 +45,12 @@ pub fn lock_path_from(env_value: Option<&OsStr>) -> PathBuf {
 
 /// The lock path iptables would use in this process's environment.
 ///
-/// In a delegated run (setuid, file capabilities, sudo for another user; see
-/// [`crate::privilege`]) the variable is ignored, as glibc's `secure_getenv` would: the
-/// caller must not be able to point a root-privileged `open(O_CREAT)` at a file of its
-/// choosing, nor dodge the lock that iptables callers take.
+/// A privileged program must not let its caller steer this (point a root-privileged
+/// `open(O_CREAT)` at a file of the caller's choosing, or dodge the lock iptables callers
+/// take): it resets its environment first, as xtnl's delegated run does before anything
+/// else (`cli::delegated`), so that the variable is gone; and it opens the lock with
+/// [`XtablesLock::with_no_follow`].
 pub fn lock_path_from_env() -> PathBuf {
-    if crate::privilege::delegated() {
-        return PathBuf::from(DEFAULT_LOCK_PATH);
-    }
     lock_path_from(std::env::var_os(LOCK_PATH_ENV).as_deref())
 }
 
@@ -87,11 +85,9 @@ pub const WAIT_ENV: &str = "XTNL_LOCK_WAIT";
 
 impl WaitPolicy {
     /// The wait of a command given no `-w`: [`DEFAULT_WAIT`], or `$XTNL_LOCK_WAIT` when set
-    /// and not empty (outside a delegated run, where the caller's environment steers nothing).
+    /// and not empty (a delegated run has reset its environment, so there the caller's
+    /// environment steers nothing).
     pub fn default_for_command() -> Result<WaitPolicy> {
-        if crate::privilege::delegated() {
-            return Ok(WaitPolicy::Timeout(DEFAULT_WAIT));
-        }
         Self::default_from(std::env::var_os(WAIT_ENV).as_deref())
     }
 
@@ -143,13 +139,14 @@ pub struct XtablesLock {
 }
 
 impl XtablesLock {
-    /// In a delegated run the lock is opened with `O_NOFOLLOW` (see [`Self::with_no_follow`]).
+    /// A lock at `path`, followed through symbolic links; a privileged run asks for
+    /// `O_NOFOLLOW` with [`Self::with_no_follow`].
     pub fn new(path: impl Into<PathBuf>, wait: WaitPolicy) -> Self {
         XtablesLock {
             path: path.into(),
             wait,
             poll_interval: DEFAULT_POLL_INTERVAL,
-            no_follow: crate::privilege::delegated(),
+            no_follow: false,
         }
     }
 

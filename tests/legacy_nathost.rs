@@ -180,6 +180,27 @@ fn nathost_commands_and_apply_run_on_the_legacy_backend() {
             "{v}"
         );
         let _ = std::fs::remove_file(&doc);
+        // `save --json` on x_tables is the JSON listing of what iptables-legacy lists.
+        let v: serde_json::Value =
+            serde_json::from_str(&xtnl(&["--backend", "legacy", "save", "--json"]))
+                .expect("legacy save --json prints JSON");
+        let tables = v["tables"].as_array().cloned().unwrap_or_default();
+        let nat_table = tables
+            .iter()
+            .find(|t| t["table"] == "nat")
+            .expect("nat in the JSON listing");
+        let mut lines = Vec::new();
+        for c in nat_table["chains"].as_array().cloned().unwrap_or_default() {
+            for r in c["rules"].as_array().cloned().unwrap_or_default() {
+                lines.push(r["line"].as_str().unwrap_or_default().to_string());
+            }
+        }
+        let listed: Vec<String> = nat()
+            .lines()
+            .filter(|l| l.starts_with("-A "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(lines, listed, "{v}");
         assert_eq!(
             xtnl(&["--backend", "legacy", "teardown", "vcld-9"])
                 .lines()

@@ -923,3 +923,136 @@ fn capability_copy_cannot_open_roots_lock_file() {
         std::fs::remove_dir_all(&etc).unwrap();
     });
 }
+
+/// The x_tables backend is held to the same policy, verb by verb: each denial (exit status
+/// 5, the policy line, an audit record) leaves iptables-legacy's tables as they were, and
+/// an allowed life cycle is audited as it commits.
+#[test]
+fn the_legacy_backend_is_held_to_the_same_policy_verb_by_verb() {
+    in_netns(|| {
+        let dir = scratch("legacy-verbs");
+        let policy = dir.join("policy.toml");
+        std::fs::write(&policy, POLICY).unwrap();
+        for cmd in [
+            "-t nat -N other",
+            "-t nat -N spare",
+            // x_tables judges what a replace changes: flushing an empty chain changes
+            // nothing, so `other` holds a rule for the flush below to remove.
+            "-t nat -A other -j RETURN",
+            "-t nat -A PREROUTING -j other",
+            "-t nat -N vcld-1",
+            "-t nat -A vcld-1 -p tcp --dport 50443 -j DNAT --to-destination 192.0.2.10:22",
+            "-t nat -I PREROUTING -j vcld-1",
+            "-t filter -N keep",
+        ] {
+            let args: Vec<&str> = cmd.split(' ').collect();
+            run_ok("iptables-legacy", &args);
+        }
+        let state = || {
+            run_ok("iptables-legacy-save", &["-t", "nat"])
+                + &run_ok("iptables-legacy-save", &["-t", "filter"])
+        };
+        let legacy = |cmd: &str| -> Run {
+            let mut args = vec!["--backend", "legacy"];
+            args.extend(cmd.split(' '));
+            xtnl_with(&policy, &args)
+        };
+        let cases: &[(&str, Option<u32>, &str)] = &[
+            (
+                "-t nat -N other2",
+                Some(LINE_VCLD),
+                "denied: create in ip nat other2",
+            ),
+            ("-t nat -F other", Some(LINE_VCLD), "in ip nat other"),
+            (
+                "-t nat -X spare",
+                Some(LINE_VCLD),
+                "denied: delete in ip nat spare",
+            ),
+            (
+                "-t nat -A other -j ACCEPT",
+                Some(LINE_VCLD),
+                "denied: add-rule in ip nat other",
+            ),
+            (
+                "-t nat -I PREROUTING -j other",
+                Some(LINE_PREROUTING),
+                "denied: add-rule in ip nat PREROUTING (a rule jumping to other)",
+            ),
+            (
+                "-t nat -D PREROUTING -j other",
+                Some(LINE_PREROUTING),
+                "jumping to other",
+            ),
+            (
+                "-t nat -D PREROUTING 2",
+                Some(LINE_PREROUTING),
+                "jumping to other",
+            ),
+            (
+                "-t filter -P INPUT DROP",
+                None,
+                "allows nothing in table ip filter",
+            ),
+            // A rename is, to what a replace changes, the chain deleted and another created
+            // with its rules and the jumps to it: five changes where the policy allows four.
+            (
+                "-t nat -E vcld-1 other3",
+                Some(LINE_MAX_OPS),
+                "denied: a transaction of 5 operations",
+            ),
+            ("-t nat -Z", Some(LINE_VCLD), "denied: zero in ip nat"),
+            (
+                "-t filter -X keep",
+                None,
+                "allows nothing in table ip filter",
+            ),
+        ];
+        for (cmd, line, says) in cases {
+            let before = state();
+            let r = legacy(cmd);
+            assert_eq!(
+                r.code, 5,
+                "{cmd} should be denied: {}{}",
+                r.stdout, r.stderr
+            );
+            assert_eq!(state(), before, "{cmd} was denied but changed the tables");
+            let at = match line {
+                Some(l) => format!("xtnl: policy {}:{l} ", policy.display()),
+                None => format!("xtnl: policy {} ", policy.display()),
+            };
+            assert!(
+                r.stderr.lines().any(|l| l.starts_with(&at)),
+                "{cmd}: expected a line starting {at:?}: {}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains(says),
+                "{cmd}: expected {says:?}: {}",
+                r.stderr
+            );
+            assert!(r.stderr.contains("result=denied"), "{cmd}: {}", r.stderr);
+        }
+        // Allowed: a reservation's life cycle, each step audited as committed.
+        for cmd in [
+            "-t nat -N vcld-2",
+            "-t nat -A vcld-2 -p tcp --dport 50444 -j DNAT --to-destination 192.0.2.11:22",
+            "-t nat -I PREROUTING -j vcld-2",
+            "-t nat -D PREROUTING -j vcld-2",
+            "-t nat -F vcld-2",
+            "-t nat -X vcld-2",
+        ] {
+            let before = state();
+            let r = legacy(cmd);
+            assert_eq!(r.code, 0, "{cmd} should be allowed: {}", r.stderr);
+            assert_ne!(state(), before, "{cmd} changed nothing");
+            assert!(
+                r.stderr
+                    .lines()
+                    .any(|l| l.starts_with("xtnl: audit: result ") && l.contains("result=ok")),
+                "{cmd}: audit line missing: {}",
+                r.stderr
+            );
+        }
+    });
+}

@@ -4,12 +4,10 @@
 use std::io::{Read, Write};
 
 use super::io_error;
-use xtnl::backend::{Backend, BackendChoice};
+use xtnl::backend::Backend;
 use xtnl::error::{Error, Result};
 use xtnl::json;
-use xtnl::legacy::Legacy;
-use xtnl::lock::{LockMode, WaitPolicy, XtablesLock};
-use xtnl::nft::Session;
+use xtnl::lock::{LockMode, WaitPolicy};
 
 fn read_bounded(mut input: impl Read, what: &str) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
@@ -32,7 +30,7 @@ pub fn run(
     out: &mut impl Write,
     args: &[String],
     family: xtnl::model::Family,
-    backend: BackendChoice,
+    ctx: &super::context::Ctx,
 ) -> Result<i32> {
     let mut source: Option<&str> = None;
     let mut wait = WaitPolicy::default_for_command()?;
@@ -75,10 +73,11 @@ pub fn run(
         }
     };
     // One backend for the whole document: the one the host's iptables uses (or --backend).
-    let (result, status) = match super::resolve_backend(backend, family, false) {
+    let (result, status) = match ctx.backend(family, false) {
         Backend::Nft => {
-            let mut session = Session::builder()
-                .lock(XtablesLock::from_env(wait))
+            let mut session = ctx
+                .session()
+                .lock(ctx.lock(wait))
                 .lock_mode(LockMode::Always)
                 .open()?;
             let (result, status) = json::apply_each(&doc, |t| match t.layout {
@@ -98,7 +97,7 @@ pub fn run(
             let mut by_family = std::collections::BTreeMap::new();
             for t in &doc.transactions {
                 if let std::collections::btree_map::Entry::Vacant(e) = by_family.entry(t.family) {
-                    e.insert(Legacy::open(t.family, XtablesLock::from_env(wait))?);
+                    e.insert(ctx.legacy(t.family, ctx.lock(wait))?);
                 }
             }
             // The map layout lives in nf_tables whatever the iptables backend.
@@ -107,8 +106,8 @@ pub fn run(
                 _ if t.layout == xtnl::nathost::map::Layout::Map => {
                     if map_session.is_none() {
                         map_session = Some(
-                            Session::builder()
-                                .lock(XtablesLock::from_env(wait))
+                            ctx.session()
+                                .lock(ctx.lock(wait))
                                 .lock_mode(LockMode::Always)
                                 .open()?,
                         );

@@ -11,7 +11,7 @@ use super::listing::print_table;
 use xtnl::error::Result;
 use xtnl::lock::LockMode;
 use xtnl::model::{Action, Family, Interface, L4Proto, NatTarget, PortRange, Rule};
-use xtnl::nft::{ChainSpec, Session, TableRef, Transaction};
+use xtnl::nft::{ChainSpec, TableRef, Transaction};
 
 const RESERVATION: &str = "vcld-5205";
 
@@ -32,7 +32,7 @@ fn forward(public: u16, private: &str, port: u16) -> Result<Rule> {
         )))
 }
 
-pub fn run(out: &mut impl Write) -> Result<()> {
+pub(super) fn run(out: &mut impl Write, ctx: &super::context::Ctx) -> Result<()> {
     let step = |out: &mut dyn Write, t: Instant, what: &str| -> Result<()> {
         writeln!(out, "[{:>9.3} ms] {what}", t.elapsed().as_secs_f64() * 1e3).map_err(io_error)
     };
@@ -54,7 +54,7 @@ pub fn run(out: &mut impl Write) -> Result<()> {
     let t = Instant::now();
     // The demo's namespace is private: no other process can contend for its ruleset, so the
     // host's xtables lock is left alone.
-    let mut s = Session::builder().lock_mode(LockMode::Never).open()?;
+    let mut s = ctx.session().lock_mode(LockMode::Never).open()?;
     step(out, t, "opened a NETLINK_NETFILTER session")?;
 
     let nat = TableRef::new(Family::Ipv4, "nat");

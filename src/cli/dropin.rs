@@ -300,9 +300,9 @@ pub(crate) fn run(
     out: &mut impl Write,
     id: &Identity,
     args: &[String],
-    backend: BackendChoice,
+    ctx: &super::context::Ctx,
 ) -> xtnl::Result<i32> {
-    let resolved = backend.resolve(id.family).0;
+    let resolved = ctx.choice.resolve(id.family).0;
     note_backend(resolved);
     let _ = PROGRAM.set(id.clone());
     let text = if wants_version(args) {
@@ -317,9 +317,9 @@ pub(crate) fn run(
         return Ok(0);
     }
     match id.tool {
-        Tool::Iptables => super::iptables::run(out, args, id.family, backend)?,
-        Tool::Save => super::restore::run_save(out, args, id.family, backend)?,
-        Tool::Restore => super::restore::run_restore(out, args, id.family, backend)?,
+        Tool::Iptables => super::iptables::run(out, args, id.family, ctx)?,
+        Tool::Save => super::restore::run_save(out, args, id.family, ctx)?,
+        Tool::Restore => super::restore::run_restore(out, args, id.family, ctx)?,
     }
     Ok(0)
 }

@@ -3,20 +3,19 @@
 
 use std::io::Write;
 
+use super::context::{Ctx, Opened};
 use super::io_error;
-use xtnl::backend::{Backend, BackendChoice};
 use xtnl::error::Result;
 use xtnl::ipt::{exec, parse};
-use xtnl::lock::{LockMode, XtablesLock};
+use xtnl::lock::LockMode;
 use xtnl::model::Family;
-use xtnl::nft::Session;
 
 /// Runs one iptables command line (`args` without the program name).
-pub fn run(
+pub(super) fn run(
     out: &mut impl Write,
     args: &[String],
     default_family: Family,
-    backend: BackendChoice,
+    ctx: &Ctx,
 ) -> Result<()> {
     // `--json` (not an iptables option) turns a listing into the JSON listing.
     let as_json = args.iter().any(|a| a == "--json");
@@ -38,15 +37,11 @@ pub fn run(
                 ));
             }
         };
-        let chains = if super::resolve_backend(backend, inv.family, inv.verbose) == Backend::Legacy
-        {
-            let legacy = xtnl::legacy::Legacy::open(inv.family, XtablesLock::from_env(inv.wait))?;
-            xtnl::legacy::listings(&legacy, &inv.table, chain.as_deref())?
-        } else {
-            let mut session = Session::builder().lock_mode(LockMode::Never).open()?;
-            let t = xtnl::nft::TableRef::new(inv.family, &inv.table);
-            xtnl::ipt::listing::chains(&mut session, &t, chain.as_deref())?
-        };
+        let lock = ctx.lock(inv.wait);
+        let mut backend = ctx.open(inv.family, inv.verbose, lock, LockMode::Never)?;
+        let chains = backend
+            .lister()
+            .listings(inv.family, &inv.table, chain.as_deref())?;
         let v = xtnl::json::listing_value(
             inv.family,
             vec![xtnl::json::table_value(&inv.table, &chains)],
@@ -54,29 +49,27 @@ pub fn run(
         writeln!(out, "{v}").map_err(io_error)?;
         return Ok(());
     }
-    let mut lock = XtablesLock::from_env(inv.wait);
+    let mut lock = ctx.lock(inv.wait);
     if let Some(interval) = inv.wait_interval {
         lock = lock.with_poll_interval(interval);
     }
-    if super::resolve_backend(backend, inv.family, inv.verbose) == Backend::Legacy {
-        // x_tables: every write takes the lock around its read-modify-replace.
-        let legacy = xtnl::legacy::Legacy::open(inv.family, lock)?;
-        let text = one_rule(xtnl::legacy::execute(&legacy, &inv)?, &inv);
-        out.write_all(text.as_bytes()).map_err(io_error)?;
-        return out.flush().map_err(io_error);
-    }
-    // Reads never take the lock; mutations take it around their commit only.
+    // nf_tables: reads never take the lock; mutations take it around their commit only.
+    // x_tables: every write takes it around its read-modify-replace.
     let mode = if inv.command.mutates() {
         LockMode::Always
     } else {
         LockMode::Never
     };
-    let mut session = Session::builder().lock(lock).lock_mode(mode).open()?;
-    let text = one_rule(exec::execute(&mut session, &inv)?, &inv);
+    let mut backend = ctx.open(inv.family, inv.verbose, lock, mode)?;
+    let text = match &mut backend {
+        Opened::Nft(session) => exec::execute(session, &inv)?,
+        Opened::Legacy(legacy) => xtnl::legacy::execute(legacy, &inv)?,
+    };
+    let text = one_rule(text, &inv);
     out.write_all(text.as_bytes()).map_err(io_error)?;
     out.flush().map_err(io_error)?;
     // A short-lived process: do not make the caller wait for the kernel's reclaim.
-    session.close_detached()
+    backend.close()
 }
 
 /// `-S CHAIN N` and `-L CHAIN N` print that one rule (nothing past the last one).

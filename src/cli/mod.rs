@@ -2,6 +2,7 @@
 //! [`run`] and reports errors with [`report`].
 
 mod apply;
+mod context;
 mod delegated;
 mod demo;
 mod doctor;
@@ -137,31 +138,37 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
     }
     let identity_only =
         identity.is_some() && (dropin::wants_version(args) || dropin::wants_help(args));
-    if !identity_only
+    let enforcement = if !identity_only
         && !matches!(
             first,
             Some("version" | "--version" | "-V" | "help" | "--help" | "-h")
-        )
-    {
-        privileged::install(&globals)?;
-    }
+        ) {
+        privileged::install(&globals)?
+    } else {
+        xtnl::seam::Enforcement::none()
+    };
     // A name that spells the backend (`iptables-legacy`) chooses it.
     let backend = identity.as_ref().and_then(|i| i.backend).unwrap_or(backend);
     let backend = privileged::restrict_backend(backend, family)?;
+    let ctx = context::Ctx {
+        choice: backend,
+        enforcement,
+        delegated: xtnl::privilege::invoker().delegated(),
+    };
     if let Some(id) = &identity {
-        return dropin::run(&mut out, id, args, backend);
+        return dropin::run(&mut out, id, args, &ctx);
     }
     let result = match first {
-        Some("demo") if args.len() == 1 => demo::run(&mut out),
+        Some("demo") if args.len() == 1 => demo::run(&mut out, &ctx),
         Some("list") if args.len() <= 5 => listing::run(&mut out, &args[1..]),
-        Some("restore") => restore::run_restore(&mut out, &args[1..], family, backend),
-        Some("save") => restore::run_save(&mut out, &args[1..], family, backend),
+        Some("restore") => restore::run_restore(&mut out, &args[1..], family, &ctx),
+        Some("save") => restore::run_save(&mut out, &args[1..], family, &ctx),
         Some("version" | "--version" | "-V") => {
             writeln!(out, "xtnl {}", env!("CARGO_PKG_VERSION")).map_err(io_error)
         }
         Some("help" | "--help" | "-h") => writeln!(out, "{usage}").map_err(io_error),
-        Some("serve") => return serve::run(&mut out, &args[1..], &globals, backend, netns),
-        Some("apply") => return apply::run(&mut out, &args[1..], family, backend),
+        Some("serve") => return serve::run(&mut out, &args[1..], &globals, ctx.choice, netns),
+        Some("apply") => return apply::run(&mut out, &args[1..], family, &ctx),
         // The benchmark suite left the privileged binary (issue 14): say where it went.
         Some("bench") => Err(Error::InvalidInput(
             "the benchmark suite is not part of xtnl: run xtnl-bench [--quick] [--out DIR] \
@@ -169,9 +176,9 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
                 .into(),
         )),
         Some("reservation" | "forward" | "teardown" | "sweep" | "host" | "migrate") => {
-            nathost::run(&mut out, args, backend)
+            nathost::run(&mut out, args, &ctx)
         }
-        Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, backend),
+        Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, &ctx),
         Some(other) => Err(Error::InvalidInput(format!(
             "unknown command or arguments: {other:?}"
         ))),

@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::Duration;
 
+use super::context::Ctx;
 use super::io_error;
-use xtnl::backend::{Backend, BackendChoice};
+use xtnl::backend::Backend;
 use xtnl::error::{Error, Result};
-use xtnl::legacy::Legacy;
-use xtnl::lock::{LockMode, WaitPolicy, XtablesLock};
+use xtnl::lock::{LockMode, WaitPolicy};
 use xtnl::model::{Family, IpNet, PortRange};
 use xtnl::nathost::{self, Forward, ForwardKey, HostSetup, Operation, Report, Reservation};
 use xtnl::nft::Session;
@@ -196,15 +196,15 @@ fn forward_with(spec: &str, rest: &[(String, Option<String>)]) -> Result<Forward
     Ok(f)
 }
 
-fn open(c: &Common) -> Result<Session> {
-    Session::builder()
-        .lock(XtablesLock::from_env(c.wait))
+fn open(c: &Common, ctx: &Ctx) -> Result<Session> {
+    ctx.session()
+        .lock(ctx.lock(c.wait))
         .lock_mode(LockMode::Always)
         .open()
 }
 
 /// Runs `xtnl reservation|forward|teardown|sweep|host ...` (`args` starts with the command).
-pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Result<()> {
+pub(super) fn run(out: &mut impl Write, args: &[String], ctx: &Ctx) -> Result<()> {
     let (cmd, sub, rest_args) = match args.first().map(String::as_str) {
         Some(c @ ("reservation" | "forward" | "host")) => {
             let sub = args.get(1).map(String::as_str).unwrap_or("");
@@ -216,8 +216,7 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
     let (c, mut rest) = common(rest_args)?;
     let layout = super::nathost_map::take_layout(&mut rest)?;
     if cmd == "migrate" || (cmd, sub) == ("forward", "list") {
-        let legacy =
-            cmd == "migrate" && super::resolve_backend(backend, c.family, false) == Backend::Legacy;
+        let legacy = cmd == "migrate" && ctx.backend(c.family, false) == Backend::Legacy;
         if legacy {
             return Err(Error::InvalidInput(
                 "migrate moves iptables-nft's chains in one nf_tables transaction; this host's \
@@ -226,7 +225,7 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
                     .into(),
             ));
         }
-        return super::nathost_map::run_other(out, cmd, &c.family, c.wait, c.json, &rest);
+        return super::nathost_map::run_other(out, cmd, &c.family, c.wait, c.json, &rest, ctx);
     }
     let map_teardown_keys = super::nathost_map::teardown_keys(layout, cmd, &mut rest)?;
     let table = c.table.clone().unwrap_or_else(|| "nat".into());
@@ -378,19 +377,19 @@ pub fn run(out: &mut impl Write, args: &[String], backend: BackendChoice) -> Res
                 "-t does not apply to the map layout: its table is xtnl_nat".into(),
             ));
         }
-        let report = super::nathost_map::run(&op, family, c.wait, map_teardown_keys)?;
+        let report = super::nathost_map::run(&op, family, c.wait, map_teardown_keys, ctx)?;
         return print_report(out, &report, c.json);
     }
-    match super::resolve_backend(backend, family, false) {
+    match ctx.backend(family, false) {
         Backend::Nft => {
-            let mut session = open(&c)?;
+            let mut session = open(&c, ctx)?;
             let report = nathost::run_one(&mut session, family, op)?;
             print_report(out, &report, c.json)?;
             // A short-lived process: do not make the caller wait for the kernel's reclaim.
             session.close_detached()
         }
         Backend::Legacy => {
-            let mut legacy = Legacy::open(family, XtablesLock::from_env(c.wait))?;
+            let mut legacy = ctx.legacy(family, ctx.lock(c.wait))?;
             let report = nathost::run_one(&mut legacy, family, op)?;
             print_report(out, &report, c.json)
         }

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::io_error;
 use xtnl::error::{Error, Result};
-use xtnl::lock::{LockMode, WaitPolicy, XtablesLock};
+use xtnl::lock::{LockMode, WaitPolicy};
 use xtnl::model::Family;
 use xtnl::nathost::map::migrate::{ChainLayout, chains_to_map, map_to_chains};
 use xtnl::nathost::map::{Layout, MapOp, list_forwards, run_one};
@@ -75,9 +75,9 @@ pub(super) fn teardown_keys(
     Ok((!keys.is_empty()).then_some(keys))
 }
 
-fn open(wait: WaitPolicy) -> Result<Session> {
-    Session::builder()
-        .lock(XtablesLock::from_env(wait))
+fn open(wait: WaitPolicy, ctx: &super::context::Ctx) -> Result<Session> {
+    ctx.session()
+        .lock(ctx.lock(wait))
         .lock_mode(LockMode::Always)
         .open()
 }
@@ -89,13 +89,14 @@ pub(super) fn run(
     family: Family,
     wait: WaitPolicy,
     teardown_keys: Option<Vec<ForwardKey>>,
+    ctx: &super::context::Ctx,
 ) -> Result<Report> {
     let mut m = MapOp::from_operation(op)?;
     if let (MapOp::Teardown { forwards, .. }, Some(k)) = (&mut m, teardown_keys) {
         *forwards = Some(k);
     }
     m.validate(family)?;
-    let mut s = open(wait)?;
+    let mut s = open(wait, ctx)?;
     let report = run_one(&mut s, family, m)?;
     s.close_detached()?;
     Ok(report)
@@ -116,6 +117,7 @@ pub(super) fn run_other(
     wait: WaitPolicy,
     json: bool,
     rest: &Rest,
+    ctx: &super::context::Ctx,
 ) -> Result<()> {
     let family = *family;
     let allowed: &[&str] = if cmd == "migrate" {
@@ -139,7 +141,7 @@ pub(super) fn run_other(
             "{what} does not apply to {cmd}"
         )));
     }
-    let mut s = open(wait)?;
+    let mut s = open(wait, ctx)?;
     if cmd != "migrate" {
         let forwards = list_forwards(&mut s, family)?;
         if json {

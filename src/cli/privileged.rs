@@ -10,7 +10,7 @@ use std::sync::Arc;
 use xtnl::backend::BackendChoice;
 use xtnl::error::{Error, Result};
 use xtnl::model::Family;
-use xtnl::nft::{Auditor, Guard, set_process_enforcement};
+use xtnl::nft::Auditor;
 use xtnl::policy::audit::{AUDIT_ENV, AuditTarget, LineAuditor};
 use xtnl::policy::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, Policy, load_file, load_secure};
 use xtnl::privilege::{Invoker, invoker};
@@ -147,18 +147,15 @@ pub(crate) fn caller_file(path: &str) -> Result<()> {
     Ok(())
 }
 
-/// Loads the policy and audit settings and installs them for every session of this process.
-pub(crate) fn install(g: &Globals) -> Result<()> {
+/// Loads the policy and audit settings: what every backend the run opens enforces.
+pub(crate) fn install(g: &Globals) -> Result<xtnl::seam::Enforcement> {
     let who = invoker();
     let policy = super::netns_opt::scope_policy(policy_for(g, &who)?, &who)?;
     let target = audit_for(g, &who)?;
     let policy = policy.map(Arc::new);
-    xtnl::policy::set_process_policy(policy.clone());
-    let guard = policy.map(|p| p as Arc<dyn Guard>);
     let auditor = (target != AuditTarget::Off)
         .then(|| Arc::new(LineAuditor::new(who, target)) as Arc<dyn Auditor>);
-    set_process_enforcement(guard, auditor);
-    Ok(())
+    Ok(xtnl::seam::Enforcement::new(policy, auditor))
 }
 
 #[cfg(test)]

@@ -3,13 +3,13 @@
 
 use std::io::{BufRead, Read, Write};
 
+use super::context::{Ctx, Opened};
 use super::io_error;
-use xtnl::backend::{Backend, BackendChoice};
+use xtnl::backend::Backend;
 use xtnl::error::{Error, Result};
 use xtnl::ipt::restore;
-use xtnl::lock::{WaitPolicy, XtablesLock};
+use xtnl::lock::{LockMode, WaitPolicy};
 use xtnl::model::Family;
-use xtnl::nft::Session;
 
 /// Restore files are parsed whole before anything is sent; this bounds the input.
 const MAX_INPUT: u64 = xtnl::limits::MAX_RESTORE_BYTES;
@@ -24,8 +24,9 @@ fn read_restore(
     name: &str,
     family: Family,
     counters: bool,
+    enforcement: &xtnl::seam::Enforcement,
 ) -> Result<Vec<restore::Block>> {
-    let policy = xtnl::policy::process_policy();
+    let policy = enforcement.policy.clone();
     let max_line = xtnl::limits::MAX_RESTORE_LINE;
     let mut parser = restore::Parser::new(family).with_counters(counters);
     let mut buf = Vec::new();
@@ -75,7 +76,7 @@ fn read_restore(
                     other => other,
                 };
                 // Audited like any denial: nothing was sent.
-                if let Some(a) = xtnl::nft::process_auditor() {
+                if let Some(a) = &enforcement.auditor {
                     let what = format!(
                         "restore from {name}: {changes} or more operations by line {}",
                         parser.line_number()
@@ -104,11 +105,11 @@ fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidInput(msg.into())
 }
 
-pub fn run_restore(
+pub(super) fn run_restore(
     out: &mut impl Write,
     args: &[String],
     family: Family,
-    backend: BackendChoice,
+    ctx: &Ctx,
 ) -> Result<()> {
     let opts = super::saveopts::parse_restore(args, family)?;
     let (family, file, verbose) = (opts.family, opts.file.clone(), opts.verbose);
@@ -120,9 +121,21 @@ pub fn run_restore(
         Some(path) => {
             let f =
                 std::fs::File::open(path).map_err(|e| bad(format!("cannot read {name}: {e}")))?;
-            read_restore(std::io::BufReader::new(f), name, family, opts.counters)?
+            read_restore(
+                std::io::BufReader::new(f),
+                name,
+                family,
+                opts.counters,
+                &ctx.enforcement,
+            )?
         }
-        None => read_restore(std::io::stdin().lock(), name, family, opts.counters)?,
+        None => read_restore(
+            std::io::stdin().lock(),
+            name,
+            family,
+            opts.counters,
+            &ctx.enforcement,
+        )?,
     };
     // `-T TABLE`: only that table's blocks.
     if let Some(t) = &opts.table {
@@ -131,30 +144,28 @@ pub fn run_restore(
     // `--test`: the whole file parsed (every line checked), nothing sent. iptables-legacy-
     // restore -t -v still prints what it would do (it reads the kernel); -nft prints nothing.
     if opts.test {
-        if verbose
-            && !opts.noflush
-            && super::resolve_backend(backend, family, verbose) == Backend::Legacy
-        {
-            let legacy = xtnl::legacy::Legacy::open(family, XtablesLock::from_env(opts.wait))?;
+        if verbose && !opts.noflush && ctx.backend(family, verbose) == Backend::Legacy {
+            let legacy = ctx.legacy(family, ctx.lock(opts.wait))?;
             out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
                 .map_err(io_error)?;
         }
         return out.flush().map_err(io_error);
     }
-    let mut lock = XtablesLock::from_env(opts.wait);
+    let mut lock = ctx.lock(opts.wait);
     if let Some(i) = opts.interval {
         lock = lock.with_poll_interval(i);
     }
-    if super::resolve_backend(backend, family, verbose) == Backend::Legacy {
-        let legacy = xtnl::legacy::Legacy::open(family, lock)?;
-        if verbose && !opts.noflush {
-            out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
-                .map_err(io_error)?;
+    let mut session = match ctx.open(family, verbose, lock, LockMode::Always)? {
+        Opened::Legacy(legacy) => {
+            if verbose && !opts.noflush {
+                out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
+                    .map_err(io_error)?;
+            }
+            xtnl::legacy::restore(&legacy, &blocks, opts.noflush)?;
+            return out.flush().map_err(io_error);
         }
-        xtnl::legacy::restore(&legacy, &blocks, opts.noflush)?;
-        return out.flush().map_err(io_error);
-    }
-    let mut session = Session::builder().lock(lock).open()?;
+        Opened::Nft(session) => session,
+    };
     if verbose && !opts.noflush {
         let existing = restore::saved_tables(&mut session, family, None)?;
         let mut err = None;
@@ -181,11 +192,11 @@ pub fn run_restore(
     session.close_detached()
 }
 
-pub fn run_save(
+pub(super) fn run_save(
     out: &mut impl Write,
     args: &[String],
     family: Family,
-    backend: BackendChoice,
+    ctx: &Ctx,
 ) -> Result<()> {
     let opts = super::saveopts::parse_save(args, family)?;
     let family = opts.family;
@@ -193,31 +204,35 @@ pub fn run_save(
     if let Some(path) = &opts.file {
         super::privileged::caller_file(path)?;
     }
-    let legacy = super::resolve_backend(backend, family, opts.verbose) == Backend::Legacy;
-    let bodies: Vec<(String, String)> = if legacy {
-        let legacy =
-            xtnl::legacy::Legacy::open(family, XtablesLock::from_env(WaitPolicy::FailFast))?;
-        xtnl::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
-    } else {
-        let mut session = Session::open()?;
-        if opts.json {
-            let mut tables = Vec::new();
+    let lock = ctx.lock(WaitPolicy::FailFast);
+    let mut opened = ctx.open(family, opts.verbose, lock, LockMode::Never)?;
+    if opts.json {
+        // The JSON listing of the tables iptables-save would print, on either backend.
+        let lister = opened.lister();
+        let mut tables = Vec::new();
+        for name in lister.saved_tables(family, table.as_deref())? {
+            let chains = lister.listings(family, &name, None)?;
+            tables.push(xtnl::json::table_value(&name, &chains));
+        }
+        let v = xtnl::json::listing_value(family, tables);
+        writeln!(out, "{v}").map_err(io_error)?;
+        return Ok(());
+    }
+    let legacy = matches!(opened, Opened::Legacy(_));
+    let bodies: Vec<(String, String)> = match opened {
+        Opened::Legacy(legacy) => {
+            xtnl::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
+        }
+        Opened::Nft(mut session) => {
+            let mut bodies = Vec::new();
             for name in restore::saved_tables(&mut session, family, table.as_deref())? {
                 let t = xtnl::nft::TableRef::new(family, &name);
-                let chains = xtnl::ipt::listing::chains(&mut session, &t, None)?;
-                tables.push(xtnl::json::table_value(&name, &chains));
+                let body =
+                    xtnl::ipt::listing::save_table_counters(&mut session, &t, opts.counters)?;
+                bodies.push((name, body));
             }
-            let v = xtnl::json::listing_value(family, tables);
-            writeln!(out, "{v}").map_err(io_error)?;
-            return Ok(());
+            bodies
         }
-        let mut bodies = Vec::new();
-        for name in restore::saved_tables(&mut session, family, table.as_deref())? {
-            let t = xtnl::nft::TableRef::new(family, &name);
-            let body = xtnl::ipt::listing::save_table_counters(&mut session, &t, opts.counters)?;
-            bodies.push((name, body));
-        }
-        bodies
     };
     let generated_by = super::dropin::save_generated_by(legacy);
     let (text, lost) = super::saveopts::assemble(&bodies, generated_by.as_deref());

@@ -149,6 +149,7 @@ pub fn run(
             wait,
             policy,
             default_netns: netns,
+            no_follow: who.delegated(),
         },
         audit: audit_for(globals, &who)?,
         invoker: who,

@@ -4,8 +4,9 @@
 //! transaction planned from one read: check-then-act sequences that race between separate
 //! iptables processes are atomic here.
 //!
-//! Over 600 lines: the one iptables interpreter (every command, restore ordering, `-Z`).
-//! Issue 14 moves it onto the backend seam and splits it by command family.
+//! The commands themselves are interpreted once, for every backend, by
+//! [`crate::seam::interpret`]; this is the nf_tables side: the plan's view of the table
+//! (here), the edits as operations (`table.rs`), and running an invocation (`run.rs`).
 
 use crate::model::{BaseChain, ChainPolicy};
 use std::collections::BTreeMap;
@@ -14,36 +15,19 @@ use super::parse::{Command, Invocation};
 use super::rule::IptRule;
 use super::tables::{self, Builtin};
 use super::{compat, listing};
-use crate::error::{Error, OpFailure, Result};
+use crate::error::{Error, Result};
 use crate::model::Family;
-use crate::nft::{
-    ChainSpec, EncodedRule, Op, Reader, RulePosition, Session, TableRef, Transaction,
-};
+use crate::nft::{ChainSpec, Op, Reader, Session, TableRef, Transaction};
 
-pub(crate) const NO_CHAIN: &str = "iptables: No chain/target/match by that name.";
-const BAD_RULE: &str = "iptables: Bad rule (does a matching rule exist in that chain?).";
+mod run;
+mod table;
 
-fn failure(errno: i32, op: String) -> OpFailure {
-    OpFailure {
-        index: 0,
-        op,
-        errno,
-        ext_ack: None,
-    }
-}
+pub use run::execute;
+pub(crate) use run::iptables_words;
 
-fn not_found(what: String) -> Error {
-    Error::NotFound(failure(libc::ENOENT, what)).context(NO_CHAIN)
-}
-
-/// A refusal found while planning, in iptables' words (status 1, nothing sent).
-fn refused(message: &str, detail: String) -> Error {
-    Error::Precondition(detail).context(message)
-}
-
-fn in_use(message: &str, detail: String, errno: i32) -> Error {
-    Error::InUse(failure(errno, detail)).context(message)
-}
+use crate::ipt::messages::{self, Msg};
+use crate::seam::{Edit, IptTable};
+use table::NftTable;
 
 /// A rule of a chain as the plan sees it: in the kernel (with its handle), or added by an
 /// earlier command of the same transaction.
@@ -282,8 +266,12 @@ impl Planner {
         if self.lookup(r, chain)? {
             Ok(())
         } else {
-            Err(not_found(format!("chain {chain} in table {}", self.table)))
+            Err(self.not_found(format!("chain {chain} in table {}", self.table)))
         }
+    }
+
+    fn not_found(&self, what: String) -> Error {
+        messages::not_found(self.table.family, what)
     }
 
     fn rules(&mut self, r: &mut Reader<'_>, chain: &str) -> Result<&mut Vec<Slot>> {
@@ -292,7 +280,7 @@ impl Planner {
         let state = self
             .chains
             .get_mut(chain)
-            .ok_or_else(|| not_found(chain.to_string()))?;
+            .ok_or_else(|| messages::not_found(table.family, chain.to_string()))?;
         if state.rules.is_none() {
             let raw = if state.in_kernel {
                 r.raw_rules(&table, Some(chain))?
@@ -350,22 +338,6 @@ impl Planner {
     }
 
     /// iptables checks a jump's target chain before anything else: status 2.
-    fn check_jump(&mut self, r: &mut Reader<'_>, rule: &IptRule) -> Result<()> {
-        if let Some(t) = rule.jump_target()
-            && (self.builtin(t).is_some() || !self.lookup(r, t)?)
-        {
-            return Err(Error::InvalidInput(format!("Chain '{t}' does not exist")));
-        }
-        Ok(())
-    }
-
-    fn encode(&mut self, r: &mut Reader<'_>, rule: &IptRule) -> Result<EncodedRule> {
-        self.check_jump(r, rule)?;
-        compat::encode(&self.table, rule)
-    }
-
-    /// The first slot equal to `rule` (ignoring counters). Rules holding anything iptables
-    /// syntax cannot express never match, so they are never deleted blindly.
     fn find(slots: &[Slot], rule: &IptRule, native: bool) -> Option<usize> {
         // In a table of our own both state modules become the same `ct state`.
         let norm = |r: &IptRule| {
@@ -429,485 +401,40 @@ impl Planner {
             .collect()
     }
 
-    /// Plans one command.
+    /// Plans one command (through the one interpreter, [`crate::seam::interpret`]).
     pub fn plan(&mut self, r: &mut Reader<'_>, cmd: &Command) -> Result<()> {
-        match cmd {
-            Command::Append { chain, rule } => {
-                self.require(r, chain)?;
-                let encoded = self.encode(r, rule)?;
-                self.note_jump(rule, 1);
-                self.materialize(chain);
-                let op = Some(self.ops.len());
-                if let Some(c) = self.chains.get_mut(chain) {
-                    let slot = Slot::Pending {
-                        rule: rule.clone(),
-                        op,
-                    };
-                    match c.rules.as_mut() {
-                        Some(rules) => rules.push(slot),
-                        None => c.early.push((false, slot)),
-                    }
-                }
-                self.verbose_lines
-                    .push(listing::change_line(rule, self.table.family));
-                self.ops.push(Op::AddEncodedRule {
-                    chain: self.chain_ref(chain),
-                    rule: encoded,
-                    position: RulePosition::Append,
-                });
-            }
-            Command::Insert { chain, index, rule } => {
-                self.require(r, chain)?;
-                let encoded = self.encode(r, rule)?;
-                self.note_jump(rule, 1);
-                self.materialize(chain);
-                let position = if *index == 1 {
-                    let op = Some(self.ops.len());
-                    if let Some(c) = self.chains.get_mut(chain) {
-                        let slot = Slot::Pending {
-                            rule: rule.clone(),
-                            op,
-                        };
-                        match c.rules.as_mut() {
-                            Some(rules) => rules.insert(0, slot),
-                            None => c.early.push((true, slot)),
-                        }
-                    }
-                    RulePosition::Head
-                } else {
-                    let slots = self.rules(r, chain)?;
-                    let position = match slots.get(index - 1) {
-                        Some(Slot::Kernel { handle, .. }) => RulePosition::Before(*handle),
-                        Some(Slot::Pending { op: Some(j), .. }) => {
-                            // Before a rule this plan adds: next to its operation, with its
-                            // position (see `insert_before_pending`).
-                            let j = *j;
-                            self.insert_before_pending(r, chain, *index, j, rule, encoded)?;
-                            self.verbose_lines
-                                .push(listing::change_line(rule, self.table.family));
-                            return Ok(());
-                        }
-                        Some(Slot::Pending { op: None, .. }) => {
-                            return Err(Error::InvalidInput(format!(
-                                "inserting at {index} before a rule replaced earlier in the same transaction is not supported"
-                            )));
-                        }
-                        None if *index == slots.len() + 1 => RulePosition::Append,
-                        None => {
-                            return Err(refused(
-                                "iptables: Index of insertion too big.",
-                                format!("insert at {index} in {chain} of {} rules", slots.len()),
-                            ));
-                        }
-                    };
-                    let op = Some(self.ops.len());
-                    let slots = self.rules(r, chain)?;
-                    slots.insert(
-                        index - 1,
-                        Slot::Pending {
-                            rule: rule.clone(),
-                            op,
-                        },
-                    );
-                    position
-                };
-                self.verbose_lines
-                    .push(listing::change_line(rule, self.table.family));
-                self.ops.push(Op::AddEncodedRule {
-                    chain: self.chain_ref(chain),
-                    rule: encoded,
-                    position,
-                });
-            }
-            Command::Delete { chain, rule } | Command::Check { chain, rule } => {
-                self.require(r, chain)?;
-                self.check_jump(r, rule)?;
-                let native = !self.iptables_table;
-                let slots = self.rules(r, chain)?;
-                let Some(i) = Self::find(slots, rule, native) else {
-                    return Err(refused(
-                        BAD_RULE,
-                        format!("no rule in {chain} equals the given one"),
-                    ));
-                };
-                if matches!(cmd, Command::Check { .. }) {
-                    // `-v -C` echoes the rule it found.
-                    self.verbose_lines
-                        .push(listing::change_line(rule, self.table.family));
-                    return Ok(());
-                }
-                let handle = match slots.remove(i) {
-                    Slot::Kernel { handle, rule: old } => {
-                        self.note_jump(&old, -1);
-                        handle
-                    }
-                    Slot::Pending { op: Some(j), .. } => {
-                        // A rule this plan adds: drop its operation instead.
-                        self.note_jump(rule, -1);
-                        self.drop_pending_op(j);
-                        self.verbose_lines
-                            .push(listing::change_line(rule, self.table.family));
-                        return Ok(());
-                    }
-                    Slot::Pending { op: None, .. } => {
-                        return Err(Error::InvalidInput("deleting a rule replaced earlier in the same transaction is not supported".into()));
-                    }
-                };
-                self.verbose_lines
-                    .push(listing::change_line(rule, self.table.family));
-                self.ops.push(Op::DeleteRule {
-                    chain: self.chain_ref(chain),
-                    handle,
-                });
-            }
-            Command::DeleteIndex { chain, index } | Command::Replace { chain, index, .. } => {
-                self.require(r, chain)?;
-                let encoded = match cmd {
-                    Command::Replace { rule, .. } => Some((rule.clone(), self.encode(r, rule)?)),
-                    _ => None,
-                };
-                let next_op = self.ops.len();
-                let slots = self.rules(r, chain)?;
-                let len = slots.len();
-                let Some(slot) = slots.get_mut(index - 1) else {
-                    let what = if encoded.is_some() {
-                        "replacement"
-                    } else {
-                        "deletion"
-                    };
-                    return Err(refused(
-                        &format!("iptables: Index of {what} too big."),
-                        format!("rule {index} of {len} in {chain}"),
-                    ));
-                };
-                let (handle, old) = match slot.clone() {
-                    Slot::Kernel { handle, rule } => (handle, rule),
-                    // `-D CHAIN N` of a rule this plan adds: drop its operation instead.
-                    Slot::Pending { op: Some(j), rule } if encoded.is_none() => {
-                        slots.remove(index - 1);
-                        self.note_jump(&rule, -1);
-                        self.drop_pending_op(j);
-                        return Ok(());
-                    }
-                    Slot::Pending { .. } => {
-                        return Err(Error::InvalidInput(
-                            "changing a rule added earlier in the same transaction is not supported"
-                                .into(),
-                        ));
-                    }
-                };
-                match encoded {
-                    Some((rule, encoded)) => {
-                        *slot = Slot::Pending {
-                            rule: rule.clone(),
-                            op: Some(next_op),
-                        };
-                        self.note_jump(&old, -1);
-                        self.note_jump(&rule, 1);
-                        self.verbose_lines
-                            .push(listing::change_line(&rule, self.table.family));
-                        self.ops.push(Op::ReplaceEncodedRule {
-                            chain: self.chain_ref(chain),
-                            handle,
-                            rule: encoded,
-                        });
-                    }
-                    None => {
-                        slots.remove(index - 1);
-                        self.note_jump(&old, -1);
-                        self.ops.push(Op::DeleteRule {
-                            chain: self.chain_ref(chain),
-                            handle,
-                        });
-                    }
-                }
-            }
-            Command::NewChain(chain) => {
-                if self.lookup(r, chain)? {
-                    return Err(Error::AlreadyExists(failure(
-                        libc::EEXIST,
-                        format!("create chain {chain}"),
-                    ))
-                    .context("iptables: Chain already exists."));
-                }
-                self.ensure_table();
-                self.ops.push(Op::CreateChain {
-                    table: self.table.clone(),
-                    chain: ChainSpec::regular(chain),
-                });
-                self.absent.remove(chain);
-                self.chains.insert(chain.clone(), ChainState::created());
-            }
-            Command::DeleteChain(Some(chain)) => {
-                self.require(r, chain)?;
-                self.account_unread_flushes(r)?;
-                if self.chains.get(chain).is_some_and(|c| c.base.is_some()) {
-                    return Err(refused(
-                        "iptables: Can't delete built-in chain.",
-                        format!("chain {chain}"),
-                    ));
-                }
-                let rules = self.rules(r, chain)?.len();
-                // The kernel's use count is the chain's rules plus the jumps to it; adjust
-                // for what this plan changed. iptables-legacy checks references first.
-                let state = self.chains.get(chain).cloned();
-                let references = match state {
-                    Some(c) if c.in_kernel => {
-                        i64::from(c.use_count) - c.kernel_rules as i64
-                            + self.ref_delta.get(chain).copied().unwrap_or(0)
-                    }
-                    _ => self.ref_delta.get(chain).copied().unwrap_or(0),
-                };
-                if references > 0 {
-                    return Err(in_use(
-                        "iptables: Too many links.",
-                        format!("delete chain {chain}"),
-                        libc::EMLINK,
-                    ));
-                }
-                if rules > 0 {
-                    return Err(in_use(
-                        "iptables: Directory not empty.",
-                        format!("delete chain {chain}"),
-                        libc::ENOTEMPTY,
-                    ));
-                }
-                self.verbose_lines.push(format!("Deleting chain `{chain}'"));
-                self.ops.push(Op::DeleteChain(self.chain_ref(chain)));
-                self.chains.remove(chain);
-                self.absent.insert(chain.clone());
-            }
-            Command::DeleteChain(None) => {
-                // Every user chain, in listing order, as iptables-legacy deletes them: a
-                // chain with rules or one still jumped to stops it.
-                let order = self.listing_order(r)?;
-                let users: Vec<String> = order
-                    .into_iter()
-                    .filter(|n| self.chains.get(n).is_some_and(|c| c.base.is_none()))
-                    .collect();
-                for name in &users {
-                    if self.referenced_from_outside(r, name, &[])? {
-                        return Err(in_use(
-                            "iptables: Too many links.",
-                            format!("delete chain {name}"),
-                            libc::EMLINK,
-                        ));
-                    }
-                    if !self.rules(r, name)?.is_empty() {
-                        return Err(in_use(
-                            "iptables: Directory not empty.",
-                            format!("delete chain {name}"),
-                            libc::ENOTEMPTY,
-                        ));
-                    }
-                }
-                for name in &users {
-                    self.verbose_lines.push(format!("Deleting chain `{name}'"));
-                    self.ops.push(Op::DeleteChain(self.chain_ref(name)));
-                    self.chains.remove(name);
-                    self.absent.insert(name.clone());
-                }
-            }
-            Command::Flush(Some(chain)) => {
-                self.require(r, chain)?;
-                if let Some(c) = self.chains.get_mut(chain)
-                    && c.in_kernel
-                    && c.rules.is_none()
-                {
-                    c.flushed_unread = true;
-                }
-                let early: Vec<Slot> = self
-                    .chains
-                    .get(chain)
-                    .map(|c| c.early.iter().map(|(_, s)| s.clone()).collect())
-                    .unwrap_or_default();
-                for s in early {
-                    self.note_jump(s.rule(), -1);
-                }
-                if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
-                    for s in rules {
-                        self.note_jump(s.rule(), -1);
-                    }
-                }
-                self.verbose_lines.push(format!("Flushing chain `{chain}'"));
-                self.plan_flush(chain);
-            }
-            Command::Flush(None) => {
-                if self.verbose {
-                    for name in self.listing_order(r)? {
-                        self.verbose_lines.push(format!("Flushing chain `{name}'"));
-                    }
-                }
-                if self.table_exists {
-                    self.ops.push(Op::FlushTable(self.table.clone()));
-                }
-                for c in self.chains.values_mut() {
-                    c.rules = Some(Vec::new());
-                    c.early.clear();
-                }
-            }
-            Command::Zero(chain) => {
-                if let Some(c) = chain {
-                    self.require(r, c)?;
-                }
-                let names = if self.verbose {
-                    self.listing_order(r)?
-                } else {
-                    Vec::new()
-                };
-                for name in names {
-                    let real = self.chains.get(&name).is_some_and(|c| c.in_kernel);
-                    if real && chain.as_ref().is_none_or(|c| *c == name) {
-                        self.verbose_lines.push(format!("Zeroing chain `{name}'"));
-                    }
-                }
-                if self.table_exists {
-                    self.zero = Some(chain.clone());
-                }
-            }
-            Command::Policy { chain, policy } => {
-                let Some(b) = self.builtin(chain) else {
-                    return Err(refused(
-                        "iptables: Bad built-in chain name.",
-                        format!("chain {chain}"),
-                    ));
-                };
-                self.lookup(r, chain)?;
-                self.set_policy(b, *policy);
-            }
-            Command::Rename { from, to } => {
-                // iptables checks the new name first: `-E missing existing` is "File exists."
-                let clashes = matches!(to.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE");
-                if clashes || self.lookup(r, to)? {
-                    return Err(Error::AlreadyExists(failure(
-                        libc::EEXIST,
-                        format!("rename chain {from} to {to}"),
-                    ))
-                    .context("iptables: File exists."));
-                }
-                self.require(r, from)?;
-                if self.chains.get(from).is_some_and(|c| c.base.is_some()) {
-                    return Err(refused(
-                        "iptables: Can't rename built-in chain.",
-                        format!("chain {from}"),
-                    ));
-                }
-                let state = self
-                    .chains
-                    .remove(from)
-                    .ok_or_else(|| not_found(from.clone()))?;
-                let Some(handle) = state.handle else {
-                    return Err(Error::InvalidInput(
-                        "renaming a chain created in the same transaction is not supported".into(),
-                    ));
-                };
-                self.ops.push(Op::RenameChain {
-                    chain: self.chain_ref(from),
-                    handle,
-                    new_name: to.clone(),
-                });
-                self.absent.remove(to);
-                self.absent.insert(from.clone());
-                self.chains.insert(to.clone(), state);
-            }
-            Command::ListRules(_) | Command::List(_) => {
-                return Err(Error::InvalidInput("listing is not a change".into()));
-            }
-        }
-        Ok(())
+        crate::seam::interpret(&mut NftTable { p: self, r }, cmd).map(drop)
     }
 
-    /// `-I CHAIN N` where rule N was added by this plan (operation `j`): the new rule's
-    /// operation goes next to that one with the same position, so that it lands just before
-    /// it: before operation `j` for an append or an insert before a handle (both then land at
-    /// the same place, the new one first), after it for an insert at the head or after a
-    /// handle (the later one lands in front).
-    fn insert_before_pending(
+    /// `iptables-restore`'s `:CHAIN POLICY` line (see [`crate::seam::declare_chain`]).
+    pub fn declare_chain(
         &mut self,
         r: &mut Reader<'_>,
         chain: &str,
-        index: usize,
-        j: usize,
-        rule: &IptRule,
-        encoded: EncodedRule,
+        policy: Option<ChainPolicy>,
     ) -> Result<()> {
-        let (position, k) = match self.ops.get(j) {
-            Some(Op::AddEncodedRule { position, .. }) => {
-                let k = match position {
-                    RulePosition::Append | RulePosition::Before(_) => j,
-                    RulePosition::Head | RulePosition::After(_) => j + 1,
-                };
-                (*position, k)
-            }
-            // A replaced rule: before the replacement runs, in front of the rule it replaces
-            // (the replacement then takes that rule's place, after the new one).
-            Some(Op::ReplaceEncodedRule { handle, .. }) => (RulePosition::Before(*handle), j),
-            _ => {
-                return Err(Error::InvalidInput(format!(
-                    "inserting at {index} before a rule added earlier in the same transaction is not supported"
-                )));
-            }
-        };
-        self.ops.insert(
-            k,
-            Op::AddEncodedRule {
-                chain: self.chain_ref(chain),
-                rule: encoded,
-                position,
-            },
-        );
-        for v in self.created_builtins.values_mut() {
-            if *v >= k {
-                *v += 1;
-            }
-        }
-        for c in self.chains.values_mut() {
-            let early = c.early.iter_mut().map(|(_, s)| s);
-            for s in c.rules.iter_mut().flatten().chain(early) {
-                if let Slot::Pending { op: Some(o), .. } = s
-                    && *o >= k
-                {
-                    *o += 1;
-                }
-            }
-        }
-        let slots = self.rules(r, chain)?;
-        slots.insert(
-            index - 1,
-            Slot::Pending {
-                rule: rule.clone(),
-                op: Some(k),
-            },
-        );
-        Ok(())
+        crate::seam::declare_chain(&mut NftTable { p: self, r }, chain, policy, None).map(drop)
     }
 
-    /// Removes operation `j` (the addition of a rule this plan no longer adds) and renumbers
-    /// what refers to later operations.
-    fn drop_pending_op(&mut self, j: usize) {
-        // A replaced rule: the rule it replaced goes too.
-        if let Some(Op::ReplaceEncodedRule { chain, handle, .. }) = self.ops.get(j) {
-            self.ops[j] = Op::DeleteRule {
-                chain: chain.clone(),
-                handle: *handle,
-            };
-            return;
-        }
-        self.ops.remove(j);
-        for v in self.created_builtins.values_mut() {
-            if *v > j {
-                *v -= 1;
-            }
-        }
-        for c in self.chains.values_mut() {
-            let early = c.early.iter_mut().map(|(_, s)| s);
-            for s in c.rules.iter_mut().flatten().chain(early) {
-                if let Slot::Pending { op: Some(o), .. } = s
-                    && *o > j
-                {
-                    *o -= 1;
-                }
-            }
+    /// `iptables-restore` without `--noflush`: every rule goes, then the user chains the
+    /// block does not declare (see [`Planner::finish_reset`]), and built-ins go back to
+    /// ACCEPT.
+    pub fn reset_table(&mut self, r: &mut Reader<'_>) -> Result<()> {
+        NftTable { p: self, r }.apply(&Edit::Reset, None)
+    }
+
+    /// Deletes the user chains that existed before a reset and were not declared again.
+    pub fn finish_reset(&mut self, declared: &[String]) {
+        let stale: Vec<String> = self
+            .chains
+            .iter()
+            .filter(|(n, c)| c.in_kernel && c.base.is_none() && !declared.contains(n))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in stale {
+            self.ops.push(Op::DeleteChain(self.chain_ref(&n)));
+            self.chains.remove(&n);
+            self.absent.insert(n);
         }
     }
 
@@ -937,64 +464,27 @@ impl Planner {
         Ok(false)
     }
 
-    /// `iptables-restore`'s `:CHAIN POLICY` line: a built-in gets the policy; a user chain is
-    /// created, or flushed if it exists.
-    pub fn declare_chain(
-        &mut self,
-        r: &mut Reader<'_>,
-        chain: &str,
-        policy: Option<ChainPolicy>,
-    ) -> Result<()> {
-        if let Some(b) = self.builtin(chain) {
-            self.lookup(r, chain)?;
-            // `:BUILTIN -` under --noflush keeps the policy the chain has (iptables-nft's
-            // nft-only/0008-basechain-policy); after a flush it is ACCEPT again.
-            if policy.is_some() || !self.keep_builtin_policy {
-                self.set_policy(b, policy.unwrap_or(ChainPolicy::Accept));
-            }
-            return Ok(());
+    /// `-F CHAIN`: the jumps in its rules no longer count against their targets.
+    fn flush(&mut self, chain: &str) {
+        if let Some(c) = self.chains.get_mut(chain)
+            && c.in_kernel
+            && c.rules.is_none()
+        {
+            c.flushed_unread = true;
         }
-        if policy.is_some() {
-            return Err(refused(
-                "iptables: Bad built-in chain name.",
-                format!("policy for user chain {chain}"),
-            ));
+        let early: Vec<Slot> = self
+            .chains
+            .get(chain)
+            .map(|c| c.early.iter().map(|(_, s)| s.clone()).collect())
+            .unwrap_or_default();
+        for s in early {
+            self.note_jump(s.rule(), -1);
         }
-        if self.lookup(r, chain)? {
-            // As `-F CHAIN`: the jumps in its rules no longer count against their targets.
-            if let Some(c) = self.chains.get_mut(chain)
-                && c.in_kernel
-                && c.rules.is_none()
-            {
-                c.flushed_unread = true;
-            }
-            let early: Vec<Slot> = self
-                .chains
-                .get(chain)
-                .map(|c| c.early.iter().map(|(_, s)| s.clone()).collect())
-                .unwrap_or_default();
-            for s in early {
+        if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
+            for s in rules {
                 self.note_jump(s.rule(), -1);
             }
-            if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
-                for s in rules {
-                    self.note_jump(s.rule(), -1);
-                }
-            }
-            self.plan_flush(chain);
-        } else {
-            self.ensure_table();
-            self.ops.push(Op::CreateChain {
-                table: self.table.clone(),
-                chain: ChainSpec::regular(chain),
-            });
-            self.absent.remove(chain);
-            self.chains.insert(chain.into(), ChainState::created());
         }
-        Ok(())
-    }
-
-    fn plan_flush(&mut self, chain: &str) {
         if self
             .chains
             .get(chain)
@@ -1005,42 +495,6 @@ impl Planner {
         if let Some(c) = self.chains.get_mut(chain) {
             c.rules = Some(Vec::new());
             c.early.clear();
-        }
-    }
-
-    /// `iptables-restore` without `--noflush`: every rule goes, then the user chains the block
-    /// does not declare (see [`Planner::finish_reset`]), and built-ins go back to ACCEPT.
-    pub fn reset_table(&mut self, r: &mut Reader<'_>) -> Result<()> {
-        self.load_all(r)?;
-        if self.table_exists {
-            self.ops.push(Op::FlushTable(self.table.clone()));
-        }
-        for c in self.chains.values_mut() {
-            c.rules = Some(Vec::new());
-            c.early.clear();
-        }
-        for b in tables::builtins(&self.table.name).unwrap_or(&[]) {
-            if self.chains.get(b.name).is_some_and(|c| {
-                c.in_kernel && c.base.is_some_and(|x| x.policy != ChainPolicy::Accept)
-            }) {
-                self.set_policy(*b, ChainPolicy::Accept);
-            }
-        }
-        Ok(())
-    }
-
-    /// Deletes the user chains that existed before a reset and were not declared again.
-    pub fn finish_reset(&mut self, declared: &[String]) {
-        let stale: Vec<String> = self
-            .chains
-            .iter()
-            .filter(|(n, c)| c.in_kernel && c.base.is_none() && !declared.contains(n))
-            .map(|(n, _)| n.clone())
-            .collect();
-        for n in stale {
-            self.ops.push(Op::DeleteChain(self.chain_ref(&n)));
-            self.chains.remove(&n);
-            self.absent.insert(n);
         }
     }
 
@@ -1056,127 +510,5 @@ impl Planner {
 
     pub fn iptables_table(&self) -> bool {
         self.iptables_table
-    }
-}
-
-/// Runs one iptables invocation; returns what to print on standard output.
-pub fn execute(session: &mut Session, inv: &Invocation) -> Result<String> {
-    let table = TableRef::new(inv.family, &inv.table);
-    let result = run(session, inv, &table);
-    result.map_err(|e| for_family(e, inv.family))
-}
-
-fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<String> {
-    if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
-        return zero_rule(session, inv, table, chain, n);
-    }
-    match &inv.command {
-        Command::ListRules(chain) => {
-            return listing::list_rules(session, table, chain.as_deref(), inv.verbose);
-        }
-        Command::List(chain) => {
-            let text = listing::list_table(session, table, chain.as_deref(), inv)?;
-            if inv.zero_after_list {
-                session.reset_counters(table, chain.as_deref())?;
-            }
-            return Ok(text);
-        }
-        _ => {}
-    }
-    let committed = session
-        .transact(|r| {
-            let mut p = Planner::new(r, table)?;
-            p.verbose = inv.verbose;
-            p.plan(r, &inv.command)?;
-            let mut tx = Transaction::new();
-            let out = (p.zero.clone(), std::mem::take(&mut p.verbose_lines));
-            if !matches!(inv.command, Command::Check { .. }) {
-                for op in p.into_ops() {
-                    tx.push(op);
-                }
-            }
-            Ok((tx, out))
-        })
-        .map_err(|e| iptables_words(e, &inv.command))?;
-    let (zero, lines) = committed.value;
-    if let Some(chain) = zero {
-        session.reset_counters(table, chain.as_deref())?;
-    }
-    let mut out = String::new();
-    if inv.verbose {
-        for l in lines {
-            out.push_str(&l);
-            out.push('\n');
-        }
-    }
-    Ok(out)
-}
-
-/// `-Z CHAIN N` as iptables-nft 1.8.9 does it: rule N is replaced by itself with zero
-/// counters; a missing chain is "Bad rule" (status 1), a number past the last rule changes
-/// nothing and succeeds.
-fn zero_rule(
-    session: &mut Session,
-    inv: &Invocation,
-    table: &TableRef,
-    chain: &str,
-    n: usize,
-) -> Result<String> {
-    let bad_rule = || {
-        refused(
-            "iptables: Bad rule (does a matching rule exist in that chain?).",
-            format!("zero rule {n} of chain {chain}"),
-        )
-    };
-    let chains = listing::chains(session, table, Some(chain)).map_err(|_| bad_rule())?;
-    let Some(rule) = chains
-        .first()
-        .and_then(|c| c.rules.get(n - 1))
-        .map(|(_, r)| r.clone())
-    else {
-        return Ok(String::new());
-    };
-    let mut rule = rule;
-    rule.counters = Some(crate::model::Counters::default());
-    let replace = Invocation {
-        command: Command::Replace {
-            chain: chain.to_string(),
-            index: n,
-            rule,
-        },
-        verbose: false,
-        rule_number: None,
-        ..inv.clone()
-    };
-    run(session, &replace, table)
-}
-
-/// ip6tables says `ip6tables:` where iptables says `iptables:`.
-pub(crate) fn for_family(e: Error, family: Family) -> Error {
-    match e {
-        Error::Context { message, source }
-            if family == Family::Ipv6 && message.starts_with("iptables:") =>
-        {
-            Error::Context {
-                message: message.replacen("iptables:", "ip6tables:", 1),
-                source,
-            }
-        }
-        e => e,
-    }
-}
-
-/// Kernel refusals in the words iptables uses for them (callers match on these).
-pub(crate) fn iptables_words(e: Error, cmd: &Command) -> Error {
-    if matches!(e, Error::Context { .. } | Error::NoSuchTable(_)) {
-        return e;
-    }
-    match e.kind() {
-        crate::ErrorKind::NotFound => e.context(NO_CHAIN),
-        crate::ErrorKind::AlreadyExists => e.context("iptables: Chain already exists."),
-        crate::ErrorKind::InUse if matches!(cmd, Command::DeleteChain(_)) => {
-            e.context("iptables: Too many links.")
-        }
-        _ => e,
     }
 }

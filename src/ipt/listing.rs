@@ -142,6 +142,7 @@ fn read(session: &mut Session, table: &TableRef, only: Option<&str>) -> Result<V
     Ok(out)
 }
 
+/// The caller words it with its family (`crate::ipt::messages::kernel_words`).
 fn no_chain(chain: &str) -> Error {
     Error::NotFound(crate::OpFailure {
         index: 0,
@@ -149,7 +150,6 @@ fn no_chain(chain: &str) -> Error {
         errno: libc::ENOENT,
         ext_ack: None,
     })
-    .context("iptables: No chain/target/match by that name.")
 }
 
 /// `iptables -S [chain]` (with `-v`, counters as `-c packets bytes`). A rule that iptables

@@ -8,6 +8,7 @@ pub mod compat;
 pub mod exec;
 pub(crate) mod ext;
 pub mod listing;
+pub mod messages;
 pub mod parse;
 pub mod print;
 pub mod protocols;

@@ -59,7 +59,7 @@ pub fn apply(
                     }
                     Line::Command(cmd) => p
                         .plan(r, cmd)
-                        .map_err(|e| super::exec::iptables_words(e, cmd)),
+                        .map_err(|e| super::exec::iptables_words(e, cmd, family)),
                 };
                 result.map_err(|e| e.context(format!("line {n} failed")))?;
                 mark(p, &mut lines[idx], *n);

@@ -24,6 +24,7 @@ pub fn kind_name(kind: ErrorKind) -> &'static str {
         ErrorKind::NotPermitted => "not_permitted",
         ErrorKind::Unsupported => "unsupported",
         ErrorKind::InvalidArgument => "rejected_by_kernel",
+        ErrorKind::Precondition => "precondition_failed",
         ErrorKind::GenerationConflict => "generation_conflict",
         ErrorKind::Io => "io",
         ErrorKind::InvalidInput => "invalid_input",
@@ -158,4 +159,26 @@ pub fn table_value(table: &str, chains: &[ChainListing]) -> Value {
             "rules": c.rules.iter().map(|(h, r)| rule_value(&c.name, *h, r)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal found before sending is not reported as the kernel's.
+    #[test]
+    fn a_precondition_is_not_a_kernel_refusal() {
+        let e = Error::Precondition("no rule in INPUT equals the given one".into())
+            .context("iptables: Bad rule (does a matching rule exist in that chain?).");
+        let v = error_value(&e);
+        assert_eq!(v["kind"], "precondition_failed", "{v}");
+        assert_eq!(v["status"], 1, "{v}");
+        let kernel = Error::Rejected(crate::OpFailure {
+            index: 0,
+            op: "add rule".into(),
+            errno: libc::EINVAL,
+            ext_ack: None,
+        });
+        assert_eq!(error_value(&kernel)["kind"], "rejected_by_kernel");
+    }
 }

@@ -7,6 +7,11 @@
 //! Every decoder checks sizes and offsets and never panics.
 //!
 //! No I/O here: [`super::kernel`] moves these bytes through get/setsockopt.
+//!
+//! Over 600 lines, kept whole: it is one ABI (the structs of `linux/netfilter_ipv4/ip_tables.h`
+//! and `linux/netfilter_ipv6/ip6_tables.h`), its offsets, and the decoder and encoder of one
+//! entry format that must stay symmetric; split, a change to a field would have to be made in
+//! two files that the compile-time layout checks do not tie together.
 
 use crate::model::{Counters, Family};
 use crate::wire::WireError;

@@ -1,49 +1,35 @@
-//! iptables commands applied to an x_tables table in memory, with iptables' checks, phrases
-//! and exit statuses (the same ones [`crate::ipt::exec`] uses on nf_tables). Any number of
-//! commands applied to one [`Table`] become one `IPT_SO_SET_REPLACE`.
+//! The x_tables side of the seam: a [`Table`] read whole, as an [`IptTable`]. Edits change
+//! it in memory, as libiptc does; any number of them become one `IPT_SO_SET_REPLACE`
+//! ([`super::Legacy::transact`]). The commands themselves are interpreted once, by
+//! [`crate::seam::interpret`].
 
 use super::convert;
 use super::table::{Carry, Chain, HOOK_NAMES, Table, Verdict};
-use crate::error::{Error, OpFailure, Result};
+use crate::error::{Error, Result};
 use crate::ipt::IptRule;
-use crate::ipt::listing::{self, ChainListing};
-use crate::ipt::parse::Command;
-use crate::ipt::restore::{Block, Line};
+use crate::ipt::listing::ChainListing;
+use crate::ipt::messages::{self, Msg};
 use crate::model::ChainPolicy;
 use crate::model::Counters;
+use crate::model::Family;
+use crate::seam::{Edit, Flavour, IptTable};
 
-const NO_CHAIN: &str = "iptables: No chain/target/match by that name.";
-const BAD_RULE: &str = "iptables: Bad rule (does a matching rule exist in that chain?).";
-
-fn failure(errno: i32, op: String) -> OpFailure {
-    OpFailure {
-        index: 0,
-        op,
-        errno,
-        ext_ack: None,
-    }
+fn not_found(chain: &str, t: &Table) -> Error {
+    messages::not_found(t.family, format!("chain {chain} in table {}", t.name))
 }
 
-fn not_found(chain: &str, table: &str) -> Error {
-    Error::NotFound(failure(
-        libc::ENOENT,
-        format!("chain {chain} in table {table}"),
-    ))
-    .context(NO_CHAIN)
+fn failure(errno: i32, op: String) -> crate::OpFailure {
+    messages::failure(errno, op)
 }
 
-fn refused(message: &str, detail: String) -> Error {
-    Error::Precondition(detail).context(message)
-}
-
-fn in_use(message: &str, detail: String, errno: i32) -> Error {
-    Error::InUse(failure(errno, detail)).context(message)
-}
-
-/// Applies commands to a table, collecting what `-v` prints.
-pub struct Applier<'t> {
+/// A table being changed by iptables commands, with what `-v` prints.
+pub struct LegacyTable<'t> {
+    /// The table as read, changed by every edit.
     pub table: &'t mut Table,
+    /// What `-v` prints of the edits.
     pub verbose_lines: Vec<String>,
+    /// Whether `-v` was given.
+    pub verbose: bool,
     /// Whether anything changed (a `-C`, or a failed check, changes nothing).
     pub changed: bool,
 }
@@ -55,242 +41,203 @@ fn policy_verdict(p: ChainPolicy) -> i32 {
     }
 }
 
-impl<'t> Applier<'t> {
-    pub fn new(table: &'t mut Table) -> Self {
-        Applier {
+impl<'t> LegacyTable<'t> {
+    /// A view of `table` for the interpreter.
+    pub fn new(table: &'t mut Table, verbose: bool) -> Self {
+        LegacyTable {
             table,
             verbose_lines: Vec::new(),
+            verbose,
             changed: false,
         }
     }
 
-    fn family(&self) -> crate::model::Family {
-        self.table.family
-    }
-
     fn chain_mut(&mut self, name: &str) -> Result<&mut Chain> {
-        let table = self.table.name.clone();
+        if self.table.chain(name).is_none() {
+            return Err(not_found(name, self.table));
+        }
         self.table
             .chain_mut(name)
-            .ok_or_else(|| not_found(name, &table))
+            .ok_or_else(|| Error::InvalidInput(format!("no chain {name}")))
     }
 
-    fn require(&self, name: &str) -> Result<()> {
-        match self.table.chain(name) {
-            Some(_) => Ok(()),
-            None => Err(not_found(name, &self.table.name)),
-        }
+    fn chain(&self, name: &str) -> Result<&Chain> {
+        self.table
+            .chain(name)
+            .ok_or_else(|| not_found(name, self.table))
     }
 
-    /// iptables checks a jump's target before anything else: status 2.
-    fn check_jump(&self, rule: &IptRule) -> Result<()> {
-        if let Some(t) = rule.jump_target()
-            && self.table.chain(t).is_none_or(|c| c.is_builtin())
-        {
-            return Err(Error::InvalidInput(format!("Chain '{t}' does not exist")));
-        }
-        Ok(())
-    }
-
-    fn encode(&self, rule: &IptRule) -> Result<super::table::Rule> {
-        self.check_jump(rule)?;
-        convert::to_rule(self.family(), &self.table.name, rule)
-    }
-
-    /// The first rule of `chain` equal to `rule` (ignoring counters); rules holding anything
-    /// iptables syntax cannot express never match.
-    fn find(&self, chain: &str, rule: &IptRule) -> Option<usize> {
-        let want = rule.without_counters();
-        let family = self.family();
-        self.table.chain(chain)?.rules.iter().position(|r| {
-            let have = convert::to_ipt(family, r);
-            have.is_expressible() && have.without_counters() == want
+    /// [`check_chain_name`], a hook's name refused in the family's words.
+    fn check_name(&self, name: &str) -> Result<()> {
+        check_chain_name(name).map_err(|e| match e.kind() {
+            crate::ErrorKind::AlreadyExists => messages::exists(
+                self.table.family,
+                Msg::ChainExists,
+                format!("create chain {name}"),
+            ),
+            _ => e,
         })
     }
 
-    fn change_line(&self, rule: &IptRule) -> String {
-        listing::change_line(rule, self.family())
+    fn set_policy(&mut self, chain: &str, policy: ChainPolicy) -> Result<()> {
+        let c = self.chain_mut(chain)?;
+        c.policy = policy_verdict(policy);
+        // libiptc sets a policy without counters, so they start again from zero.
+        c.policy_carry = Carry::Zero;
+        c.policy_counters = Counters::default();
+        Ok(())
+    }
+}
+
+impl IptTable for LegacyTable<'_> {
+    type Encoded = super::table::Rule;
+
+    fn flavour(&self) -> Flavour {
+        Flavour::Legacy
     }
 
-    fn user_chains(&self) -> Vec<String> {
-        self.table
+    fn family(&self) -> Family {
+        self.table.family
+    }
+
+    fn label(&self) -> String {
+        self.table.name.clone()
+    }
+
+    fn verbose(&self) -> bool {
+        self.verbose
+    }
+
+    fn say(&mut self, line: String) {
+        self.verbose_lines.push(line);
+    }
+
+    fn exists(&mut self, chain: &str) -> Result<bool> {
+        Ok(self.table.chain(chain).is_some())
+    }
+
+    fn builtin(&self, chain: &str) -> bool {
+        self.table.chain(chain).is_some_and(Chain::is_builtin)
+    }
+
+    fn is_base(&mut self, chain: &str) -> Result<bool> {
+        Ok(self.builtin(chain))
+    }
+
+    fn counted(&mut self, chain: &str) -> Result<bool> {
+        Ok(self.table.chain(chain).is_some())
+    }
+
+    fn rule_count(&mut self, chain: &str) -> Result<usize> {
+        Ok(self.chain(chain)?.rules.len())
+    }
+
+    fn rule_at(&mut self, chain: &str, index: usize) -> Result<Option<IptRule>> {
+        let family = self.table.family;
+        Ok(index
+            .checked_sub(1)
+            .and_then(|i| self.chain(chain).ok()?.rules.get(i))
+            .map(|r| convert::to_ipt(family, r)))
+    }
+
+    fn find(&mut self, chain: &str, rule: &IptRule) -> Result<Option<usize>> {
+        let want = rule.without_counters();
+        let family = self.table.family;
+        Ok(self
+            .chain(chain)?
+            .rules
+            .iter()
+            .position(|r| {
+                let have = convert::to_ipt(family, r);
+                have.is_expressible() && have.without_counters() == want
+            })
+            .map(|i| i + 1))
+    }
+
+    fn references(&mut self, chain: &str) -> Result<i64> {
+        Ok(i64::from(self.table.references(chain)))
+    }
+
+    fn jumped_to(&mut self, chain: &str) -> Result<bool> {
+        Ok(self.table.references(chain) > 0)
+    }
+
+    fn chain_order(&mut self) -> Result<Vec<String>> {
+        Ok(self.table.chains.iter().map(|c| c.name.clone()).collect())
+    }
+
+    fn user_chains(&mut self) -> Result<Vec<String>> {
+        Ok(self
+            .table
             .chains
             .iter()
             .filter(|c| !c.is_builtin())
             .map(|c| c.name.clone())
-            .collect()
+            .collect())
     }
 
-    pub fn apply(&mut self, cmd: &Command) -> Result<()> {
-        match cmd {
-            Command::Append { chain, rule } => {
-                self.require(chain)?;
-                let r = self.encode(rule)?;
-                self.verbose_lines.push(self.change_line(rule));
+    fn encode(&mut self, rule: &IptRule) -> Result<super::table::Rule> {
+        convert::to_rule(self.table.family, &self.table.name, rule)
+    }
+
+    fn apply(&mut self, edit: &Edit, encoded: Option<super::table::Rule>) -> Result<()> {
+        let missing = || Error::InvalidInput("a rule to add without its encoding".into());
+        let bad_index = |chain: &str, index: usize| {
+            Error::InvalidInput(format!("no rule {index} in chain {chain}"))
+        };
+        match edit {
+            Edit::Append { chain, .. } => {
+                let r = encoded.ok_or_else(missing)?;
                 self.chain_mut(chain)?.rules.push(r);
-                self.changed = true;
             }
-            Command::Insert { chain, index, rule } => {
-                self.require(chain)?;
-                let r = self.encode(rule)?;
-                let line = self.change_line(rule);
+            Edit::Insert { chain, index, .. } => {
+                let r = encoded.ok_or_else(missing)?;
                 let c = self.chain_mut(chain)?;
                 if *index == 0 || *index > c.rules.len() + 1 {
-                    return Err(refused(
-                        "iptables: Index of insertion too big.",
-                        format!("insert at {index} in {chain} of {} rules", c.rules.len()),
-                    ));
+                    return Err(bad_index(chain, *index));
                 }
                 c.rules.insert(index - 1, r);
-                self.verbose_lines.push(line);
-                self.changed = true;
             }
-            Command::Delete { chain, rule } | Command::Check { chain, rule } => {
-                self.require(chain)?;
-                self.check_jump(rule)?;
-                let Some(i) = self.find(chain, rule) else {
-                    // iptables-legacy 1.8.9 words it by the target: a verdict (or none) gives
-                    // "Bad rule", a chain or target extension "No chain/target/match".
-                    let verdict = matches!(
-                        rule.target,
-                        None | Some(
-                            crate::ipt::IptTarget::Accept
-                                | crate::ipt::IptTarget::Drop
-                                | crate::ipt::IptTarget::Return
-                        )
-                    );
-                    return Err(refused(
-                        if verdict { BAD_RULE } else { NO_CHAIN },
-                        format!("no rule in {chain} equals the given one"),
-                    ));
-                };
-                if matches!(cmd, Command::Check { .. }) {
-                    // `-v -C` echoes the rule it found.
-                    self.verbose_lines.push(self.change_line(rule));
-                    return Ok(());
-                }
-                self.verbose_lines.push(self.change_line(rule));
-                self.chain_mut(chain)?.rules.remove(i);
-                self.changed = true;
-            }
-            Command::DeleteIndex { chain, index } | Command::Replace { chain, index, .. } => {
-                self.require(chain)?;
-                let new = match cmd {
-                    Command::Replace { rule, .. } => Some((rule.clone(), self.encode(rule)?)),
-                    _ => None,
-                };
-                let family = self.family();
+            Edit::Replace { chain, index, .. } => {
+                let r = encoded.ok_or_else(missing)?;
                 let c = self.chain_mut(chain)?;
-                let len = c.rules.len();
-                if *index == 0 || *index > len {
-                    let what = if new.is_some() {
-                        "replacement"
-                    } else {
-                        "deletion"
-                    };
-                    return Err(refused(
-                        &format!("iptables: Index of {what} too big."),
-                        format!("rule {index} of {len} in {chain}"),
-                    ));
-                }
-                let line = match new {
-                    Some((rule, r)) => {
-                        c.rules[index - 1] = r;
-                        listing::change_line(&rule, family)
-                    }
-                    None => {
-                        let old = c.rules.remove(index - 1);
-                        listing::change_line(&convert::to_ipt(family, &old), family)
-                    }
+                let Some(slot) = index.checked_sub(1).and_then(|i| c.rules.get_mut(i)) else {
+                    return Err(bad_index(chain, *index));
                 };
-                self.verbose_lines.push(line);
-                self.changed = true;
+                *slot = r;
             }
-            Command::NewChain(chain) => {
-                if self.table.chain(chain).is_some() {
-                    return Err(Error::AlreadyExists(failure(
-                        libc::EEXIST,
-                        format!("create chain {chain}"),
-                    ))
-                    .context("iptables: Chain already exists."));
+            Edit::Delete { chain, index } => {
+                let c = self.chain_mut(chain)?;
+                if *index == 0 || *index > c.rules.len() {
+                    return Err(bad_index(chain, *index));
                 }
-                check_chain_name(chain)?;
+                c.rules.remove(index - 1);
+            }
+            Edit::CreateChain(chain) => {
+                self.check_name(chain)?;
                 self.table.insert_user_chain(Chain::user(chain));
-                self.changed = true;
             }
-            Command::DeleteChain(Some(chain)) => {
-                self.require(chain)?;
-                self.delete_chain(chain)?;
+            Edit::DeleteChain(chain) => {
+                self.table.chains.retain(|c| c.name != *chain);
             }
-            Command::DeleteChain(None) => {
-                let users = self.user_chains();
-                for name in &users {
-                    self.check_deletable(name)?;
-                }
-                for name in &users {
-                    self.delete_chain(name)?;
-                }
-            }
-            Command::Flush(Some(chain)) => {
-                self.require(chain)?;
-                self.verbose_lines.push(format!("Flushing chain `{chain}'"));
-                self.chain_mut(chain)?.rules.clear();
-                self.changed = true;
-            }
-            Command::Flush(None) => {
+            Edit::Flush(chain) => self.chain_mut(chain)?.rules.clear(),
+            Edit::FlushAll => {
                 for c in &mut self.table.chains {
-                    self.verbose_lines
-                        .push(format!("Flushing chain `{}'", c.name));
                     c.rules.clear();
                 }
-                self.changed = true;
             }
-            Command::Zero(chain) => {
-                if let Some(c) = chain {
-                    self.require(c)?;
-                }
+            Edit::Zero(chain) => {
                 for c in &mut self.table.chains {
                     if chain.as_ref().is_none_or(|n| *n == c.name) {
-                        self.verbose_lines
-                            .push(format!("Zeroing chain `{}'", c.name));
                         zero(c);
                     }
                 }
-                self.changed = true;
             }
-            Command::Policy { chain, policy } => {
-                let builtin = self.table.chain(chain).is_some_and(Chain::is_builtin);
-                if !builtin {
-                    return Err(refused(
-                        "iptables: Bad built-in chain name.",
-                        format!("chain {chain}"),
-                    ));
-                }
-                let c = self.chain_mut(chain)?;
-                c.policy = policy_verdict(*policy);
-                // libiptc sets a policy without counters, so they start again from zero.
-                c.policy_carry = Carry::Zero;
-                c.policy_counters = Counters::default();
-                self.changed = true;
-            }
-            Command::Rename { from, to } => {
-                // iptables checks the new name first: `-E missing existing` is "File exists."
-                let clashes = matches!(to.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE");
-                if clashes || self.table.chain(to).is_some() {
-                    return Err(Error::AlreadyExists(failure(
-                        libc::EEXIST,
-                        format!("rename chain {from} to {to}"),
-                    ))
-                    .context("iptables: File exists."));
-                }
-                self.require(from)?;
-                // libiptc looks up only user chains to rename.
-                if self.table.chain(from).is_some_and(Chain::is_builtin) {
-                    return Err(not_found(from, &self.table.name));
-                }
-                check_chain_name(to)?;
+            Edit::Policy { chain, policy } => self.set_policy(chain, *policy)?,
+            Edit::Rename { from, to } => {
+                self.check_name(to)?;
                 let Some(i) = self.table.chains.iter().position(|c| c.name == *from) else {
-                    return Err(not_found(from, &self.table.name));
+                    return Err(not_found(from, self.table));
                 };
                 let mut c = self.table.chains.remove(i);
                 c.name = to.clone();
@@ -308,120 +255,35 @@ impl<'t> Applier<'t> {
                         *t = to.clone();
                     }
                 }
-                self.changed = true;
             }
-            Command::ListRules(_) | Command::List(_) => {
-                return Err(Error::InvalidInput("listing is not a change".into()));
+            // iptables-legacy-restore without --noflush: every chain flushed and every user
+            // chain deleted first; policies stay unless declared, and every policy's
+            // counters start again from zero (or from the file's `[p:b]` under -c).
+            Edit::Reset => {
+                for c in &mut self.table.chains {
+                    c.rules.clear();
+                    c.policy_carry = Carry::Zero;
+                    c.policy_counters = Counters::default();
+                }
+                self.table.chains.retain(Chain::is_builtin);
             }
-        }
-        Ok(())
-    }
-
-    fn check_deletable(&self, chain: &str) -> Result<()> {
-        let Some(c) = self.table.chain(chain) else {
-            return Err(not_found(chain, &self.table.name));
-        };
-        if c.is_builtin() {
-            // libiptc refuses with EINVAL, which iptables-legacy prints as it prints any
-            // kernel EINVAL.
-            return Err(Error::Rejected(failure(
-                libc::EINVAL,
-                format!("delete built-in chain {chain}"),
-            ))
-            .context("iptables: Invalid argument. Run `dmesg' for more information."));
-        }
-        // iptables-legacy checks references before emptiness.
-        if self.table.references(chain) > 0 {
-            return Err(in_use(
-                "iptables: Too many links.",
-                format!("delete chain {chain}"),
-                libc::EMLINK,
-            ));
-        }
-        if !c.rules.is_empty() {
-            return Err(in_use(
-                "iptables: Directory not empty.",
-                format!("delete chain {chain}"),
-                libc::ENOTEMPTY,
-            ));
-        }
-        Ok(())
-    }
-
-    fn delete_chain(&mut self, chain: &str) -> Result<()> {
-        self.check_deletable(chain)?;
-        self.verbose_lines.push(format!("Deleting chain `{chain}'"));
-        self.table.chains.retain(|c| c.name != chain);
-        self.changed = true;
-        Ok(())
-    }
-
-    /// An `iptables-restore` block, as iptables-legacy-restore applies it: without
-    /// `--noflush`, every chain is flushed and every user chain deleted first (policies
-    /// stay unless declared, their counters start from zero); `:CHAIN` declares a policy, or creates (or flushes) a user chain.
-    pub fn restore_block(&mut self, block: &Block, noflush: bool) -> Result<()> {
-        if !noflush {
-            for c in &mut self.table.chains {
-                c.rules.clear();
-                // iptables-legacy-restore starts every policy's counters again from zero
-                // (or from the file's `[p:b]` under -c), declared or not.
-                c.policy_carry = Carry::Zero;
-                c.policy_counters = Counters::default();
-            }
-            self.table.chains.retain(Chain::is_builtin);
-            self.changed = true;
-        }
-        for (n, line) in &block.lines {
-            let result = match line {
-                Line::Chain {
-                    name,
-                    policy,
-                    counters,
-                } => self.declare_chain(name, *policy, *counters),
-                Line::Command(cmd) => self
-                    .apply(cmd)
-                    .map_err(|e| crate::ipt::exec::iptables_words(e, cmd)),
-            };
-            result.map_err(|e| e.context(format!("line {n} failed")))?;
-        }
-        Ok(())
-    }
-
-    fn declare_chain(
-        &mut self,
-        name: &str,
-        policy: Option<ChainPolicy>,
-        counters: Option<Counters>,
-    ) -> Result<()> {
-        if self.table.chain(name).is_some_and(Chain::is_builtin) {
             // `:BUILTIN -` leaves the policy as it is, with or without --noflush (as
             // iptables-legacy-restore; libiptc's flush does not touch policies).
-            let Some(policy) = policy else {
-                return Ok(());
-            };
-            self.apply(&Command::Policy {
-                chain: name.to_string(),
-                policy,
-            })?;
-            if let Some(c) = counters {
-                let chain = self.chain_mut(name)?;
-                chain.policy_counters = c;
-                chain.policy_carry = Carry::Start(c);
+            Edit::DeclareBuiltin { policy: None, .. } => return Ok(()),
+            Edit::DeclareBuiltin {
+                chain,
+                policy: Some(policy),
+                counters,
+            } => {
+                self.set_policy(chain, *policy)?;
+                if let Some(c) = counters {
+                    let chain = self.chain_mut(chain)?;
+                    chain.policy_counters = *c;
+                    chain.policy_carry = Carry::Start(*c);
+                }
             }
-            return Ok(());
-        }
-        if policy.is_some() {
-            return Err(refused(
-                "iptables: Bad built-in chain name.",
-                format!("policy for user chain {name}"),
-            ));
-        }
-        match self.table.chain_mut(name) {
-            Some(c) => c.rules.clear(),
-            None => {
-                check_chain_name(name)?;
-                self.table.insert_user_chain(Chain::user(name));
-            }
+            // The user chains went with the reset.
+            Edit::FinishReset { .. } => return Ok(()),
         }
         self.changed = true;
         Ok(())
@@ -432,17 +294,19 @@ impl<'t> Applier<'t> {
 /// rule: "Index of counter too big.", status 1).
 pub(crate) fn zero_rule(t: &mut Table, chain: &str, n: usize) -> Result<()> {
     let table = t.name.clone();
+    let family = t.family;
     let c = t
         .chains
         .iter_mut()
         .find(|c| c.name == chain)
-        .ok_or_else(|| not_found(chain, &table))?;
+        .ok_or_else(|| messages::not_found(t.family, format!("chain {chain} in table {table}")))?;
     let r = n
         .checked_sub(1)
         .and_then(|i| c.rules.get_mut(i))
         .ok_or_else(|| {
-            refused(
-                "iptables: Index of counter too big.",
+            messages::refused(
+                family,
+                Msg::CounterTooBig,
                 format!("zero rule {n} of chain {chain}"),
             )
         })?;

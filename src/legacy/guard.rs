@@ -1,5 +1,6 @@
 //! The policy check and audit records of the x_tables backend: the same [`Policy`] and the
-//! same [`Auditor`] as nf_tables sessions use (the process's, set by the binary), applied to
+//! same [`Auditor`] as nf_tables sessions use (the [`crate::seam::Enforcement`] the backend was
+//! opened with), applied to
 //! what a replace actually changes.
 //!
 //! x_tables has no operations on the wire: a replace hands the kernel a whole new table.
@@ -20,7 +21,7 @@ use crate::error::Result;
 use crate::nft::{AuditOutcome, Auditor};
 use crate::policy::{Policy, Touch, Verb};
 
-/// The process's policy and auditor, when either is set.
+/// The policy and auditor a backend was opened with, when either is set.
 pub(crate) struct Enforcement {
     policy: Option<Arc<Policy>>,
     auditor: Option<Arc<dyn Auditor>>,
@@ -37,10 +38,12 @@ impl Enforcement {
         self.policy.is_some()
     }
 
-    pub(crate) fn current() -> Option<Enforcement> {
-        let policy = crate::policy::process_policy();
-        let auditor = crate::nft::process_auditor();
-        (policy.is_some() || auditor.is_some()).then_some(Enforcement { policy, auditor })
+    /// What `e` asks of a replace; `None` when it checks and records nothing.
+    pub(crate) fn of(e: &crate::seam::Enforcement) -> Option<Enforcement> {
+        e.is_active().then(|| Enforcement {
+            policy: e.policy.clone(),
+            auditor: e.auditor.clone(),
+        })
     }
 
     /// Checks the changes (all of one commit); a denial is audited and returned.

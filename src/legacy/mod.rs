@@ -27,6 +27,7 @@ mod guard;
 pub(crate) mod kernel;
 mod nathost;
 mod raw;
+mod rule;
 pub(crate) mod table;
 #[cfg(test)]
 mod tests;
@@ -39,7 +40,7 @@ use crate::ipt::restore::Block;
 use crate::lock::XtablesLock;
 use crate::model::Family;
 pub use blob::GetInfo;
-use exec::Applier;
+use exec::LegacyTable;
 pub use kernel::Committed;
 use kernel::{MAX_ATTEMPTS, XtError, XtSocket};
 pub use raw::RawTable;
@@ -49,6 +50,7 @@ pub use table::{Layout, Table};
 pub struct Legacy {
     sock: XtSocket,
     lock: XtablesLock,
+    enforcement: crate::seam::Enforcement,
 }
 
 /// The result of a transaction: the closure's value, the attempts it took, and the commit
@@ -61,11 +63,25 @@ pub struct Outcome<T> {
 }
 
 impl Legacy {
+    /// Opens one family's x_tables, writing under `lock`, checking and recording nothing
+    /// (see [`Legacy::enforcing`]).
     pub fn open(family: Family, lock: XtablesLock) -> Result<Legacy> {
         Ok(Legacy {
             sock: XtSocket::open(family)?,
             lock,
+            enforcement: crate::seam::Enforcement::none(),
         })
+    }
+
+    /// Checks every replace against `e`'s policy and records it with `e`'s auditor.
+    pub fn enforcing(mut self, e: crate::seam::Enforcement) -> Legacy {
+        self.enforcement = e;
+        self
+    }
+
+    /// What this backend enforces.
+    pub fn enforcement(&self) -> &crate::seam::Enforcement {
+        &self.enforcement
     }
 
     pub fn family(&self) -> Family {
@@ -99,7 +115,7 @@ impl Legacy {
         extra: Vec<guard::Described>,
         mut plan: impl FnMut(&mut Table) -> Result<(T, bool)>,
     ) -> Result<Outcome<T>> {
-        let enforcement = guard::Enforcement::current();
+        let enforcement = guard::Enforcement::of(&self.enforcement);
         let _guard = self.lock.acquire()?;
         for attempt in 1..=MAX_ATTEMPTS {
             let mut t = self.sock.read_consistent(table)?;
@@ -147,7 +163,7 @@ impl Legacy {
     /// The zeroing of counters as the policy and the audit see it (nothing when neither is
     /// in force).
     fn zero_changes(&self, table: &str, chain: Option<&str>) -> Result<Vec<guard::Described>> {
-        match guard::Enforcement::current() {
+        match guard::Enforcement::of(&self.enforcement) {
             None => Ok(Vec::new()),
             Some(e) => {
                 let t = Table {
@@ -165,10 +181,11 @@ impl Legacy {
 
 /// Runs one iptables invocation on the x_tables backend; returns what to print.
 pub fn execute(legacy: &Legacy, inv: &Invocation) -> Result<String> {
-    run(legacy, inv).map_err(|e| crate::ipt::exec::for_family(e, inv.family))
+    run(legacy, inv)
 }
 
 fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
+    let words = |e| crate::ipt::messages::kernel_words(e, inv.family, false);
     match &inv.command {
         Command::ListRules(chain) => {
             let t = legacy.read(&inv.table)?;
@@ -176,7 +193,8 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                 &exec::chain_listings(&t),
                 chain.as_deref(),
                 inv.verbose,
-            );
+            )
+            .map_err(words);
         }
         Command::List(chain) if !inv.zero_after_list => {
             let t = legacy.read(&inv.table)?;
@@ -185,7 +203,8 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                 chain.as_deref(),
                 inv,
                 inv.family,
-            );
+            )
+            .map_err(words);
         }
         Command::List(chain) => {
             // `-L -Z`: list what is counted, then zero it, in one replace.
@@ -196,9 +215,10 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                     chain.as_deref(),
                     inv,
                     inv.family,
-                )?;
-                let mut a = Applier::new(t);
-                a.apply(&Command::Zero(chain.clone()))?;
+                )
+                .map_err(words)?;
+                let mut a = LegacyTable::new(t, false);
+                crate::seam::interpret(&mut a, &Command::Zero(chain.clone()))?;
                 Ok((text, true))
             })?;
             return Ok(out.value);
@@ -221,11 +241,11 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
     };
     let out = legacy
         .transact_with(&inv.table, extra, |t| {
-            let mut a = Applier::new(t);
-            a.apply(&inv.command)?;
+            let mut a = LegacyTable::new(t, inv.verbose);
+            crate::seam::interpret(&mut a, &inv.command)?;
             Ok((std::mem::take(&mut a.verbose_lines), a.changed && !check))
         })
-        .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command))?;
+        .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command, inv.family))?;
     if inv.verbose && out.attempts > 1 {
         use std::io::Write;
         // stderr: stdout stays exactly what iptables prints.
@@ -258,9 +278,9 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
     for name in order {
         let out = legacy
             .transact(name, |t| {
-                let mut a = Applier::new(t);
+                let mut a = LegacyTable::new(t, false);
                 for b in blocks.iter().filter(|b| b.table == name) {
-                    a.restore_block(b, noflush)?;
+                    crate::seam::restore_block(&mut a, b, noflush)?;
                 }
                 Ok(((), a.changed))
             })
@@ -343,8 +363,26 @@ pub fn listings(
                 errno: libc::ENOENT,
                 ext_ack: None,
             })
-            .context("iptables: No chain/target/match by that name."));
+            .context(crate::ipt::messages::Msg::NoChain.text(legacy.family())));
         }
     }
     Ok(all)
+}
+
+impl crate::seam::ListTables for Legacy {
+    fn listings(
+        &mut self,
+        _family: Family,
+        table: &str,
+        chain: Option<&str>,
+    ) -> Result<Vec<crate::ipt::listing::ChainListing>> {
+        listings(self, table, chain)
+    }
+
+    fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>> {
+        Ok(match table {
+            Some(t) => vec![t.to_string()],
+            None => loaded_tables(family),
+        })
+    }
 }

@@ -299,7 +299,7 @@ impl RulesetBackend for Legacy {
             // Under a policy (or with an auditor), the tables as they are now (under the
             // lock: only a writer bypassing it can have changed them since the plan read
             // them, and then the replace fails and the plan runs again) against the new ones.
-            let enforcement = super::guard::Enforcement::current();
+            let enforcement = super::guard::Enforcement::of(&self.enforcement);
             let mut described = Vec::new();
             if let Some(e) = &enforcement {
                 for name in &order {

@@ -6,7 +6,7 @@
 use super::blob::GetInfo;
 use super::kernel::XtError;
 use super::table::Table;
-use super::{Legacy, exec::Applier};
+use super::{Legacy, exec::LegacyTable};
 use crate::error::{Error, Result};
 use crate::ipt::parse::Command;
 use crate::model::Family;
@@ -70,6 +70,6 @@ impl Table {
     /// Applies one iptables command to this table in memory (nothing is sent); what
     /// [`Legacy::transact`]'s plans do. Errors are iptables' (no such chain, rule not found...).
     pub fn apply(&mut self, command: &Command) -> Result<()> {
-        Applier::new(self).apply(command)
+        crate::seam::interpret(&mut LegacyTable::new(self, false), command).map(|_| ())
     }
 }

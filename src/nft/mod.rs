@@ -16,6 +16,6 @@ mod transaction;
 pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};
 pub use session::{
     AuditOutcome, Auditor, Committed, Guard, Reader, Session, SessionBuilder, SessionStats,
-    SetElements, process_auditor, set_process_enforcement,
+    SetElements,
 };
 pub use transaction::{ChainRef, ChainSpec, EncodedRule, Op, RulePosition, TableRef, Transaction};

@@ -1,8 +1,8 @@
 //! The nf_tables session: socket, reads, transactions with generation-id retry, guard and
-//! auditor hooks, dumps. Over 600 lines: issue 14 splits it along these seams (reader, dump
-//! machinery, diagnosis of missing modules).
+//! auditor hooks; the plan's reads (`reader`), the dump machinery (`dump`) and the
+//! diagnosis of missing modules (`diagnose`) in files of their own.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -21,6 +21,16 @@ const OPTIMISTIC_ATTEMPTS: u32 = 4;
 
 /// How many times a dump interrupted by concurrent commits is restarted.
 const MAX_DUMP_RESTARTS: u32 = 64;
+
+mod diagnose;
+mod dump;
+mod reader;
+
+use diagnose::*;
+pub use dump::SetElements;
+use dump::*;
+pub(super) use dump::{absent, dump_all};
+pub use reader::Reader;
 
 /// Checks every transaction of a session before anything is sent: a policy
 /// ([`crate::policy::Policy`]). An error from it is returned as the transaction's error.
@@ -74,32 +84,6 @@ struct Enforcement {
     auditor: Option<Arc<dyn Auditor>>,
 }
 
-static PROCESS_ENFORCEMENT: RwLock<Option<Enforcement>> = RwLock::new(None);
-
-/// Sets the guard and auditor that every [`SessionBuilder`] of this process starts with (the
-/// `xtnl` binary sets its policy and audit here once, so that every command's sessions are
-/// covered, whichever front opens them). Builders may still replace them.
-pub fn set_process_enforcement(guard: Option<Arc<dyn Guard>>, auditor: Option<Arc<dyn Auditor>>) {
-    let mut slot = PROCESS_ENFORCEMENT
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    *slot = Some(Enforcement { guard, auditor });
-}
-
-/// The auditor every session of this process starts with, for backends that commit
-/// without a [`Session`] (the legacy backend) and must write the same audit lines.
-pub fn process_auditor() -> Option<Arc<dyn Auditor>> {
-    process_enforcement().auditor
-}
-
-fn process_enforcement() -> Enforcement {
-    PROCESS_ENFORCEMENT
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .clone()
-        .unwrap_or_default()
-}
-
 /// Builds a [`Session`] with non-default lock and retry settings.
 #[derive(Debug, Clone)]
 pub struct SessionBuilder {
@@ -115,7 +99,7 @@ impl Default for SessionBuilder {
             lock_mode: LockMode::Always,
             lock: XtablesLock::from_env(WaitPolicy::Forever),
             max_attempts: 32,
-            enforcement: process_enforcement(),
+            enforcement: Enforcement::default(),
         }
     }
 }
@@ -138,12 +122,12 @@ impl SessionBuilder {
         self.max_attempts = n.max(1);
         self
     }
-    /// Checks every transaction with `guard` before sending it (replaces the process's).
+    /// Checks every transaction with `guard` before sending it (default: none).
     pub fn guard(mut self, guard: Option<Arc<dyn Guard>>) -> Self {
         self.enforcement.guard = guard;
         self
     }
-    /// Records every transaction with `auditor` (replaces the process's).
+    /// Records every transaction with `auditor` (default: none).
     pub fn auditor(mut self, auditor: Option<Arc<dyn Auditor>>) -> Self {
         self.enforcement.auditor = auditor;
         self
@@ -193,246 +177,6 @@ pub struct Committed<T> {
     pub ops: usize,
     /// `(operation index, handle)` of added rules, when the transaction asked for them.
     pub rule_handles: Vec<(usize, u64)>,
-}
-
-/// Reads the ruleset while a transaction is planned. The first read fetches the generation
-/// id, which the commit then carries: if anything changed after it, the kernel refuses the
-/// batch and the plan runs again on fresh state.
-pub struct Reader<'s> {
-    pub(super) sock: &'s mut NlSocket,
-    pub(super) stats: &'s mut SessionStats,
-    pub(super) generation: Option<u32>,
-}
-
-impl Reader<'_> {
-    pub(super) fn pin(&mut self) -> Result<()> {
-        if self.generation.is_none() {
-            self.generation = Some(get_generation(self.sock)?);
-        }
-        Ok(())
-    }
-    /// The generation the plan's reads are based on.
-    pub fn generation(&mut self) -> Result<u32> {
-        self.pin()?;
-        Ok(self.generation.unwrap_or_default())
-    }
-    pub fn tables(&mut self) -> Result<Vec<Table>> {
-        self.pin()?;
-        dump_tables(self.sock, &mut self.stats.dump_restarts)
-    }
-    pub fn chains(&mut self, table: &TableRef) -> Result<Vec<Chain>> {
-        self.pin()?;
-        dump_chains(self.sock, &mut self.stats.dump_restarts, table)
-    }
-    /// One chain, by name: a single-object request, not a dump of the table's chains.
-    pub fn chain(&mut self, chain: &ChainRef) -> Result<Option<Chain>> {
-        self.pin()?;
-        get_chain(self.sock, chain)
-    }
-    /// Whether the table exists: a single-object request.
-    pub fn table_exists(&mut self, table: &TableRef) -> Result<bool> {
-        self.pin()?;
-        get_table_exists(self.sock, table)
-    }
-    /// Rules of one chain, or of the whole table (`chain: None`).
-    pub fn rules(&mut self, table: &TableRef, chain: Option<&str>) -> Result<Vec<ListedRule>> {
-        self.pin()?;
-        dump_rules(self.sock, &mut self.stats.dump_restarts, table, chain)
-    }
-    /// Rules of a table (or one chain), undecoded.
-    pub fn raw_rules(&mut self, table: &TableRef, chain: Option<&str>) -> Result<Vec<RawRule>> {
-        self.pin()?;
-        dump_rule_reprs(
-            self.sock,
-            &mut self.stats.dump_restarts,
-            table,
-            chain,
-            RawRule::from_repr,
-        )
-    }
-    /// Where `iptables -I CHAIN n` puts a rule: before the n-th rule (1-based), or at the
-    /// end when n is one past the last.
-    pub fn position_of_index(&mut self, chain: &ChainRef, n: usize) -> Result<RulePosition> {
-        if n == 0 {
-            return Err(Error::InvalidInput("rule positions start at 1".into()));
-        }
-        if n == 1 {
-            // Still read, so that a missing chain is reported and the genid is pinned.
-            self.chain_must_exist(chain)?;
-            return Ok(RulePosition::Head);
-        }
-        self.chain_must_exist(chain)?;
-        let rules = self.rules(&chain.table, Some(&chain.name))?;
-        match rules.get(n - 1) {
-            Some(r) => Ok(RulePosition::Before(r.handle)),
-            None if n == rules.len() + 1 => Ok(RulePosition::Append),
-            None => Err(Error::InvalidInput(format!(
-                "index of insertion too big: chain {} has {} rules, cannot insert at {n}",
-                chain.name,
-                rules.len()
-            ))),
-        }
-    }
-    /// The handle of the n-th rule (1-based) of a chain.
-    pub fn handle_of_index(&mut self, chain: &ChainRef, n: usize) -> Result<u64> {
-        self.chain_must_exist(chain)?;
-        let rules = self.rules(&chain.table, Some(&chain.name))?;
-        n.checked_sub(1)
-            .and_then(|i| rules.get(i))
-            .map(|r| r.handle)
-            .ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "index of rule {n} out of range: chain {} has {} rules",
-                    chain.name,
-                    rules.len()
-                ))
-            })
-    }
-    /// Chains by name and the rules of one chain, in one round trip (that also pins the
-    /// generation when nothing was read yet): what an operation on a few known chains needs,
-    /// without a dump of the table. A missing chain is `None`; the rules of a missing chain
-    /// are empty.
-    pub fn chains_and_rules(
-        &mut self,
-        chains: &[&ChainRef],
-        rules_of: Option<&ChainRef>,
-    ) -> Result<(Vec<Option<Chain>>, Vec<RawRule>)> {
-        let pin = self.generation.is_none();
-        let no_attrs = |_: &mut crate::wire::attr::AttrWriter<'_>| {};
-        let chain_attrs: Vec<_> = chains
-            .iter()
-            .map(|c| {
-                move |w: &mut crate::wire::attr::AttrWriter<'_>| {
-                    w.strz(crate::wire::nftables::NFTA_CHAIN_TABLE, &c.table.name);
-                    w.strz(crate::wire::nftables::NFTA_CHAIN_NAME, &c.name);
-                }
-            })
-            .collect();
-        let mut gets = Vec::with_capacity(chains.len() + 1);
-        if pin {
-            gets.push(Request {
-                msg: msg::GETGEN,
-                family: nfproto::UNSPEC,
-                attrs: &no_attrs,
-                what: "read generation id",
-            });
-        }
-        for (c, attrs) in chains.iter().zip(&chain_attrs) {
-            gets.push(Request {
-                msg: msg::GETCHAIN,
-                family: c.table.family.nfproto(),
-                attrs,
-                what: "get chain",
-            });
-        }
-        let rule_attrs = |w: &mut crate::wire::attr::AttrWriter<'_>| {
-            if let Some(c) = rules_of {
-                w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &c.table.name);
-                w.strz(crate::wire::nftables::NFTA_RULE_CHAIN, &c.name);
-            }
-        };
-        let dump = rules_of.map(|c| Request {
-            msg: msg::GETRULE,
-            family: c.table.family.nfproto(),
-            attrs: &rule_attrs,
-            what: "list rules",
-        });
-        let mut reprs = Vec::new();
-        let mut parse_error = None;
-        let answers = self.sock.pipelined(&gets, dump, |_, payload| {
-            let parsed =
-                split_nfgenmsg(payload).and_then(|(fam, attrs)| RuleRepr::parse(fam, attrs));
-            match parsed {
-                Ok(r) => reprs.push(r),
-                Err(e) => {
-                    parse_error.get_or_insert(e);
-                }
-            }
-            Ok(())
-        })?;
-        if let Some(e) = parse_error {
-            return Err(e.into());
-        }
-        let mut replies = answers.replies.into_iter();
-        if pin {
-            let payload = replies.next().unwrap_or_else(|| {
-                Err(Error::Netlink {
-                    context: "read generation id",
-                    source: std::io::Error::other("no answer"),
-                })
-            })?;
-            let (_, attrs) = split_nfgenmsg(&payload)?;
-            self.generation = Some(GenRepr::parse(attrs)?.id);
-        }
-        let mut found = Vec::with_capacity(chains.len());
-        for reply in replies {
-            found.push(match absent(reply)? {
-                Some(payload) => {
-                    let (fam, attrs) = split_nfgenmsg(&payload)?;
-                    Chain::from_repr(ChainRepr::parse(fam, attrs)?)
-                }
-                None => None,
-            });
-        }
-        let rules = match (rules_of, answers.dump) {
-            (Some(c), Some(Ok(()))) => {
-                reprs.retain(|r| r.table == c.table.name && r.chain == c.name);
-                with_set_elements(
-                    self.sock,
-                    &mut self.stats.dump_restarts,
-                    &c.table,
-                    reprs,
-                    RawRule::from_repr,
-                )?
-            }
-            (Some(c), _) => {
-                // A commit interrupted the dump: read the chain again the usual way.
-                self.stats.dump_restarts += 1;
-                self.raw_rules(&c.table, Some(&c.name))?
-            }
-            (None, _) => Vec::new(),
-        };
-        Ok((found, rules))
-    }
-    /// One rule, by handle: a single-object request. `None` when the chain holds no rule
-    /// with that handle.
-    pub fn rule(&mut self, chain: &ChainRef, handle: u64) -> Result<Option<RawRule>> {
-        self.pin()?;
-        let reply = absent(self.sock.request_with(
-            msg::GETRULE,
-            chain.table.family.nfproto(),
-            |w| {
-                w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &chain.table.name);
-                w.strz(crate::wire::nftables::NFTA_RULE_CHAIN, &chain.name);
-                w.u64_be(crate::wire::nftables::NFTA_RULE_HANDLE, handle);
-            },
-            "get rule",
-        ))?;
-        let Some(payload) = reply else {
-            return Ok(None);
-        };
-        let (fam, attrs) = split_nfgenmsg(&payload)?;
-        let repr = RuleRepr::parse(fam, attrs)?;
-        let mut rules = with_set_elements(
-            self.sock,
-            &mut self.stats.dump_restarts,
-            &chain.table,
-            vec![repr],
-            RawRule::from_repr,
-        )?;
-        Ok(rules.pop())
-    }
-    fn chain_must_exist(&mut self, chain: &ChainRef) -> Result<()> {
-        if self.chain(chain)?.is_none() {
-            return Err(Error::NotFound(crate::OpFailure {
-                index: 0,
-                op: format!("list chain {chain}"),
-                errno: libc::ENOENT,
-                ext_ack: None,
-            }));
-        }
-        Ok(())
-    }
 }
 
 impl Session {
@@ -738,311 +482,4 @@ impl Session {
     pub fn socket(&mut self) -> &mut NlSocket {
         &mut self.sock
     }
-}
-
-pub(super) fn absent<T>(r: Result<T>) -> Result<Option<T>> {
-    match r {
-        Ok(v) => Ok(Some(v)),
-        Err(e) if e.kind() == crate::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-fn get_chain(sock: &mut NlSocket, chain: &ChainRef) -> Result<Option<Chain>> {
-    let reply = absent(sock.request_with(
-        msg::GETCHAIN,
-        chain.table.family.nfproto(),
-        |w| {
-            w.strz(crate::wire::nftables::NFTA_CHAIN_TABLE, &chain.table.name);
-            w.strz(crate::wire::nftables::NFTA_CHAIN_NAME, &chain.name);
-        },
-        "get chain",
-    ))?;
-    let Some(payload) = reply else {
-        return Ok(None);
-    };
-    let (fam, attrs) = split_nfgenmsg(&payload)?;
-    Ok(Chain::from_repr(ChainRepr::parse(fam, attrs)?))
-}
-
-fn get_table_exists(sock: &mut NlSocket, table: &TableRef) -> Result<bool> {
-    let reply = absent(sock.request_with(
-        msg::GETTABLE,
-        table.family.nfproto(),
-        |w| {
-            w.strz(crate::wire::nftables::NFTA_TABLE_NAME, &table.name);
-        },
-        "get table",
-    ))?;
-    Ok(reply.is_some())
-}
-
-fn get_generation(sock: &mut NlSocket) -> Result<u32> {
-    let payload = sock.request(msg::GETGEN, nfproto::UNSPEC, "read generation id")?;
-    let (_, attrs) = split_nfgenmsg(&payload)?;
-    Ok(GenRepr::parse(attrs)?.id)
-}
-
-/// Runs a dump, restarting it while concurrent commits interrupt it.
-pub(super) fn dump_all<T>(
-    sock: &mut NlSocket,
-    restarts: &mut u64,
-    m: u8,
-    family: u8,
-    filter: &dyn Fn(&mut crate::wire::attr::AttrWriter<'_>),
-    parse: impl Fn(u8, &[u8]) -> Result<Option<T>>,
-) -> Result<Vec<T>> {
-    for _ in 0..MAX_DUMP_RESTARTS {
-        let mut out = Vec::new();
-        let done = sock.dump(m, family, filter, |_, payload| {
-            let (fam, attrs) = split_nfgenmsg(payload)?;
-            if let Some(v) = parse(fam, attrs)? {
-                out.push(v);
-            }
-            Ok(())
-        })?;
-        if done.is_ok() {
-            return Ok(out);
-        }
-        *restarts += 1;
-    }
-    Err(Error::GenerationConflict {
-        attempts: MAX_DUMP_RESTARTS,
-    })
-}
-
-fn dump_tables(sock: &mut NlSocket, restarts: &mut u64) -> Result<Vec<Table>> {
-    dump_all(
-        sock,
-        restarts,
-        msg::GETTABLE,
-        nfproto::UNSPEC,
-        &|_| {},
-        |fam, attrs| Ok(Table::from_repr(TableRepr::parse(fam, attrs)?)),
-    )
-}
-
-fn dump_chains(sock: &mut NlSocket, restarts: &mut u64, table: &TableRef) -> Result<Vec<Chain>> {
-    let name = table.name.clone();
-    dump_all(
-        sock,
-        restarts,
-        msg::GETCHAIN,
-        table.family.nfproto(),
-        &|w| {
-            w.strz(crate::wire::nftables::NFTA_CHAIN_TABLE, &name);
-        },
-        |fam, attrs| {
-            let c = ChainRepr::parse(fam, attrs)?;
-            // The kernel filters by family; the table filter is applied here as well, since
-            // older kernels ignore it for dumps.
-            Ok(if c.table == name {
-                Chain::from_repr(c)
-            } else {
-                None
-            })
-        },
-    )
-}
-
-fn dump_rules(
-    sock: &mut NlSocket,
-    restarts: &mut u64,
-    table: &TableRef,
-    chain: Option<&str>,
-) -> Result<Vec<ListedRule>> {
-    dump_rule_reprs(sock, restarts, table, chain, ListedRule::from_repr)
-}
-
-/// Above this many chains and estimated rules a table's rules are dumped chain by chain:
-/// every continuation of a whole-table rule dump walks the table again from its start in
-/// the kernel, while one dump per chain stays linear but pays a round trip per chain.
-/// Measured crossover: 10,000 rules 0.14 s whole vs 0.19 s per chain; 30,000 rules 0.93 s
-/// vs 0.55 s (10,000 chains). Callers bracket
-/// multi-dump reads with generation checks ([`Session::read`], [`Session::transact`]).
-const PER_CHAIN_DUMP_CHAINS: usize = 64;
-const PER_CHAIN_DUMP_RULES: u64 = 15_000;
-
-fn dump_rule_reprs<T>(
-    sock: &mut NlSocket,
-    restarts: &mut u64,
-    table: &TableRef,
-    chain: Option<&str>,
-    convert: impl Fn(RuleRepr, &SetElements) -> Option<T>,
-) -> Result<Vec<T>> {
-    if chain.is_none() {
-        let chains = dump_chains(sock, restarts, table)?;
-        let estimated: u64 = chains.iter().map(|c| u64::from(c.use_count)).sum();
-        if chains.len() > PER_CHAIN_DUMP_CHAINS && estimated > PER_CHAIN_DUMP_RULES {
-            let mut out = Vec::new();
-            for c in &chains {
-                out.extend(dump_rule_reprs_once(
-                    sock,
-                    restarts,
-                    table,
-                    Some(&c.chain.name),
-                    &convert,
-                )?);
-            }
-            return Ok(out);
-        }
-    }
-    dump_rule_reprs_once(sock, restarts, table, chain, convert)
-}
-
-fn dump_rule_reprs_once<T>(
-    sock: &mut NlSocket,
-    restarts: &mut u64,
-    table: &TableRef,
-    chain: Option<&str>,
-    convert: impl Fn(RuleRepr, &SetElements) -> Option<T>,
-) -> Result<Vec<T>> {
-    let name = table.name.clone();
-    let chain_name = chain.map(str::to_owned);
-    let reprs = dump_all(
-        sock,
-        restarts,
-        msg::GETRULE,
-        table.family.nfproto(),
-        &|w| {
-            w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &name);
-            if let Some(c) = &chain_name {
-                w.strz(crate::wire::nftables::NFTA_RULE_CHAIN, c);
-            }
-        },
-        |fam, attrs| {
-            let r = RuleRepr::parse(fam, attrs)?;
-            if r.table != name || chain_name.as_ref().is_some_and(|c| *c != r.chain) {
-                return Ok(None);
-            }
-            Ok(Some(r))
-        },
-    )?;
-    with_set_elements(sock, restarts, table, reprs, convert)
-}
-
-/// Converts rule reprs, with the elements of the anonymous sets they look up, so that they
-/// decode in full.
-fn with_set_elements<T>(
-    sock: &mut NlSocket,
-    restarts: &mut u64,
-    table: &TableRef,
-    reprs: Vec<RuleRepr>,
-    convert: impl Fn(RuleRepr, &SetElements) -> Option<T>,
-) -> Result<Vec<T>> {
-    let mut sets = SetElements::new();
-    for r in &reprs {
-        for e in &r.exprs {
-            if let crate::wire::expr::Expr::Lookup(l) = e
-                && l.set.starts_with("__set")
-                && !sets.contains_key(&l.set)
-            {
-                let elements = dump_set_elements(sock, restarts, table, &l.set)?;
-                sets.insert(l.set.clone(), elements);
-            }
-        }
-    }
-    Ok(reprs
-        .into_iter()
-        .filter_map(|r| convert(r, &sets))
-        .collect())
-}
-
-pub use super::listing::SetElements;
-
-fn dump_set_elements(
-    sock: &mut NlSocket,
-    restarts: &mut u64,
-    table: &TableRef,
-    set: &str,
-) -> Result<Vec<crate::wire::nftables::SetElem>> {
-    let lists = dump_all(
-        sock,
-        restarts,
-        msg::GETSETELEM,
-        table.family.nfproto(),
-        &|w| {
-            w.strz(crate::wire::nftables::NFTA_SET_ELEM_LIST_TABLE, &table.name);
-            w.strz(crate::wire::nftables::NFTA_SET_ELEM_LIST_SET, set);
-        },
-        |_, attrs| Ok(Some(crate::wire::nftables::SetElemsRepr::parse(attrs)?)),
-    )?;
-    Ok(lists.into_iter().flat_map(|l| l.elements).collect())
-}
-
-/// Expressions every nf_tables kernel has (nf_tables' core); any other one may be a module
-/// the kernel lacks.
-const CORE_EXPRESSIONS: &[&str] = &[
-    "payload",
-    "meta",
-    "cmp",
-    "range",
-    "bitwise",
-    "immediate",
-    "lookup",
-    "counter",
-];
-
-/// nf_tables answers ENOENT to a rule for its chain, for the chain it jumps to, and for an
-/// expression type or x_tables extension the kernel lacks (no module to load). When the
-/// rule's chain exists, the error names the missing jump target, or else says that the
-/// kernel lacks what the rule needs, naming it.
-fn missing_extension(sock: &mut NlSocket, tx: &Transaction, e: Error) -> Error {
-    let Some(f) = e.op_failure().filter(|f| f.errno == libc::ENOENT) else {
-        return e;
-    };
-    let exprs = match tx.ops().get(f.index) {
-        Some(
-            super::Op::AddEncodedRule { chain, rule, .. }
-            | super::Op::ReplaceEncodedRule { chain, rule, .. },
-        ) => (chain, rule.exprs.clone()),
-        Some(
-            super::Op::AddRule { chain, rule, .. } | super::Op::ReplaceRule { chain, rule, .. },
-        ) => match super::codec::encode_native(rule, chain.table.family) {
-            Ok(n) => (chain, n.exprs),
-            Err(_) => return e,
-        },
-        _ => return e,
-    };
-    let (chain, exprs) = exprs;
-    if !matches!(get_chain(sock, chain), Ok(Some(_))) {
-        return e;
-    }
-    // The chain is there: the jump target may not be.
-    for x in &exprs {
-        if let crate::wire::expr::Expr::Immediate(i) = x
-            && let crate::wire::expr::ImmediateData::Verdict(
-                crate::wire::expr::Verdict::Jump(target) | crate::wire::expr::Verdict::Goto(target),
-            ) = &i.data
-            && matches!(
-                get_chain(sock, &chain.table.chain(target.clone())),
-                Ok(None)
-            )
-        {
-            let mut f = f.clone();
-            f.op = format!("{}, whose jump target chain {target} does not exist", f.op);
-            return Error::NotFound(f);
-        }
-    }
-    let needs: Vec<String> = exprs
-        .iter()
-        .filter_map(|x| match x {
-            crate::wire::expr::Expr::Match(m) => {
-                Some(format!("x_tables match {} rev {}", m.name, m.rev))
-            }
-            crate::wire::expr::Expr::Target(t) => {
-                Some(format!("x_tables target {} rev {}", t.name, t.rev))
-            }
-            other if !CORE_EXPRESSIONS.contains(&other.name()) => {
-                Some(format!("expression {}", other.name()))
-            }
-            _ => None,
-        })
-        .collect();
-    if needs.is_empty() {
-        return e;
-    }
-    let mut f = f.clone();
-    f.op = format!("{}, which needs {}", f.op, needs.join(", "));
-    Error::Unsupported(f)
 }

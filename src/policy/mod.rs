@@ -38,27 +38,6 @@ use crate::wire::expr::{Expr, ImmediateData, Verdict};
 pub use caller::{Caller, accounts};
 pub use file::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, load_file, load_secure};
 
-static PROCESS_POLICY: std::sync::RwLock<Option<std::sync::Arc<Policy>>> =
-    std::sync::RwLock::new(None);
-
-/// Sets the policy in force for this process (the `xtnl` binary does, once, with the policy
-/// it also installs as every session's guard).
-pub fn set_process_policy(p: Option<std::sync::Arc<Policy>>) {
-    *PROCESS_POLICY
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner()) = p;
-}
-
-/// The policy in force for this process, for backends that commit without a
-/// [`crate::nft::Session`] (the legacy backend): they call [`Policy::check_size`] and
-/// [`Policy::check`] on their own operations' [`Touch`]es before changing anything.
-pub fn process_policy() -> Option<std::sync::Arc<Policy>> {
-    PROCESS_POLICY
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .clone()
-}
-
 /// What an operation does to a table or chain, as policy files name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Verb {

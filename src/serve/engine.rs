@@ -92,6 +92,21 @@ impl Auditor for CurrentAuditor {
     }
 }
 
+/// A backend opened for a listing: the namespace's session, or x_tables.
+enum Lister<'a> {
+    Nft(&'a mut Session),
+    Legacy(Legacy),
+}
+
+impl Lister<'_> {
+    fn get(&mut self) -> &mut dyn crate::seam::ListTables {
+        match self {
+            Lister::Nft(s) => *s,
+            Lister::Legacy(l) => l,
+        }
+    }
+}
+
 /// The engine's settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -103,6 +118,8 @@ pub struct Config {
     pub policy: Option<Arc<Policy>>,
     /// The namespace of requests that name none (`--netns` of the service).
     pub default_netns: Option<Netns>,
+    /// Open the xtables lock with `O_NOFOLLOW` (a delegated run).
+    pub no_follow: bool,
 }
 
 /// Owns the sessions; executes requests one at a time.
@@ -165,7 +182,7 @@ impl Engine {
                 self.sessions.clear();
             }
             let s = Session::builder()
-                .lock(XtablesLock::from_env(self.config.wait))
+                .lock(XtablesLock::from_env(self.config.wait).with_no_follow(self.config.no_follow))
                 .lock_mode(LockMode::Always)
                 .guard(Some(Arc::new(CurrentGuard(self.current.clone()))))
                 .auditor(Some(Arc::new(CurrentAuditor(self.current.clone()))))
@@ -188,7 +205,7 @@ impl Engine {
                 self.maps.clear();
             }
             let s = Session::builder()
-                .lock(XtablesLock::from_env(self.config.wait))
+                .lock(XtablesLock::from_env(self.config.wait).with_no_follow(self.config.no_follow))
                 .lock_mode(LockMode::Always)
                 .guard(Some(Arc::new(CurrentGuard(self.current.clone()))))
                 .auditor(Some(Arc::new(CurrentAuditor(self.current.clone()))))
@@ -201,12 +218,33 @@ impl Engine {
             .ok_or_else(|| Error::InvalidInput("no map-layout handle".into()))
     }
 
+    /// One family's x_tables, held to the policy and audit of the request being executed
+    /// (the same ones the sessions' guard and auditor look up).
     fn legacy(&self, netns: &Option<Netns>, family: Family) -> Result<Legacy> {
-        let lock = XtablesLock::from_env(self.config.wait);
-        match netns {
+        let lock = XtablesLock::from_env(self.config.wait).with_no_follow(self.config.no_follow);
+        let enforcement = {
+            let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+            crate::seam::Enforcement::new(cur.policy.clone(), cur.auditor.clone())
+        };
+        let legacy = match netns {
             None => Legacy::open(family, lock),
             Some(ns) => ns.run_in(move || Legacy::open(family, lock)),
-        }
+        }?;
+        Ok(legacy.enforcing(enforcement))
+    }
+
+    /// The backend the request's listings read, opened.
+    fn lister(
+        &mut self,
+        req: &Request,
+        netns: &Option<Netns>,
+        family: Family,
+    ) -> Result<Lister<'_>> {
+        Ok(if self.backend(req, family) == Backend::Legacy {
+            Lister::Legacy(self.legacy(netns, family)?)
+        } else {
+            Lister::Nft(self.session(netns)?)
+        })
     }
 
     /// Sets the policy and auditor for a request from `peer` in `netns`; refuses a
@@ -426,12 +464,11 @@ impl Engine {
                 table,
                 chain,
             } => {
-                let chains = if self.backend(req, *family) == Backend::Legacy {
-                    crate::legacy::listings(&self.legacy(netns, *family)?, table, chain.as_deref())?
-                } else {
-                    let t = TableRef::new(*family, table);
-                    crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())?
-                };
+                let chains = self.lister(req, netns, *family)?.get().listings(
+                    *family,
+                    table,
+                    chain.as_deref(),
+                )?;
                 let v = crate::json::listing_value(
                     *family,
                     vec![crate::json::table_value(table, &chains)],
@@ -440,23 +477,11 @@ impl Engine {
             }
             Body::Save { family, table } => {
                 let mut tables = Vec::new();
-                if self.backend(req, *family) == Backend::Legacy {
-                    let legacy = self.legacy(netns, *family)?;
-                    let names = match table {
-                        Some(t) => vec![t.clone()],
-                        None => crate::legacy::loaded_tables(*family),
-                    };
-                    for name in names {
-                        let chains = crate::legacy::listings(&legacy, &name, None)?;
-                        tables.push(crate::json::table_value(&name, &chains));
-                    }
-                } else {
-                    let s = self.session(netns)?;
-                    for name in crate::ipt::restore::saved_tables(s, *family, table.as_deref())? {
-                        let t = TableRef::new(*family, &name);
-                        let chains = crate::ipt::listing::chains(s, &t, None)?;
-                        tables.push(crate::json::table_value(&name, &chains));
-                    }
+                let mut lister = self.lister(req, netns, *family)?;
+                let lister = lister.get();
+                for name in lister.saved_tables(*family, table.as_deref())? {
+                    let chains = lister.listings(*family, &name, None)?;
+                    tables.push(crate::json::table_value(&name, &chains));
                 }
                 Ok(response(
                     id,
@@ -490,16 +515,11 @@ impl Engine {
                     ));
                 }
             };
-            let chains = if legacy {
-                crate::legacy::listings(
-                    &self.legacy(netns, inv.family)?,
-                    &inv.table,
-                    chain.as_deref(),
-                )?
-            } else {
-                let t = TableRef::new(inv.family, &inv.table);
-                crate::ipt::listing::chains(self.session(netns)?, &t, chain.as_deref())?
-            };
+            let chains = self.lister(req, netns, inv.family)?.get().listings(
+                inv.family,
+                &inv.table,
+                chain.as_deref(),
+            )?;
             let v = crate::json::listing_value(
                 inv.family,
                 vec![crate::json::table_value(&inv.table, &chains)],

@@ -15,7 +15,7 @@ impl Parser<'_> {
         let table = self.table.take().unwrap_or_else(|| "filter".into());
         validate_name("table", &table)?;
         let rule = std::mem::take(&mut self.rule);
-        let (command, rule_number) = command(letter, &cargs, rule)?;
+        let (command, rule_number) = command(letter, &cargs, rule, self.family)?;
         check_command(&table, &command)?;
         Ok(Invocation {
             family: self.family,
@@ -108,7 +108,12 @@ impl Parser<'_> {
 }
 
 /// The command a letter and its arguments name, and the rule number of `-S/-L/-Z CHAIN N`.
-fn command(letter: char, cargs: &[&str], rule: IptRule) -> Result<(Command, Option<usize>)> {
+fn command(
+    letter: char,
+    cargs: &[&str],
+    rule: IptRule,
+    family: Family,
+) -> Result<(Command, Option<usize>)> {
     let chain = |i: usize| -> Result<String> {
         let c = cargs.get(i).copied().unwrap_or_default();
         validate_chain_name(c)?;
@@ -219,7 +224,7 @@ fn command(letter: char, cargs: &[&str], rule: IptRule) -> Result<(Command, Opti
                     return Err(Error::Precondition(format!(
                         "policy `{p}': only ACCEPT and DROP are policies"
                     ))
-                    .context("iptables: Bad policy name. Run `dmesg' for more information."));
+                    .context(crate::ipt::messages::Msg::BadPolicy.text(family)));
                 }
                 None => return Err(bad("-P needs a chain and a policy")),
             };

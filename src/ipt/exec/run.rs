@@ -1,0 +1,119 @@
+//! Runs one iptables invocation on nf_tables: listings, `-Z CHAIN N`, and every change as
+//! one transaction planned by a [`Planner`].
+
+use super::*;
+
+/// Runs one iptables invocation; returns what to print on standard output.
+pub fn execute(session: &mut Session, inv: &Invocation) -> Result<String> {
+    let table = TableRef::new(inv.family, &inv.table);
+    run(session, inv, &table)
+}
+
+fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<String> {
+    if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
+        return zero_rule(session, inv, table, chain, n);
+    }
+    let words = |e| messages::kernel_words(e, inv.family, false);
+    match &inv.command {
+        Command::ListRules(chain) => {
+            return listing::list_rules(session, table, chain.as_deref(), inv.verbose)
+                .map_err(words);
+        }
+        Command::List(chain) => {
+            let text = listing::list_table(session, table, chain.as_deref(), inv).map_err(words)?;
+            if inv.zero_after_list {
+                session.reset_counters(table, chain.as_deref())?;
+            }
+            return Ok(text);
+        }
+        _ => {}
+    }
+    let committed = session
+        .transact(|r| {
+            let mut p = Planner::new(r, table)?;
+            p.verbose = inv.verbose;
+            p.plan(r, &inv.command)?;
+            let mut tx = Transaction::new();
+            let out = (p.zero.clone(), std::mem::take(&mut p.verbose_lines));
+            if !matches!(inv.command, Command::Check { .. }) {
+                for op in p.into_ops() {
+                    tx.push(op);
+                }
+            }
+            Ok((tx, out))
+        })
+        .map_err(|e| iptables_words(e, &inv.command, inv.family))?;
+    let (zero, lines) = committed.value;
+    if let Some(chain) = zero {
+        session.reset_counters(table, chain.as_deref())?;
+    }
+    let mut out = String::new();
+    if inv.verbose {
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// `-Z CHAIN N` as iptables-nft 1.8.9 does it: rule N is replaced by itself with zero
+/// counters; a missing chain is "Bad rule" (status 1), a number past the last rule changes
+/// nothing and succeeds.
+fn zero_rule(
+    session: &mut Session,
+    inv: &Invocation,
+    table: &TableRef,
+    chain: &str,
+    n: usize,
+) -> Result<String> {
+    let bad_rule = || {
+        messages::refused(
+            inv.family,
+            Msg::BadRule,
+            format!("zero rule {n} of chain {chain}"),
+        )
+    };
+    let chains = listing::chains(session, table, Some(chain)).map_err(|_| bad_rule())?;
+    let Some(rule) = chains
+        .first()
+        .and_then(|c| c.rules.get(n - 1))
+        .map(|(_, r)| r.clone())
+    else {
+        return Ok(String::new());
+    };
+    let mut rule = rule;
+    rule.counters = Some(crate::model::Counters::default());
+    let replace = Invocation {
+        command: Command::Replace {
+            chain: chain.to_string(),
+            index: n,
+            rule,
+        },
+        verbose: false,
+        rule_number: None,
+        ..inv.clone()
+    };
+    run(session, &replace, table)
+}
+
+/// Kernel refusals in the words iptables uses for them (callers match on these).
+pub(crate) fn iptables_words(e: Error, cmd: &Command, family: Family) -> Error {
+    messages::kernel_words(e, family, matches!(cmd, Command::DeleteChain(_)))
+}
+
+impl crate::seam::ListTables for Session {
+    fn listings(
+        &mut self,
+        family: Family,
+        table: &str,
+        chain: Option<&str>,
+    ) -> Result<Vec<listing::ChainListing>> {
+        listing::chains(self, &TableRef::new(family, table), chain)
+            .map_err(|e| messages::kernel_words(e, family, false))
+    }
+
+    fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>> {
+        crate::ipt::restore::saved_tables(self, family, table)
+    }
+}

@@ -1,0 +1,428 @@
+//! The nf_tables side of the seam: a [`Planner`]'s view of a table as an
+//! [`IptTable`]. Reads are lazy (a chain is looked up, its rules read, only when a command
+//! needs them); edits by rule number become operations on rule handles, placed relative to
+//! the rules of the kernel or to rules this plan adds.
+
+use super::{ChainState, Planner, Slot};
+use crate::error::{Error, Result};
+use crate::ipt::IptRule;
+use crate::ipt::compat;
+use crate::model::{ChainPolicy, Family};
+use crate::nft::{ChainSpec, EncodedRule, Op, Reader, RulePosition};
+
+use crate::seam::{Edit, Flavour, IptTable};
+
+/// A plan and the reader it plans from.
+pub(super) struct NftTable<'a, 'r, 's> {
+    pub(super) p: &'a mut Planner,
+    pub(super) r: &'r mut Reader<'s>,
+}
+
+fn unsupported(what: &str) -> Error {
+    Error::InvalidInput(format!(
+        "{what} earlier in the same transaction is not supported"
+    ))
+}
+
+impl IptTable for NftTable<'_, '_, '_> {
+    type Encoded = EncodedRule;
+
+    fn flavour(&self) -> Flavour {
+        Flavour::Nft
+    }
+
+    fn family(&self) -> Family {
+        self.p.table.family
+    }
+
+    fn label(&self) -> String {
+        self.p.table.to_string()
+    }
+
+    fn verbose(&self) -> bool {
+        self.p.verbose
+    }
+
+    fn say(&mut self, line: String) {
+        self.p.verbose_lines.push(line);
+    }
+
+    fn exists(&mut self, chain: &str) -> Result<bool> {
+        self.p.lookup(self.r, chain)
+    }
+
+    fn builtin(&self, chain: &str) -> bool {
+        self.p.builtin(chain).is_some()
+    }
+
+    fn is_base(&mut self, chain: &str) -> Result<bool> {
+        Ok(self.p.chains.get(chain).is_some_and(|c| c.base.is_some()))
+    }
+
+    fn counted(&mut self, chain: &str) -> Result<bool> {
+        Ok(self.p.chains.get(chain).is_some_and(|c| c.in_kernel))
+    }
+
+    fn rule_count(&mut self, chain: &str) -> Result<usize> {
+        Ok(self.p.rules(self.r, chain)?.len())
+    }
+
+    fn rule_at(&mut self, chain: &str, index: usize) -> Result<Option<IptRule>> {
+        let slots = self.p.rules(self.r, chain)?;
+        Ok(index
+            .checked_sub(1)
+            .and_then(|i| slots.get(i))
+            .map(|s| s.rule().clone()))
+    }
+
+    fn find(&mut self, chain: &str, rule: &IptRule) -> Result<Option<usize>> {
+        let native = !self.p.iptables_table;
+        let slots = self.p.rules(self.r, chain)?;
+        Ok(Planner::find(slots, rule, native).map(|i| i + 1))
+    }
+
+    fn references(&mut self, chain: &str) -> Result<i64> {
+        self.p.account_unread_flushes(self.r)?;
+        self.p.rules(self.r, chain)?;
+        // The kernel's use count is the chain's rules plus the jumps to it; adjust for what
+        // this plan changed.
+        let delta = self.p.ref_delta.get(chain).copied().unwrap_or(0);
+        Ok(match self.p.chains.get(chain) {
+            Some(c) if c.in_kernel => i64::from(c.use_count) - c.kernel_rules as i64 + delta,
+            _ => delta,
+        })
+    }
+
+    fn jumped_to(&mut self, chain: &str) -> Result<bool> {
+        self.p.referenced_from_outside(self.r, chain, &[])
+    }
+
+    fn chain_order(&mut self) -> Result<Vec<String>> {
+        self.p.listing_order(self.r)
+    }
+
+    fn user_chains(&mut self) -> Result<Vec<String>> {
+        let order = self.p.listing_order(self.r)?;
+        Ok(order
+            .into_iter()
+            .filter(|n| self.p.chains.get(n).is_some_and(|c| c.base.is_none()))
+            .collect())
+    }
+
+    fn encode(&mut self, rule: &IptRule) -> Result<EncodedRule> {
+        compat::encode(&self.p.table, rule)
+    }
+
+    fn apply(&mut self, edit: &Edit, encoded: Option<EncodedRule>) -> Result<()> {
+        let missing = || Error::InvalidInput("a rule to add without its encoding".into());
+        let p = &mut *self.p;
+        let r = &mut *self.r;
+        match edit {
+            Edit::Append { chain, rule } => {
+                let encoded = encoded.ok_or_else(missing)?;
+                p.note_jump(rule, 1);
+                p.materialize(chain);
+                let op = Some(p.ops.len());
+                if let Some(c) = p.chains.get_mut(chain) {
+                    let slot = Slot::Pending {
+                        rule: rule.clone(),
+                        op,
+                    };
+                    match c.rules.as_mut() {
+                        Some(rules) => rules.push(slot),
+                        None => c.early.push((false, slot)),
+                    }
+                }
+                p.ops.push(Op::AddEncodedRule {
+                    chain: p.chain_ref(chain),
+                    rule: encoded,
+                    position: RulePosition::Append,
+                });
+            }
+            Edit::Insert { chain, index, rule } => {
+                let encoded = encoded.ok_or_else(missing)?;
+                p.note_jump(rule, 1);
+                p.materialize(chain);
+                let position = if *index == 1 {
+                    let op = Some(p.ops.len());
+                    if let Some(c) = p.chains.get_mut(chain) {
+                        let slot = Slot::Pending {
+                            rule: rule.clone(),
+                            op,
+                        };
+                        match c.rules.as_mut() {
+                            Some(rules) => rules.insert(0, slot),
+                            None => c.early.push((true, slot)),
+                        }
+                    }
+                    RulePosition::Head
+                } else {
+                    let slots = p.rules(r, chain)?;
+                    let position = match slots.get(index - 1) {
+                        Some(Slot::Kernel { handle, .. }) => RulePosition::Before(*handle),
+                        Some(Slot::Pending { op: Some(j), .. }) => {
+                            // Before a rule this plan adds: next to its operation, with its
+                            // position (see `insert_before_pending`).
+                            let j = *j;
+                            return p.insert_before_pending(r, chain, *index, j, rule, encoded);
+                        }
+                        Some(Slot::Pending { op: None, .. }) => {
+                            return Err(Error::InvalidInput(format!(
+                                "inserting at {index} before a rule replaced earlier in the same transaction is not supported"
+                            )));
+                        }
+                        None if *index == slots.len() + 1 => RulePosition::Append,
+                        None => {
+                            return Err(Error::InvalidInput(format!(
+                                "no rule {index} in chain {chain}"
+                            )));
+                        }
+                    };
+                    let op = Some(p.ops.len());
+                    let slots = p.rules(r, chain)?;
+                    slots.insert(
+                        index - 1,
+                        Slot::Pending {
+                            rule: rule.clone(),
+                            op,
+                        },
+                    );
+                    position
+                };
+                p.ops.push(Op::AddEncodedRule {
+                    chain: p.chain_ref(chain),
+                    rule: encoded,
+                    position,
+                });
+            }
+            Edit::Delete { chain, index } => {
+                let slots = p.rules(r, chain)?;
+                if *index == 0 || *index > slots.len() {
+                    return Err(Error::InvalidInput(format!(
+                        "no rule {index} in chain {chain}"
+                    )));
+                }
+                match slots.remove(index - 1) {
+                    Slot::Kernel { handle, rule } => {
+                        p.note_jump(&rule, -1);
+                        p.ops.push(Op::DeleteRule {
+                            chain: p.chain_ref(chain),
+                            handle,
+                        });
+                    }
+                    // A rule this plan adds: drop its operation instead.
+                    Slot::Pending { op: Some(j), rule } => {
+                        p.note_jump(&rule, -1);
+                        p.drop_pending_op(j);
+                    }
+                    Slot::Pending { op: None, .. } => {
+                        return Err(unsupported("deleting a rule replaced"));
+                    }
+                }
+            }
+            Edit::Replace { chain, index, rule } => {
+                let encoded = encoded.ok_or_else(missing)?;
+                let next_op = p.ops.len();
+                let slots = p.rules(r, chain)?;
+                let Some(slot) = index.checked_sub(1).and_then(|i| slots.get_mut(i)) else {
+                    return Err(Error::InvalidInput(format!(
+                        "no rule {index} in chain {chain}"
+                    )));
+                };
+                let Slot::Kernel { handle, rule: old } = slot.clone() else {
+                    return Err(unsupported("changing a rule added"));
+                };
+                *slot = Slot::Pending {
+                    rule: rule.clone(),
+                    op: Some(next_op),
+                };
+                p.note_jump(&old, -1);
+                p.note_jump(rule, 1);
+                p.ops.push(Op::ReplaceEncodedRule {
+                    chain: p.chain_ref(chain),
+                    handle,
+                    rule: encoded,
+                });
+            }
+            Edit::CreateChain(chain) => {
+                p.ensure_table();
+                p.ops.push(Op::CreateChain {
+                    table: p.table.clone(),
+                    chain: ChainSpec::regular(chain),
+                });
+                p.absent.remove(chain);
+                p.chains.insert(chain.clone(), ChainState::created());
+            }
+            Edit::DeleteChain(chain) => {
+                p.ops.push(Op::DeleteChain(p.chain_ref(chain)));
+                p.chains.remove(chain);
+                p.absent.insert(chain.clone());
+            }
+            Edit::Flush(chain) => p.flush(chain),
+            Edit::FlushAll => {
+                if p.table_exists {
+                    p.ops.push(Op::FlushTable(p.table.clone()));
+                }
+                for c in p.chains.values_mut() {
+                    c.rules = Some(Vec::new());
+                    c.early.clear();
+                }
+            }
+            Edit::Zero(chain) => {
+                if p.table_exists {
+                    p.zero = Some(chain.clone());
+                }
+            }
+            Edit::Policy { chain, policy } => {
+                p.lookup(r, chain)?;
+                if let Some(b) = p.builtin(chain) {
+                    p.set_policy(b, *policy);
+                }
+            }
+            Edit::Rename { from, to } => {
+                let Some(state) = p.chains.remove(from) else {
+                    return Err(Error::InvalidInput(format!("no chain {from}")));
+                };
+                let Some(handle) = state.handle else {
+                    return Err(Error::InvalidInput(
+                        "renaming a chain created in the same transaction is not supported".into(),
+                    ));
+                };
+                p.ops.push(Op::RenameChain {
+                    chain: p.chain_ref(from),
+                    handle,
+                    new_name: to.clone(),
+                });
+                p.absent.remove(to);
+                p.absent.insert(from.clone());
+                p.chains.insert(to.clone(), state);
+            }
+            Edit::Reset => {
+                p.load_all(r)?;
+                if p.table_exists {
+                    p.ops.push(Op::FlushTable(p.table.clone()));
+                }
+                for c in p.chains.values_mut() {
+                    c.rules = Some(Vec::new());
+                    c.early.clear();
+                }
+                for b in crate::ipt::tables::builtins(&p.table.name).unwrap_or(&[]) {
+                    if p.chains.get(b.name).is_some_and(|c| {
+                        c.in_kernel && c.base.is_some_and(|x| x.policy != ChainPolicy::Accept)
+                    }) {
+                        p.set_policy(*b, ChainPolicy::Accept);
+                    }
+                }
+            }
+            Edit::DeclareBuiltin { chain, policy, .. } => {
+                p.lookup(r, chain)?;
+                // `:BUILTIN -` under --noflush keeps the policy the chain has (iptables-nft's
+                // nft-only/0008-basechain-policy); after a flush it is ACCEPT again.
+                if let Some(b) = p.builtin(chain)
+                    && (policy.is_some() || !p.keep_builtin_policy)
+                {
+                    p.set_policy(b, policy.unwrap_or(ChainPolicy::Accept));
+                }
+            }
+            Edit::FinishReset { declared } => p.finish_reset(declared),
+        }
+        Ok(())
+    }
+}
+
+/// Operations placed relative to the operations of rules this plan adds.
+impl Planner {
+    /// `-I CHAIN N` where rule N was added by this plan (operation `j`): the new rule's
+    /// operation goes next to that one with the same position, so that it lands just before
+    /// it: before operation `j` for an append or an insert before a handle (both then land at
+    /// the same place, the new one first), after it for an insert at the head or after a
+    /// handle (the later one lands in front).
+    fn insert_before_pending(
+        &mut self,
+        r: &mut Reader<'_>,
+        chain: &str,
+        index: usize,
+        j: usize,
+        rule: &IptRule,
+        encoded: EncodedRule,
+    ) -> Result<()> {
+        let (position, k) = match self.ops.get(j) {
+            Some(Op::AddEncodedRule { position, .. }) => {
+                let k = match position {
+                    RulePosition::Append | RulePosition::Before(_) => j,
+                    RulePosition::Head | RulePosition::After(_) => j + 1,
+                };
+                (*position, k)
+            }
+            // A replaced rule: before the replacement runs, in front of the rule it replaces
+            // (the replacement then takes that rule's place, after the new one).
+            Some(Op::ReplaceEncodedRule { handle, .. }) => (RulePosition::Before(*handle), j),
+            _ => {
+                return Err(Error::InvalidInput(format!(
+                    "inserting at {index} before a rule added earlier in the same transaction is not supported"
+                )));
+            }
+        };
+        self.ops.insert(
+            k,
+            Op::AddEncodedRule {
+                chain: self.chain_ref(chain),
+                rule: encoded,
+                position,
+            },
+        );
+        for v in self.created_builtins.values_mut() {
+            if *v >= k {
+                *v += 1;
+            }
+        }
+        for c in self.chains.values_mut() {
+            let early = c.early.iter_mut().map(|(_, s)| s);
+            for s in c.rules.iter_mut().flatten().chain(early) {
+                if let Slot::Pending { op: Some(o), .. } = s
+                    && *o >= k
+                {
+                    *o += 1;
+                }
+            }
+        }
+        let slots = self.rules(r, chain)?;
+        slots.insert(
+            index - 1,
+            Slot::Pending {
+                rule: rule.clone(),
+                op: Some(k),
+            },
+        );
+        Ok(())
+    }
+
+    /// Removes operation `j` (the addition of a rule this plan no longer adds) and renumbers
+    /// what refers to later operations.
+    fn drop_pending_op(&mut self, j: usize) {
+        // A replaced rule: the rule it replaced goes too.
+        if let Some(Op::ReplaceEncodedRule { chain, handle, .. }) = self.ops.get(j) {
+            self.ops[j] = Op::DeleteRule {
+                chain: chain.clone(),
+                handle: *handle,
+            };
+            return;
+        }
+        self.ops.remove(j);
+        for v in self.created_builtins.values_mut() {
+            if *v > j {
+                *v -= 1;
+            }
+        }
+        for c in self.chains.values_mut() {
+            let early = c.early.iter_mut().map(|(_, s)| s);
+            for s in c.rules.iter_mut().flatten().chain(early) {
+                if let Slot::Pending { op: Some(o), .. } = s
+                    && *o > j
+                {
+                    *o -= 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! iptables' messages, in one place. Scripts match on these words, so every one is
+//! byte-identical to what iptables 1.8.9 prints (the differential tests compare them with the
+//! real tools). The program name is chosen by family: `iptables:` for IPv4, `ip6tables:`
+//! for IPv6, as the two tools print them.
+//!
+//! The errors built here carry the library's error underneath ([`Error::Context`]), so
+//! their kind and exit status are the inner one's.
+
+#![deny(missing_docs)]
+
+use crate::error::{Error, OpFailure};
+use crate::model::Family;
+
+/// One of iptables' messages (the text after `iptables: `).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Msg {
+    /// A chain, target or match named does not exist.
+    NoChain,
+    /// No rule equal to the one given (`-D`/`-C` by specification).
+    BadRule,
+    /// `-N` of a chain that exists.
+    ChainExists,
+    /// `-E` to a name that exists.
+    FileExists,
+    /// `-X` of a chain still jumped to.
+    TooManyLinks,
+    /// `-X` of a chain that still holds rules.
+    NotEmpty,
+    /// `-P` of a chain that is not built in (or a policy for a user chain in a restore).
+    BadBuiltin,
+    /// `-X` of a built-in chain (iptables-nft's wording).
+    CantDeleteBuiltin,
+    /// `-E` of a built-in chain (iptables-nft's wording).
+    CantRenameBuiltin,
+    /// `-I CHAIN N` past the end.
+    InsertTooBig,
+    /// `-R CHAIN N` past the end.
+    ReplaceTooBig,
+    /// `-D CHAIN N` past the end.
+    DeleteTooBig,
+    /// `-Z CHAIN N` past the end (iptables-legacy).
+    CounterTooBig,
+    /// The kernel answered EINVAL (iptables-legacy prints every EINVAL so).
+    InvalidArgument,
+    /// `-P CHAIN NAME` with a name that is not a policy.
+    BadPolicy,
+}
+
+impl Msg {
+    /// The words after the program name.
+    pub fn words(self) -> &'static str {
+        match self {
+            Msg::NoChain => "No chain/target/match by that name.",
+            Msg::BadRule => "Bad rule (does a matching rule exist in that chain?).",
+            Msg::ChainExists => "Chain already exists.",
+            Msg::FileExists => "File exists.",
+            Msg::TooManyLinks => "Too many links.",
+            Msg::NotEmpty => "Directory not empty.",
+            Msg::BadBuiltin => "Bad built-in chain name.",
+            Msg::CantDeleteBuiltin => "Can't delete built-in chain.",
+            Msg::CantRenameBuiltin => "Can't rename built-in chain.",
+            Msg::InsertTooBig => "Index of insertion too big.",
+            Msg::ReplaceTooBig => "Index of replacement too big.",
+            Msg::DeleteTooBig => "Index of deletion too big.",
+            Msg::CounterTooBig => "Index of counter too big.",
+            Msg::InvalidArgument => "Invalid argument. Run `dmesg' for more information.",
+            Msg::BadPolicy => "Bad policy name. Run `dmesg' for more information.",
+        }
+    }
+
+    /// The whole line as the tool of `family` prints it.
+    pub fn text(self, family: Family) -> String {
+        format!("{}: {}", program(family), self.words())
+    }
+}
+
+/// The tool's name as it starts its messages.
+pub fn program(family: Family) -> &'static str {
+    match family {
+        Family::Ipv6 => "ip6tables",
+        _ => "iptables",
+    }
+}
+
+/// The failing operation a refusal names (index 0: iptables commands are one operation).
+pub fn failure(errno: i32, op: String) -> OpFailure {
+    OpFailure {
+        index: 0,
+        op,
+        errno,
+        ext_ack: None,
+    }
+}
+
+/// Something named does not exist: "No chain/target/match by that name." (status 1).
+pub fn not_found(family: Family, what: String) -> Error {
+    Error::NotFound(failure(libc::ENOENT, what)).context(Msg::NoChain.text(family))
+}
+
+/// A refusal found before anything was sent, in iptables' words (status 1).
+pub fn refused(family: Family, msg: Msg, detail: String) -> Error {
+    Error::Precondition(detail).context(msg.text(family))
+}
+
+/// A chain still in use (jumped to, or holding rules), with the errno iptables reports.
+pub fn in_use(family: Family, msg: Msg, detail: String, errno: i32) -> Error {
+    Error::InUse(failure(errno, detail)).context(msg.text(family))
+}
+
+/// A name that exists already, with iptables' message for the command.
+pub fn exists(family: Family, msg: Msg, detail: String) -> Error {
+    Error::AlreadyExists(failure(libc::EEXIST, detail)).context(msg.text(family))
+}
+
+/// Kernel refusals in the words iptables uses for them (callers match on these); errors
+/// already in iptables' words are left alone. `deleting_chain`: the command was `-X`.
+pub fn kernel_words(e: Error, family: Family, deleting_chain: bool) -> Error {
+    if matches!(e, Error::Context { .. } | Error::NoSuchTable(_)) {
+        return e;
+    }
+    match e.kind() {
+        crate::ErrorKind::NotFound => e.context(Msg::NoChain.text(family)),
+        crate::ErrorKind::AlreadyExists => e.context(Msg::ChainExists.text(family)),
+        crate::ErrorKind::InUse if deleting_chain => e.context(Msg::TooManyLinks.text(family)),
+        _ => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_name_follows_the_family() {
+        assert_eq!(
+            Msg::NoChain.text(Family::Ipv4),
+            "iptables: No chain/target/match by that name."
+        );
+        assert_eq!(
+            Msg::BadRule.text(Family::Ipv6),
+            "ip6tables: Bad rule (does a matching rule exist in that chain?)."
+        );
+        let e = in_use(
+            Family::Ipv6,
+            Msg::TooManyLinks,
+            "delete chain X".into(),
+            libc::EMLINK,
+        );
+        assert_eq!(e.to_string(), "ip6tables: Too many links.");
+        assert_eq!(e.exit_status(), 1);
+    }
+}

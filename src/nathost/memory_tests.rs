@@ -1,0 +1,108 @@
+//! The NAT-host planners over the in-memory ruleset: what each operation changes, that a
+//! second run changes nothing, and that a failing transaction changes nothing at all.
+
+use std::collections::BTreeSet;
+
+use super::memory::MemoryRuleset;
+use crate::ipt::print::append_line;
+use crate::model::Family;
+use crate::nathost::{self, Forward, ForwardKey, Operation, Outcome, Reservation};
+
+fn reservation(chain: &str, spec: &str) -> Reservation {
+    let mut r = Reservation::new(chain);
+    r.jump_comment = Some(r.described_jump("VCL: "));
+    let f = Forward::parse_spec(spec).expect("forward");
+    r.forwards.push(f);
+    r
+}
+
+fn listed(m: &MemoryRuleset, chain: &str) -> Vec<String> {
+    m.rules("nat", chain)
+        .iter()
+        .map(|r| append_line(chain, r, false))
+        .collect()
+}
+
+#[test]
+fn a_reservation_is_set_up_once_and_torn_down_once() {
+    let mut m = MemoryRuleset::new(Family::Ipv4);
+    let res = reservation("vcld-5205", "eth1:tcp/50443=192.0.2.10:3389");
+    let r = nathost::setup(&mut m, &res).expect("setup");
+    assert_eq!(r.outcome, Outcome::Changed);
+    assert_eq!(m.chain_names("nat"), ["PREROUTING", "vcld-5205"]);
+    let jump = listed(&m, "PREROUTING");
+    assert_eq!(jump.len(), 1);
+    assert!(jump[0].ends_with("-j vcld-5205"), "{jump:?}");
+    let dnat = listed(&m, "vcld-5205");
+    assert_eq!(dnat.len(), 1);
+    assert!(
+        dnat[0].contains("--dport 50443") && dnat[0].contains("--to-destination 192.0.2.10:3389"),
+        "{dnat:?}"
+    );
+    // Idempotent: nothing is committed the second time.
+    let r = nathost::setup(&mut m, &res).expect("setup again");
+    assert_eq!(r.outcome, Outcome::Unchanged);
+    assert!(r.changes.is_empty());
+    assert_eq!(m.commits, 1);
+
+    // A forward added, then removed by its key.
+    let f = Forward::parse_spec("eth1:udp/53=192.0.2.10:53").expect("forward");
+    let r = nathost::forward_add(&mut m, Family::Ipv4, "nat", "vcld-5205", &f).expect("add");
+    assert_eq!(r.outcome, Outcome::Changed);
+    assert_eq!(listed(&m, "vcld-5205").len(), 2);
+    let key = ForwardKey::parse_spec("eth1:udp/53").expect("key");
+    let r = nathost::forward_remove(&mut m, Family::Ipv4, "nat", "vcld-5205", &key, None)
+        .expect("remove");
+    assert_eq!(r.outcome, Outcome::Changed);
+    assert_eq!(listed(&m, "vcld-5205").len(), 1);
+
+    let r = nathost::teardown(&mut m, Family::Ipv4, "nat", "vcld-5205", "PREROUTING")
+        .expect("teardown");
+    assert_eq!(r.outcome, Outcome::Changed);
+    assert_eq!(r.removed_chains, ["vcld-5205"]);
+    assert_eq!(m.chain_names("nat"), ["PREROUTING"]);
+    assert!(listed(&m, "PREROUTING").is_empty());
+    let r = nathost::teardown(&mut m, Family::Ipv4, "nat", "vcld-5205", "PREROUTING")
+        .expect("teardown again");
+    assert_eq!(r.outcome, Outcome::Absent);
+}
+
+#[test]
+fn a_sweep_removes_what_it_does_not_keep() {
+    let mut m = MemoryRuleset::new(Family::Ipv4);
+    for (chain, port) in [("vcld-1", 1), ("vcld-2", 2), ("vcld-3", 3)] {
+        let spec = format!("tcp/5000{port}=192.0.2.{port}:22");
+        nathost::setup(&mut m, &reservation(chain, &spec)).expect("setup");
+    }
+    let keep: BTreeSet<String> = ["vcld-2".to_string()].into();
+    let r = nathost::sweep(&mut m, Family::Ipv4, "nat", "vcld-", &keep).expect("sweep");
+    assert_eq!(r.outcome, Outcome::Changed);
+    assert_eq!(m.chain_names("nat"), ["PREROUTING", "vcld-2"]);
+    let jumps = listed(&m, "PREROUTING");
+    assert_eq!(jumps.len(), 1);
+    assert!(jumps[0].ends_with("-j vcld-2"), "{jumps:?}");
+}
+
+#[test]
+fn a_transaction_that_fails_changes_nothing() {
+    let mut m = MemoryRuleset::new(Family::Ipv4);
+    nathost::setup(&mut m, &reservation("vcld-1", "tcp/50001=192.0.2.1:22")).expect("setup");
+    let before = (m.chain_names("nat"), listed(&m, "PREROUTING"), m.commits);
+    // A second reservation, then a forward into a chain that does not exist: the whole
+    // transaction is refused before anything is committed.
+    let f = Forward::parse_spec("tcp/50002=192.0.2.2:22").expect("forward");
+    let ops = [
+        Operation::ReservationSetup(reservation("vcld-2", "tcp/50003=192.0.2.3:22")),
+        Operation::ForwardAdd {
+            table: "nat".into(),
+            chain: "missing".into(),
+            forward: f,
+        },
+    ];
+    let e = nathost::transact(&mut m, Family::Ipv4, &ops).expect_err("refused");
+    assert_eq!(e.to_string(), "operation 1 (forward_add)");
+    assert_eq!(
+        (m.chain_names("nat"), listed(&m, "PREROUTING"), m.commits),
+        before
+    );
+}

@@ -1,0 +1,57 @@
+//! What a run is held to: the policy that checks every change and the auditor that records
+//! it. One value, made once by whoever knows (the binary from its policy file and audit
+//! settings, `xtnl serve` per request, a library user as it likes) and handed to each
+//! backend it opens: no process-wide state decides what a session or a replace enforces.
+
+use std::sync::Arc;
+
+use crate::nft::{Auditor, Guard, Session, SessionBuilder};
+use crate::policy::Policy;
+
+/// The policy and the auditor in force (either may be absent: root's own run without a
+/// policy file checks nothing; `--audit off` records nothing).
+#[derive(Clone, Default)]
+pub struct Enforcement {
+    /// Checks every change before anything is sent.
+    pub policy: Option<Arc<Policy>>,
+    /// Records every change attempted, committed, failed or denied.
+    pub auditor: Option<Arc<dyn Auditor>>,
+}
+
+impl std::fmt::Debug for Enforcement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Enforcement")
+            .field("policy", &self.policy.as_ref().map(|p| p.path.clone()))
+            .field("auditor", &self.auditor.is_some())
+            .finish()
+    }
+}
+
+impl Enforcement {
+    /// Nothing checked, nothing recorded.
+    pub fn none() -> Enforcement {
+        Enforcement::default()
+    }
+
+    /// A policy and an auditor.
+    pub fn new(policy: Option<Arc<Policy>>, auditor: Option<Arc<dyn Auditor>>) -> Enforcement {
+        Enforcement { policy, auditor }
+    }
+
+    /// Whether anything is checked or recorded.
+    pub fn is_active(&self) -> bool {
+        self.policy.is_some() || self.auditor.is_some()
+    }
+
+    /// The policy as an nf_tables session's guard.
+    pub fn guard(&self) -> Option<Arc<dyn Guard>> {
+        self.policy.clone().map(|p| p as Arc<dyn Guard>)
+    }
+
+    /// A session builder that enforces this.
+    pub fn session(&self) -> SessionBuilder {
+        Session::builder()
+            .guard(self.guard())
+            .auditor(self.auditor.clone())
+    }
+}

@@ -1,0 +1,380 @@
+//! The one interpreter of iptables commands: checks in iptables' order, refusals in its
+//! words, and the edits a command makes, over any backend's [`IptTable`].
+
+use super::{Edit, Flavour, IptTable};
+use crate::error::{Error, Result};
+use crate::ipt::listing::change_line;
+use crate::ipt::messages::{self, Msg};
+use crate::ipt::parse::Command;
+use crate::ipt::restore::{Block, Line};
+use crate::ipt::{IptRule, IptTarget};
+use crate::model::{ChainPolicy, Counters};
+
+/// Applies one edit to the backend's view and records it.
+fn edit<T: IptTable>(
+    t: &mut T,
+    edits: &mut Vec<Edit>,
+    e: Edit,
+    encoded: Option<T::Encoded>,
+) -> Result<()> {
+    t.apply(&e, encoded)?;
+    edits.push(e);
+    Ok(())
+}
+
+fn require<T: IptTable>(t: &mut T, chain: &str) -> Result<()> {
+    if t.exists(chain)? {
+        Ok(())
+    } else {
+        Err(messages::not_found(
+            t.family(),
+            format!("chain {chain} in table {}", t.label()),
+        ))
+    }
+}
+
+/// iptables checks a jump's target chain before anything else: status 2.
+fn check_jump<T: IptTable>(t: &mut T, rule: &IptRule) -> Result<()> {
+    if let Some(target) = rule.jump_target()
+        && (t.builtin(target) || !t.exists(target)?)
+    {
+        return Err(Error::InvalidInput(format!(
+            "Chain '{target}' does not exist"
+        )));
+    }
+    Ok(())
+}
+
+/// The message for a `-D`/`-C` that finds no equal rule. iptables-nft says "Bad rule";
+/// iptables-legacy 1.8.9 words it by the target: a verdict (or none) gives "Bad rule", a
+/// chain or a target extension "No chain/target/match".
+fn no_equal_rule(flavour: Flavour, rule: &IptRule) -> Msg {
+    let verdict = matches!(
+        rule.target,
+        None | Some(IptTarget::Accept | IptTarget::Drop | IptTarget::Return)
+    );
+    match flavour {
+        Flavour::Legacy if !verdict => Msg::NoChain,
+        _ => Msg::BadRule,
+    }
+}
+
+/// Interprets one command against the table: checks it, applies its edits to the view and
+/// returns them (none for `-C`). Listings are not changes and are refused here.
+pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
+    let family = t.family();
+    let mut edits = Vec::new();
+    match cmd {
+        Command::Append { chain, rule } => {
+            require(t, chain)?;
+            check_jump(t, rule)?;
+            let encoded = t.encode(rule)?;
+            t.say(change_line(rule, family));
+            let e = Edit::Append {
+                chain: chain.clone(),
+                rule: rule.clone(),
+            };
+            edit(t, &mut edits, e, Some(encoded))?;
+        }
+        Command::Insert { chain, index, rule } => {
+            require(t, chain)?;
+            check_jump(t, rule)?;
+            let encoded = t.encode(rule)?;
+            // The head needs no read of the chain.
+            if *index != 1 {
+                let len = t.rule_count(chain)?;
+                if *index == 0 || *index > len + 1 {
+                    return Err(messages::refused(
+                        family,
+                        Msg::InsertTooBig,
+                        format!("insert at {index} in {chain} of {len} rules"),
+                    ));
+                }
+            }
+            let e = Edit::Insert {
+                chain: chain.clone(),
+                index: *index,
+                rule: rule.clone(),
+            };
+            edit(t, &mut edits, e, Some(encoded))?;
+            t.say(change_line(rule, family));
+        }
+        Command::Delete { chain, rule } | Command::Check { chain, rule } => {
+            require(t, chain)?;
+            check_jump(t, rule)?;
+            let Some(index) = t.find(chain, rule)? else {
+                return Err(messages::refused(
+                    family,
+                    no_equal_rule(t.flavour(), rule),
+                    format!("no rule in {chain} equals the given one"),
+                ));
+            };
+            if let Command::Delete { .. } = cmd {
+                let e = Edit::Delete {
+                    chain: chain.clone(),
+                    index,
+                };
+                edit(t, &mut edits, e, None)?;
+            }
+            // `-v -C` echoes the rule it found.
+            t.say(change_line(rule, family));
+        }
+        Command::DeleteIndex { chain, index } | Command::Replace { chain, index, .. } => {
+            require(t, chain)?;
+            let new = match cmd {
+                Command::Replace { rule, .. } => {
+                    check_jump(t, rule)?;
+                    Some((rule, t.encode(rule)?))
+                }
+                _ => None,
+            };
+            let len = t.rule_count(chain)?;
+            if *index == 0 || *index > len {
+                let msg = if new.is_some() {
+                    Msg::ReplaceTooBig
+                } else {
+                    Msg::DeleteTooBig
+                };
+                return Err(messages::refused(
+                    family,
+                    msg,
+                    format!("rule {index} of {len} in {chain}"),
+                ));
+            }
+            match new {
+                Some((rule, encoded)) => {
+                    let e = Edit::Replace {
+                        chain: chain.clone(),
+                        index: *index,
+                        rule: rule.clone(),
+                    };
+                    edit(t, &mut edits, e, Some(encoded))?;
+                    t.say(change_line(rule, family));
+                }
+                None => {
+                    // iptables-legacy -v prints the rule it deleted; iptables-nft nothing.
+                    let old = match t.flavour() {
+                        Flavour::Legacy => t.rule_at(chain, *index)?,
+                        Flavour::Nft => None,
+                    };
+                    let e = Edit::Delete {
+                        chain: chain.clone(),
+                        index: *index,
+                    };
+                    edit(t, &mut edits, e, None)?;
+                    if let Some(old) = old {
+                        t.say(change_line(&old, family));
+                    }
+                }
+            }
+        }
+        Command::NewChain(chain) => {
+            if t.exists(chain)? {
+                return Err(messages::exists(
+                    family,
+                    Msg::ChainExists,
+                    format!("create chain {chain}"),
+                ));
+            }
+            edit(t, &mut edits, Edit::CreateChain(chain.clone()), None)?;
+        }
+        Command::DeleteChain(Some(chain)) => {
+            require(t, chain)?;
+            if t.is_base(chain)? {
+                return Err(match t.flavour() {
+                    Flavour::Nft => {
+                        messages::refused(family, Msg::CantDeleteBuiltin, format!("chain {chain}"))
+                    }
+                    // libiptc refuses with EINVAL, which iptables-legacy prints as it
+                    // prints any kernel EINVAL.
+                    Flavour::Legacy => Error::Rejected(messages::failure(
+                        libc::EINVAL,
+                        format!("delete built-in chain {chain}"),
+                    ))
+                    .context(Msg::InvalidArgument.text(family)),
+                });
+            }
+            // iptables-legacy checks references before emptiness.
+            let references = t.references(chain)?;
+            let rules = t.rule_count(chain)?;
+            check_deletable(t, chain, references > 0, rules)?;
+            t.say(format!("Deleting chain `{chain}'"));
+            edit(t, &mut edits, Edit::DeleteChain(chain.clone()), None)?;
+        }
+        Command::DeleteChain(None) => {
+            // Every user chain, in order: one still jumped to, or with rules, stops it
+            // before anything is deleted.
+            let users = t.user_chains()?;
+            for name in &users {
+                let jumped = t.jumped_to(name)?;
+                let rules = if jumped { 0 } else { t.rule_count(name)? };
+                check_deletable(t, name, jumped, rules)?;
+            }
+            for name in users {
+                t.say(format!("Deleting chain `{name}'"));
+                edit(t, &mut edits, Edit::DeleteChain(name), None)?;
+            }
+        }
+        Command::Flush(Some(chain)) => {
+            require(t, chain)?;
+            t.say(format!("Flushing chain `{chain}'"));
+            edit(t, &mut edits, Edit::Flush(chain.clone()), None)?;
+        }
+        Command::Flush(None) => {
+            if t.verbose() {
+                for name in t.chain_order()? {
+                    t.say(format!("Flushing chain `{name}'"));
+                }
+            }
+            edit(t, &mut edits, Edit::FlushAll, None)?;
+        }
+        Command::Zero(chain) => {
+            if let Some(c) = chain {
+                require(t, c)?;
+            }
+            if t.verbose() {
+                for name in t.chain_order()? {
+                    if chain.as_ref().is_none_or(|c| *c == name) && t.counted(&name)? {
+                        t.say(format!("Zeroing chain `{name}'"));
+                    }
+                }
+            }
+            edit(t, &mut edits, Edit::Zero(chain.clone()), None)?;
+        }
+        Command::Policy { chain, policy } => {
+            if !t.builtin(chain) {
+                return Err(messages::refused(
+                    family,
+                    Msg::BadBuiltin,
+                    format!("chain {chain}"),
+                ));
+            }
+            let e = Edit::Policy {
+                chain: chain.clone(),
+                policy: *policy,
+            };
+            edit(t, &mut edits, e, None)?;
+        }
+        Command::Rename { from, to } => {
+            // iptables checks the new name first: `-E missing existing` is "File exists."
+            let clashes = matches!(to.as_str(), "ACCEPT" | "DROP" | "RETURN" | "QUEUE");
+            if clashes || t.exists(to)? {
+                return Err(messages::exists(
+                    family,
+                    Msg::FileExists,
+                    format!("rename chain {from} to {to}"),
+                ));
+            }
+            require(t, from)?;
+            if t.is_base(from)? {
+                return Err(match t.flavour() {
+                    Flavour::Nft => {
+                        messages::refused(family, Msg::CantRenameBuiltin, format!("chain {from}"))
+                    }
+                    // libiptc looks up only user chains to rename.
+                    Flavour::Legacy => {
+                        messages::not_found(family, format!("chain {from} in table {}", t.label()))
+                    }
+                });
+            }
+            let e = Edit::Rename {
+                from: from.clone(),
+                to: to.clone(),
+            };
+            edit(t, &mut edits, e, None)?;
+        }
+        Command::ListRules(_) | Command::List(_) => {
+            return Err(Error::InvalidInput("listing is not a change".into()));
+        }
+    }
+    Ok(edits)
+}
+
+fn check_deletable<T: IptTable>(t: &T, chain: &str, referenced: bool, rules: usize) -> Result<()> {
+    let family = t.family();
+    if referenced {
+        return Err(messages::in_use(
+            family,
+            Msg::TooManyLinks,
+            format!("delete chain {chain}"),
+            libc::EMLINK,
+        ));
+    }
+    if rules > 0 {
+        return Err(messages::in_use(
+            family,
+            Msg::NotEmpty,
+            format!("delete chain {chain}"),
+            libc::ENOTEMPTY,
+        ));
+    }
+    Ok(())
+}
+
+/// `iptables-restore`'s `:CHAIN POLICY [p:b]` line: a built-in chain gets the policy (each
+/// backend as its restore does: see [`Edit::DeclareBuiltin`]); a user chain is created, or
+/// flushed if it exists.
+pub fn declare_chain<T: IptTable>(
+    t: &mut T,
+    chain: &str,
+    policy: Option<ChainPolicy>,
+    counters: Option<Counters>,
+) -> Result<Vec<Edit>> {
+    let mut edits = Vec::new();
+    if t.builtin(chain) {
+        let e = Edit::DeclareBuiltin {
+            chain: chain.to_string(),
+            policy,
+            counters,
+        };
+        edit(t, &mut edits, e, None)?;
+    } else if policy.is_some() {
+        return Err(messages::refused(
+            t.family(),
+            Msg::BadBuiltin,
+            format!("policy for user chain {chain}"),
+        ));
+    } else if t.exists(chain)? {
+        edit(t, &mut edits, Edit::Flush(chain.to_string()), None)?;
+    } else {
+        edit(t, &mut edits, Edit::CreateChain(chain.to_string()), None)?;
+    }
+    Ok(edits)
+}
+
+/// One line of a restore block: a chain declaration, or a command (its kernel refusals in
+/// iptables' words).
+pub fn restore_line<T: IptTable>(t: &mut T, line: &Line) -> Result<Vec<Edit>> {
+    match line {
+        Line::Chain {
+            name,
+            policy,
+            counters,
+        } => declare_chain(t, name, *policy, *counters),
+        Line::Command(cmd) => interpret(t, cmd).map_err(|e| {
+            messages::kernel_words(e, t.family(), matches!(**cmd, Command::DeleteChain(_)))
+        }),
+    }
+}
+
+/// A whole restore block on one table: without `--noflush` the table is reset first and
+/// the user chains not declared again go at the end (each backend as its restore does it).
+/// A failing line is named (`line N failed`).
+pub fn restore_block<T: IptTable>(t: &mut T, block: &Block, noflush: bool) -> Result<Vec<Edit>> {
+    let mut edits = Vec::new();
+    if !noflush {
+        edit(t, &mut edits, Edit::Reset, None)?;
+    }
+    let mut declared = Vec::new();
+    for (n, line) in &block.lines {
+        if let Line::Chain { name, .. } = line {
+            declared.push(name.clone());
+        }
+        let done = restore_line(t, line).map_err(|e| e.context(format!("line {n} failed")))?;
+        edits.extend(done);
+    }
+    if !noflush {
+        edit(t, &mut edits, Edit::FinishReset { declared }, None)?;
+    }
+    Ok(edits)
+}

@@ -1,0 +1,187 @@
+//! The backend seam: what an iptables command means, written once, over what a backend
+//! offers. Below it sit the rule model ([`crate::model`]) and iptables' syntax
+//! ([`crate::ipt`]); above it the two backends implement [`IptTable`]: nf_tables
+//! ([`crate::ipt::exec::Planner`], which turns the edits into one transaction of
+//! operations, re-planned on a generation conflict) and x_tables ([`crate::legacy`], which
+//! applies them to the table read whole and commits it with one replace, retried when a
+//! writer bypassing the lock changed it). [`memory`] is a third, in memory, for tests
+//! (the NAT-host operations' in-memory ruleset is [`crate::nathost::memory`]).
+//!
+//! [`interpret`] checks a command against the table as the backend shows it, in iptables'
+//! order and words ([`crate::ipt::messages`]), and emits [`Edit`]s: backend-neutral changes
+//! in iptables terms (by chain name and rule number). Each backend applies an edit to its
+//! view at once, so the next command of a restore block sees it, and commits them all at
+//! the end. The few places where iptables-nft and iptables-legacy answer the same command
+//! differently are [`Flavour`] questions, answered here, not by two copies of the
+//! interpreter.
+
+#![deny(missing_docs)]
+
+mod enforce;
+mod interp;
+pub mod memory;
+#[cfg(test)]
+mod tests;
+
+pub use enforce::Enforcement;
+pub use interp::{declare_chain, interpret, restore_block, restore_line};
+
+use crate::error::Result;
+use crate::ipt::IptRule;
+use crate::model::{ChainPolicy, Counters, Family};
+
+/// Which iptables a backend answers as, where the two differ for the same command (each
+/// difference is checked against the real tool by the differential tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// iptables-nft 1.8.9 (nf_tables).
+    Nft,
+    /// iptables-legacy 1.8.9 (x_tables through libiptc).
+    Legacy,
+}
+
+/// One change of an iptables command, in iptables terms: chains by name, rules by number
+/// (1 is the first), as the table stood when the edit was made. What the policy check
+/// and the audit see of a command, whichever backend carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    /// `-A`: a rule at the end of a chain.
+    Append {
+        /// The chain.
+        chain: String,
+        /// The rule.
+        rule: IptRule,
+    },
+    /// `-I CHAIN N`: a rule that becomes rule `index`.
+    Insert {
+        /// The chain.
+        chain: String,
+        /// Its number once inserted (1 is the head).
+        index: usize,
+        /// The rule.
+        rule: IptRule,
+    },
+    /// `-R CHAIN N`: rule `index` replaced.
+    Replace {
+        /// The chain.
+        chain: String,
+        /// The rule's number.
+        index: usize,
+        /// The new rule.
+        rule: IptRule,
+    },
+    /// `-D`: rule `index` deleted.
+    Delete {
+        /// The chain.
+        chain: String,
+        /// The rule's number.
+        index: usize,
+    },
+    /// `-N`, or a restore's `:CHAIN -` of a chain that does not exist.
+    CreateChain(String),
+    /// `-X CHAIN` (checked empty and unreferenced).
+    DeleteChain(String),
+    /// `-F CHAIN`, or a restore's `:CHAIN -` of a user chain that exists.
+    Flush(String),
+    /// `-F` of the whole table.
+    FlushAll,
+    /// `-Z [CHAIN]`: counters back to zero.
+    Zero(Option<String>),
+    /// `-P`: a built-in chain's policy.
+    Policy {
+        /// The chain.
+        chain: String,
+        /// The policy.
+        policy: ChainPolicy,
+    },
+    /// `-E FROM TO`.
+    Rename {
+        /// The chain's name.
+        from: String,
+        /// Its new name.
+        to: String,
+    },
+    /// A restore block without `--noflush`: every rule goes, as each backend's restore
+    /// does it (see [`IptTable::apply`]).
+    Reset,
+    /// A restore's `:BUILTIN POLICY [p:b]` line.
+    DeclareBuiltin {
+        /// The chain.
+        chain: String,
+        /// The policy given, `None` for `-`.
+        policy: Option<ChainPolicy>,
+        /// The counters given (`restore -c`).
+        counters: Option<Counters>,
+    },
+    /// The end of a restore block without `--noflush`: the user chains that were there
+    /// before and were not declared again go.
+    FinishReset {
+        /// The chains the block declared.
+        declared: Vec<String>,
+    },
+}
+
+/// One iptables table of a backend, as the interpreter reads and changes it. Reads show the
+/// table with every edit applied so far. Rule numbers start at 1.
+pub trait IptTable {
+    /// A rule in the backend's own encoding, made before an edit that adds it (so that an
+    /// encoding error comes before a bad rule number, as in iptables).
+    type Encoded;
+
+    /// Which iptables this backend answers as.
+    fn flavour(&self) -> Flavour;
+    /// The table's family (it chooses `iptables` or `ip6tables` in messages).
+    fn family(&self) -> Family;
+    /// The table as the detail of an error names it.
+    fn label(&self) -> String;
+    /// Whether `-v` was given: lines that cost a read of the whole table are only made
+    /// then.
+    fn verbose(&self) -> bool;
+    /// Records a line of what `-v` prints.
+    fn say(&mut self, line: String);
+
+    /// Whether the chain exists (an iptables built-in chain always does).
+    fn exists(&mut self, chain: &str) -> Result<bool>;
+    /// Whether `chain` is one of iptables' built-in chains of this table.
+    fn builtin(&self, chain: &str) -> bool;
+    /// Whether an existing chain is hooked into the stack (built-in, or a base chain).
+    fn is_base(&mut self, chain: &str) -> Result<bool>;
+    /// Whether the chain is in the kernel already (`-Z -v` names only those).
+    fn counted(&mut self, chain: &str) -> Result<bool>;
+    /// How many rules an existing chain holds.
+    fn rule_count(&mut self, chain: &str) -> Result<usize>;
+    /// Rule `index` of a chain, in iptables terms.
+    fn rule_at(&mut self, chain: &str, index: usize) -> Result<Option<IptRule>>;
+    /// The number of the first rule of `chain` equal to `rule` (counters aside); a rule
+    /// holding what iptables syntax cannot express never matches.
+    fn find(&mut self, chain: &str, rule: &IptRule) -> Result<Option<usize>>;
+    /// Jumps and gotos to `chain` from rules of the table, as `-X CHAIN` counts them.
+    fn references(&mut self, chain: &str) -> Result<i64>;
+    /// Whether any rule of the table jumps or goes to `chain` (`-X` of every chain).
+    fn jumped_to(&mut self, chain: &str) -> Result<bool>;
+    /// Every chain in the order iptables lists them.
+    fn chain_order(&mut self) -> Result<Vec<String>>;
+    /// The user chains in the order iptables deletes them (`-X`).
+    fn user_chains(&mut self) -> Result<Vec<String>>;
+
+    /// A rule in the backend's encoding; refuses what the backend cannot carry.
+    fn encode(&mut self, rule: &IptRule) -> Result<Self::Encoded>;
+    /// Applies an edit the interpreter checked; `encoded` is the rule of an append, insert
+    /// or replace.
+    fn apply(&mut self, edit: &Edit, encoded: Option<Self::Encoded>) -> Result<()>;
+}
+
+/// A backend's tables as iptables lists them: what `-S --json`, `save --json` and the
+/// JSON listings read, whichever backend holds the tables.
+pub trait ListTables {
+    /// The chains of `table` (or only `chain`, which must exist) in iptables' listing
+    /// order, with their rules.
+    fn listings(
+        &mut self,
+        family: Family,
+        table: &str,
+        chain: Option<&str>,
+    ) -> Result<Vec<crate::ipt::listing::ChainListing>>;
+    /// The tables iptables-save prints, in its order (only `table` when given).
+    fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>>;
+}
