@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 mod more;
+mod targets4;
 
 pub struct ExtSpec {
     pub six: bool,
@@ -532,5 +533,6 @@ pub fn ext_corpus() -> Vec<ExtSpec> {
             }
         }
     }
+    out.extend(targets4::specs());
     out
 }

@@ -21,7 +21,9 @@ mod connmark;
 mod conntrack;
 mod ct;
 mod dccp;
+mod ecn_target;
 mod hashlimit;
+mod hmark;
 mod icmp;
 mod ip6hdr;
 mod iprange;
@@ -42,8 +44,10 @@ mod simple;
 mod srh;
 mod statistic;
 mod string;
+mod synproxy;
 mod tcp;
 mod tcpoptstrip;
+mod tee;
 mod tos;
 mod ttl;
 
@@ -232,6 +236,10 @@ static REGISTRY: &[&dyn Ext] = &[
     &misc::Socket,
     &misc::Cgroup,
     &netmap::Netmap,
+    &tee::Tee,
+    &synproxy::Synproxy,
+    &hmark::Hmark,
+    &ecn_target::EcnTarget,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -517,3 +525,5 @@ pub(crate) use canonical_via;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_targets4;

@@ -1,0 +1,156 @@
+//! Payload bytes of TEE, SYNPROXY, HMARK and ECN as iptables 1.8.9 writes them (checked
+//! against iptables-nft and iptables-legacy, whose `-C` compares these bytes: see
+//! tests/ext_diff.rs), and the `-S` words back.
+
+use super::*;
+use crate::ipt::parse::{Command, parse, split_words};
+
+fn rule(line: &str, family: Family) -> IptRule {
+    let words = split_words(line).unwrap();
+    match parse(&words, family).unwrap().command {
+        Command::Append { rule, .. } => rule,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn target(line: &str, family: Family) -> (String, u32, Vec<u8>) {
+    match rule(line, family).target {
+        Some(crate::ipt::IptTarget::Ext(x)) => (x.name, x.rev, x.info),
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+fn spec(line: &str, family: Family) -> String {
+    crate::ipt::print::rule_spec(&rule(line, family))
+}
+
+fn refused(line: &str, family: Family) -> String {
+    let words = split_words(line).unwrap();
+    match parse(&words, family) {
+        Ok(p) => panic!("{line}: accepted as {:?}", p.command),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn tee_bytes_and_words() {
+    let (name, rev, b) = target("-A X -j TEE --gateway 192.0.2.1 --oif eth0", Family::Ipv4);
+    assert_eq!((name.as_str(), rev, b.len()), ("TEE", 1, 40));
+    assert_eq!(
+        &b[..16],
+        &[192, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    );
+    assert_eq!(&b[16..21], b"eth0\0");
+    assert!(b[21..].iter().all(|&x| x == 0));
+    let (_, _, b) = target("-A X -j TEE --gateway 2001:db8::1", Family::Ipv6);
+    assert_eq!(b[0..2], [0x20, 0x01]);
+    assert_eq!(b[15], 1);
+    assert_eq!(
+        spec("-A X -j TEE --gateway 2001:db8::1", Family::Ipv6),
+        " -j TEE --gateway 2001:db8::1"
+    );
+    assert!(
+        refused(
+            "-A X -j TEE --gateway 192.0.2.1 --oif 0123456789abcdef",
+            Family::Ipv4
+        )
+        .contains("--oif")
+    );
+    assert!(refused("-A X -j TEE --gateway 192.0.2.1", Family::Ipv6).contains("192.0.2.1"));
+}
+
+#[test]
+fn synproxy_bytes_and_words() {
+    let line = "-A X -p tcp -j SYNPROXY --mss 1460 --wscale 9 --timestamp --sack-perm";
+    let (name, rev, b) = target(line, Family::Ipv4);
+    assert_eq!((name.as_str(), rev), ("SYNPROXY", 0));
+    let mut want = vec![0x0f, 9];
+    want.extend(1460u16.to_ne_bytes());
+    want.extend([0; 4]);
+    assert_eq!(b, want);
+    // iptables' order, whatever the order given.
+    assert_eq!(
+        spec(line, Family::Ipv4),
+        " -p tcp -j SYNPROXY --sack-perm --timestamp --wscale 9 --mss 1460"
+    );
+    // iptables keeps the low bits of a value that does not fit; xtnl refuses it.
+    assert!(refused("-A X -p tcp -j SYNPROXY --wscale 256", Family::Ipv4).contains("256"));
+    assert!(refused("-A X -p tcp -j SYNPROXY --mss 65536", Family::Ipv4).contains("65536"));
+}
+
+#[test]
+fn hmark_bytes_and_words() {
+    let (name, rev, b) = target(
+        "-A X -j HMARK --hmark-tuple src,sport --hmark-rnd 0xcafe --hmark-mod 10 --hmark-offset 3",
+        Family::Ipv4,
+    );
+    assert_eq!((name.as_str(), rev, b.len()), ("HMARK", 0, 64));
+    // `--hmark-tuple src` fills the whole address union, IPv4 included.
+    assert_eq!(&b[0..16], &[0xff; 16]);
+    assert_eq!(&b[16..32], &[0; 16]);
+    assert_eq!(&b[32..36], &[0xff, 0xff, 0, 0]);
+    let flags: u32 = 1 | 1 << 6 | 1 << 9 | 1 << 10 | 1 << 11;
+    assert_eq!(&b[40..44], &flags.to_ne_bytes());
+    assert_eq!(&b[48..52], &0xcafeu32.to_ne_bytes());
+    assert_eq!(&b[52..56], &10u32.to_ne_bytes());
+    assert_eq!(&b[56..60], &3u32.to_ne_bytes());
+    assert_eq!(
+        spec(
+            "-A X -j HMARK --hmark-tuple ct,src --hmark-sport 80 --hmark-rnd 4 --hmark-mod 42",
+            Family::Ipv4
+        ),
+        " -j HMARK --hmark-src-prefix 32 --hmark-sport 0x0050 --hmark-rnd 0x00000004 --hmark-mod 42 --hmark-tuple ct"
+    );
+    // A prefix length, or a contiguous mask in address form.
+    let by_len = target(
+        "-A X -j HMARK --hmark-dst-prefix 48 --hmark-rnd 1 --hmark-mod 2",
+        Family::Ipv6,
+    );
+    let by_mask = target(
+        "-A X -j HMARK --hmark-dst-prefix ffff:ffff:ffff:: --hmark-rnd 1 --hmark-mod 2",
+        Family::Ipv6,
+    );
+    assert_eq!(by_len, by_mask);
+    assert_eq!(
+        &by_len.2[16..24],
+        &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0]
+    );
+    assert!(
+        refused(
+            "-A X -j HMARK --hmark-src-prefix 255.0.255.0 --hmark-rnd 1 --hmark-mod 2",
+            Family::Ipv4
+        )
+        .contains("holes")
+    );
+}
+
+#[test]
+fn ecn_bytes_and_words() {
+    let (name, rev, b) = target("-A X -p tcp -j ECN --ecn-tcp-remove", Family::Ipv4);
+    assert_eq!((name.as_str(), rev), ("ECN", 0));
+    assert_eq!(b, [0x30, 0, 0, 0, 0, 0, 0, 0]);
+    let (_, _, b) = target(
+        "-A X -p tcp -j ECN --ecn-tcp-cwr 1 --ecn-tcp-ece 1 --ecn-ip-ect 2",
+        Family::Ipv4,
+    );
+    assert_eq!(&b[..3], &[0x31, 2, 0x03]);
+    assert_eq!(
+        spec(
+            "-A X -p tcp -j ECN --ecn-tcp-cwr 1 --ecn-tcp-ece 0",
+            Family::Ipv4
+        ),
+        " -p tcp -j ECN --ecn-tcp-ece 0 --ecn-tcp-cwr 1"
+    );
+    // Both bits set to 0 is what `--ecn-tcp-remove` writes, and prints as it.
+    assert_eq!(
+        spec(
+            "-A X -p tcp -j ECN --ecn-tcp-cwr 0 --ecn-tcp-ece 0",
+            Family::Ipv4
+        ),
+        " -p tcp -j ECN --ecn-tcp-remove"
+    );
+    // IPv4 only: ip6tables does not know the target and takes its option for an unknown one.
+    assert!(
+        refused("-A X -p tcp -j ECN --ecn-tcp-remove", Family::Ipv6).contains("--ecn-tcp-remove")
+    );
+}

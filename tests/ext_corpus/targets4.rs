@@ -1,0 +1,206 @@
+//! The corpus' third part: the targets TEE, SYNPROXY, HMARK and ECN, in every table (and a
+//! chain of each hook) they are valid in. Written for xtnl from the iptables man pages'
+//! option lists.
+
+use super::ExtSpec;
+
+/// (target, table, chain, IPv4, IPv6), like `TARGETS`.
+const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
+    ("-j TEE --gateway 192.0.2.1", "filter", "INPUT", true, false),
+    (
+        "-j TEE --gateway 192.0.2.1 --oif eth0",
+        "filter",
+        "FORWARD",
+        true,
+        false,
+    ),
+    (
+        "-j TEE --gateway 2001:db8::1",
+        "filter",
+        "OUTPUT",
+        false,
+        true,
+    ),
+    (
+        "-j TEE --gateway 2001:db8::7 --oif lo",
+        "filter",
+        "user-chain",
+        false,
+        true,
+    ),
+    (
+        "-p udp -j TEE --gateway 198.51.100.9",
+        "nat",
+        "PREROUTING",
+        true,
+        false,
+    ),
+    (
+        "-j TEE --gateway 2001:db8:1::1",
+        "nat",
+        "OUTPUT",
+        false,
+        true,
+    ),
+    (
+        "-j TEE --gateway 203.0.113.1 --oif veth-a",
+        "mangle",
+        "PREROUTING",
+        true,
+        false,
+    ),
+    (
+        "-d 2001:db8::/32 -j TEE --gateway 2001:db8::2 --oif eth1",
+        "mangle",
+        "POSTROUTING",
+        false,
+        true,
+    ),
+    ("-j TEE --gateway 192.0.2.254", "raw", "OUTPUT", true, false),
+    (
+        "-j TEE --gateway fe80::1 --oif eth0",
+        "raw",
+        "PREROUTING",
+        false,
+        true,
+    ),
+    (
+        "-p tcp -m tcp --dport 80 -m conntrack --ctstate INVALID,UNTRACKED -j SYNPROXY --sack-perm --timestamp --wscale 7 --mss 1460",
+        "filter",
+        "INPUT",
+        true,
+        true,
+    ),
+    (
+        "-p tcp -j SYNPROXY --mss 1440 --ecn",
+        "filter",
+        "FORWARD",
+        true,
+        true,
+    ),
+    ("-p tcp -j SYNPROXY", "filter", "INPUT", true, false),
+    (
+        "-p tcp -j SYNPROXY --timestamp --wscale 0",
+        "mangle",
+        "INPUT",
+        true,
+        true,
+    ),
+    (
+        "-p tcp -j SYNPROXY --sack-perm --mss 536",
+        "mangle",
+        "FORWARD",
+        true,
+        false,
+    ),
+    (
+        "-j HMARK --hmark-src-prefix 32 --hmark-rnd 0x00000004 --hmark-mod 42",
+        "filter",
+        "INPUT",
+        true,
+        false,
+    ),
+    (
+        "-j HMARK --hmark-src-prefix 64 --hmark-dst-prefix 48 --hmark-rnd 0xdeadbeef --hmark-mod 8 --hmark-offset 100",
+        "filter",
+        "FORWARD",
+        false,
+        true,
+    ),
+    (
+        "-j HMARK --hmark-tuple src,dst,sport,dport,proto --hmark-rnd 0xcafe --hmark-mod 10 --hmark-offset 100",
+        "mangle",
+        "PREROUTING",
+        true,
+        true,
+    ),
+    (
+        "-j HMARK --hmark-tuple ct,src,dst --hmark-rnd 1 --hmark-mod 4",
+        "mangle",
+        "FORWARD",
+        true,
+        true,
+    ),
+    (
+        "-j HMARK --hmark-dst-prefix 24 --hmark-spi-mask 0xffff0000 --hmark-spi 0x10 --hmark-rnd 3 --hmark-mod 2",
+        "mangle",
+        "OUTPUT",
+        true,
+        false,
+    ),
+    (
+        "-j HMARK --hmark-sport-mask 0x00ff --hmark-dport-mask 0xff00 --hmark-sport 1 --hmark-dport 2 --hmark-proto-mask 0x06 --hmark-rnd 9 --hmark-mod 1000",
+        "nat",
+        "PREROUTING",
+        true,
+        true,
+    ),
+    (
+        "-j HMARK --hmark-tuple spi --hmark-rnd 0x5 --hmark-mod 16 --hmark-offset 0x10",
+        "nat",
+        "POSTROUTING",
+        true,
+        true,
+    ),
+    (
+        "-j HMARK --hmark-src-prefix 0 --hmark-dst-prefix 128 --hmark-rnd 2 --hmark-mod 5 --hmark-tuple ct",
+        "raw",
+        "PREROUTING",
+        false,
+        true,
+    ),
+    (
+        "-j HMARK --hmark-tuple dport --hmark-rnd 2 --hmark-mod 5",
+        "raw",
+        "OUTPUT",
+        true,
+        false,
+    ),
+    (
+        "-p tcp -j ECN --ecn-tcp-remove",
+        "mangle",
+        "PREROUTING",
+        true,
+        false,
+    ),
+    (
+        "-p tcp --dport 25 -j ECN --ecn-tcp-remove",
+        "mangle",
+        "POSTROUTING",
+        true,
+        false,
+    ),
+    (
+        "-p tcp -j ECN --ecn-tcp-ece 1 --ecn-ip-ect 2",
+        "mangle",
+        "FORWARD",
+        true,
+        false,
+    ),
+    (
+        "-p tcp -j ECN --ecn-tcp-cwr 0",
+        "mangle",
+        "OUTPUT",
+        true,
+        false,
+    ),
+    ("-j ECN --ecn-ip-ect 3", "mangle", "INPUT", true, false),
+];
+
+/// The specs of this part.
+pub(super) fn specs() -> Vec<ExtSpec> {
+    let mut out = Vec::new();
+    for &(t, table, chain, v4, v6) in TARGETS {
+        for (six, on) in [(false, v4), (true, v6)] {
+            if on {
+                out.push(ExtSpec {
+                    six,
+                    table,
+                    chain,
+                    rule: t.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
