@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 mod more;
-mod targets4;
+mod round3;
 
 pub struct ExtSpec {
     pub six: bool,
@@ -533,6 +533,6 @@ pub fn ext_corpus() -> Vec<ExtSpec> {
             }
         }
     }
-    out.extend(targets4::specs());
+    out.extend(round3::specs());
     out
 }

@@ -27,6 +27,7 @@ mod hmark;
 mod icmp;
 mod ip6hdr;
 mod iprange;
+mod ipv6header;
 mod length;
 mod limit;
 mod log;
@@ -39,6 +40,7 @@ mod netmap;
 mod nflog;
 mod pkttype;
 mod recent;
+mod rt;
 mod sctp;
 mod simple;
 mod srh;
@@ -240,6 +242,8 @@ static REGISTRY: &[&dyn Ext] = &[
     &synproxy::Synproxy,
     &hmark::Hmark,
     &ecn_target::EcnTarget,
+    &ipv6header::Ipv6header,
+    &rt::Rt,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -526,4 +530,4 @@ pub(crate) use canonical_via;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_targets4;
+mod tests_round3;

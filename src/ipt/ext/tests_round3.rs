@@ -1,4 +1,4 @@
-//! Payload bytes of TEE, SYNPROXY, HMARK and ECN as iptables 1.8.9 writes them (checked
+//! Payload bytes of TEE, SYNPROXY, HMARK, ECN, ipv6header and rt as iptables 1.8.9 writes them (checked
 //! against iptables-nft and iptables-legacy, whose `-C` compares these bytes: see
 //! tests/ext_diff.rs), and the `-S` words back.
 
@@ -152,5 +152,55 @@ fn ecn_bytes_and_words() {
     // IPv4 only: ip6tables does not know the target and takes its option for an unknown one.
     assert!(
         refused("-A X -p tcp -j ECN --ecn-tcp-remove", Family::Ipv6).contains("--ecn-tcp-remove")
+    );
+}
+
+fn match6(line: &str) -> (String, u32, Vec<u8>) {
+    match rule(line, Family::Ipv6).matches.pop() {
+        Some(crate::ipt::IptMatch::Ext(x)) => (x.name, x.rev, x.info),
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+#[test]
+fn ipv6header_bytes_and_words() {
+    let (name, rev, b) = match6("-A X -m ipv6header ! --header hop,dst,prot --soft");
+    assert_eq!((name.as_str(), rev), ("ipv6header", 0));
+    assert_eq!(b, [0xc1, 0xff, 0xff, 0, 0, 0, 0, 0]);
+    // Numbers and iptables' short names read as the headers they name.
+    assert_eq!(
+        match6("-A X -m ipv6header --header 43,44,51,50,59").2,
+        match6("-A X -m ipv6header --header route,frag,auth,esp,none").2
+    );
+    // Printed in iptables' bit order, hop-by-hop by iptables' own name.
+    let s = spec("-A X -m ipv6header --header frag,hop", Family::Ipv6);
+    assert!(s.starts_with(" -m ipv6header --header hop-by-hop,"), "{s}");
+    assert!(refused("-A X -m ipv6header --header tcp", Family::Ipv6).contains("`6'"));
+    assert!(refused("-A X -m ipv6header --header hop", Family::Ipv4).contains("ipv6header"));
+}
+
+#[test]
+fn rt_bytes_and_words() {
+    let (name, rev, b) = match6(
+        "-A X -m rt --rt-type 0 ! --rt-segsleft 1:23 --rt-0-addrs 2001:db8::1,::2 --rt-0-not-strict",
+    );
+    assert_eq!((name.as_str(), rev, b.len()), ("rt", 0, 280));
+    assert_eq!(&b[0..12], &[0u32, 1, 23].map(u32::to_ne_bytes).concat()[..]);
+    assert_eq!((b[16], b[17]), (0x01 | 0x02 | 0x10 | 0x20, 0x02));
+    // The addresses start at 20 (`struct in6_addr` is 4-aligned), the count at 276.
+    assert_eq!(&b[20..22], &[0x20, 0x01]);
+    assert_eq!(b[35], 1);
+    assert_eq!(b[51], 2);
+    assert_eq!(b[276], 2);
+    // No options: segments left 0:4294967295, nothing printed.
+    let (_, _, b) = match6("-A X -m rt");
+    assert_eq!(&b[4..12], &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+    assert_eq!(spec("-A X -m rt", Family::Ipv6), " -m rt");
+    assert_eq!(
+        spec(
+            "-A X -m rt --rt-len 8 --rt-segsleft 4 ! --rt-type 1",
+            Family::Ipv6
+        ),
+        " -m rt ! --rt-type 1 --rt-segsleft 4 --rt-len 8"
     );
 }

@@ -1,8 +1,45 @@
 //! The corpus' third part: the targets TEE, SYNPROXY, HMARK and ECN, in every table (and a
-//! chain of each hook) they are valid in. Written for xtnl from the iptables man pages'
-//! option lists.
+//! chain of each hook) they are valid in, and the IPv6 matches ipv6header and rt, crossed
+//! with every table. Written for xtnl from the iptables man pages' option lists.
 
-use super::ExtSpec;
+use super::{ExtSpec, Hook, TABLES, chain};
+
+/// (match, hook, IPv4, IPv6), crossed with every table like `MATCHES`.
+const MATCHES: &[(&str, Hook, bool, bool)] = &[
+    ("-m ipv6header --header hop-by-hop", Hook::Any, false, true),
+    (
+        "-m ipv6header ! --header dst,route,frag,auth,esp,none,prot --soft",
+        Hook::Any,
+        false,
+        true,
+    ),
+    (
+        "-m ipv6header --header ipv6-frag,ah --soft",
+        Hook::In,
+        false,
+        true,
+    ),
+    ("-m ipv6header ! --header 59", Hook::Out, false, true),
+    (
+        "-m rt --rt-type 0 --rt-segsleft 1:23 --rt-len 42 --rt-0-res",
+        Hook::Any,
+        false,
+        true,
+    ),
+    (
+        "-m rt ! --rt-type 2 ! --rt-segsleft 0:4 ! --rt-len 2",
+        Hook::Any,
+        false,
+        true,
+    ),
+    (
+        "-m rt --rt-type 0 --rt-0-addrs 2001:db8::1,2001:db8::2 --rt-0-not-strict",
+        Hook::In,
+        false,
+        true,
+    ),
+    ("-m rt --rt-segsleft 3:", Hook::Out, false, true),
+];
 
 /// (target, table, chain, IPv4, IPv6), like `TARGETS`.
 const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
@@ -190,6 +227,26 @@ const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
 /// The specs of this part.
 pub(super) fn specs() -> Vec<ExtSpec> {
     let mut out = Vec::new();
+    for &(m, hook, v4, v6) in MATCHES {
+        for table in TABLES {
+            let target = match table {
+                "filter" => "-j DROP",
+                "nat" => "-j RETURN",
+                "mangle" => "-j MARK --set-mark 0x3",
+                _ => "-j ACCEPT",
+            };
+            for (six, on) in [(false, v4), (true, v6)] {
+                if on {
+                    out.push(ExtSpec {
+                        six,
+                        table,
+                        chain: chain(table, hook),
+                        rule: format!("{m} {target}"),
+                    });
+                }
+            }
+        }
+    }
     for &(t, table, chain, v4, v6) in TARGETS {
         for (six, on) in [(false, v4), (true, v6)] {
             if on {
