@@ -206,6 +206,12 @@ const ROWS: &[(&str, &str)] = &[
     ("-t mangle -A OUTPUT -p tcp -j ECN --ecn-ip-ect 4", "4"),
     ("-A INPUT -m ipv6header --header hop -j DROP", "ipv6header"),
     ("-A INPUT -m rt -j DROP", "rt"),
+    (
+        "-A INPUT -m connlabel --label foobar_not_there -j DROP",
+        "foobar_not_there",
+    ),
+    ("-A INPUT -m connlabel --label 128 -j DROP", "128"),
+    ("-A INPUT -m connlabel --set -j DROP", "--label"),
     ("-A INPUT -m ttl --ttl-eq 300 -j ACCEPT", "300"),
     ("-A INPUT -m dscp --dscp-class XX1 -j ACCEPT", "XX1"),
     (

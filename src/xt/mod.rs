@@ -29,6 +29,7 @@ mod udp;
 // extension registry (`crate::ipt::ext`).
 pub mod addrtype;
 pub mod checksum;
+pub mod connlabel;
 pub mod connlimit;
 pub mod connmark;
 pub mod ct;

@@ -16,6 +16,7 @@
 
 mod addrtype;
 mod checksum;
+mod connlabel;
 mod connlimit;
 mod connmark;
 mod conntrack;
@@ -244,6 +245,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &ecn_target::EcnTarget,
     &ipv6header::Ipv6header,
     &rt::Rt,
+    &connlabel::Connlabel,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {

@@ -1,6 +1,6 @@
-//! Payload bytes of TEE, SYNPROXY, HMARK, ECN, ipv6header and rt as iptables 1.8.9 writes them (checked
-//! against iptables-nft and iptables-legacy, whose `-C` compares these bytes: see
-//! tests/ext_diff.rs), and the `-S` words back.
+//! Payload bytes of TEE, SYNPROXY, HMARK, ECN, ipv6header, rt and connlabel as iptables
+//! 1.8.9 writes them (checked against iptables-nft and iptables-legacy, whose `-C` compares
+//! these bytes: see tests/ext_diff.rs and tests/ext_connlabel.rs), and the `-S` words back.
 
 use super::*;
 use crate::ipt::parse::{Command, parse, split_words};
@@ -203,4 +203,38 @@ fn rt_bytes_and_words() {
         ),
         " -m rt ! --rt-type 1 --rt-segsleft 4 --rt-len 8"
     );
+}
+
+#[test]
+fn connlabel_bytes_words_and_label_map() {
+    let b = match rule("-A X -m connlabel ! --label 0x29 --set", Family::Ipv4)
+        .matches
+        .pop()
+    {
+        Some(crate::ipt::IptMatch::Ext(x)) => x.info,
+        other => panic!("{other:?}"),
+    };
+    let mut want = 41u16.to_ne_bytes().to_vec();
+    want.extend(3u16.to_ne_bytes());
+    want.extend([0; 4]);
+    assert_eq!(b, want);
+    // iptables prints the bit in double quotes (no label map on the build host).
+    assert_eq!(
+        spec("-A X -m connlabel ! --label 41 --set", Family::Ipv4),
+        " -m connlabel ! --label \"41\" --set"
+    );
+    let map = super::connlabel::parse_map(
+        "# labels\n0 eth0-in\n 1\tbulk traffic \n200 too-high\nx bad\n",
+    );
+    assert_eq!(
+        map,
+        vec![(0, "eth0-in".to_string()), (1, "bulk traffic".to_string())]
+    );
+    assert_eq!(
+        super::connlabel::label_bit("bulk traffic", &map).unwrap(),
+        1
+    );
+    assert_eq!(super::connlabel::label_bit("0x7f", &map).unwrap(), 127);
+    assert!(super::connlabel::label_bit("128", &map).is_err());
+    assert!(super::connlabel::label_bit("nope", &map).is_err());
 }
