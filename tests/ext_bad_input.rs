@@ -212,6 +212,32 @@ const ROWS: &[(&str, &str)] = &[
     ),
     ("-A INPUT -m connlabel --label 128 -j DROP", "128"),
     ("-A INPUT -m connlabel --set -j DROP", "--label"),
+    ("-A INPUT -m policy --pol ipsec -j DROP", "--dir"),
+    ("-A INPUT -m policy --dir sideways -j DROP", "sideways"),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --strict -j DROP",
+        "empty policy element",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --proto tcp -j DROP",
+        "ah/esp/ipcomp",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --reqid 1 --reqid 2 -j DROP",
+        "double --reqid",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --strict --reqid 1 --tunnel-src 192.0.2.1 -j DROP",
+        "tunnel mode",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --reqid 1 --next --reqid 2 -j DROP",
+        "--strict",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol none --strict -j DROP",
+        "policy none",
+    ),
     ("-A INPUT -m ttl --ttl-eq 300 -j ACCEPT", "300"),
     ("-A INPUT -m dscp --dscp-class XX1 -j ACCEPT", "XX1"),
     (

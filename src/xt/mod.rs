@@ -51,6 +51,7 @@ pub mod nfqueue;
 pub mod owner;
 pub mod physdev;
 pub mod pkttype;
+pub mod policy;
 pub mod recent;
 pub mod rt;
 pub mod sctp;

@@ -1,6 +1,6 @@
 //! The corpus' third part: the targets TEE, SYNPROXY, HMARK and ECN, in every table (and a
-//! chain of each hook) they are valid in, and the IPv6 matches ipv6header and rt, crossed
-//! with every table. Written for xtnl from the iptables man pages' option lists.
+//! chain of each hook) they are valid in, and the matches ipv6header, rt (IPv6) and policy,
+//! crossed with every table. Written for xtnl from the iptables man pages' option lists.
 
 use super::{ExtSpec, Hook, TABLES, chain};
 
@@ -39,6 +39,26 @@ const MATCHES: &[(&str, Hook, bool, bool)] = &[
         true,
     ),
     ("-m rt --rt-segsleft 3:", Hook::Out, false, true),
+    ("-m policy --dir in --pol ipsec", Hook::In, true, true),
+    ("-m policy --dir out --pol none", Hook::Out, true, true),
+    (
+        "-m policy --dir in --pol ipsec --strict --reqid 1 --spi 0x1 --proto esp --mode tunnel --tunnel-dst 10.0.0.0/8 --tunnel-src 10.0.0.1 --next --reqid 2",
+        Hook::In,
+        true,
+        false,
+    ),
+    (
+        "-m policy --dir out --pol ipsec --strict ! --spi 0x12c --proto ah --mode tunnel ! --tunnel-src 2001:db8::/32 --next --proto ipcomp",
+        Hook::Out,
+        false,
+        true,
+    ),
+    (
+        "-m policy --dir out --pol ipsec ! --proto esp ! --reqid 7",
+        Hook::Out,
+        true,
+        true,
+    ),
 ];
 
 /// (target, table, chain, IPv4, IPv6), like `TARGETS`.

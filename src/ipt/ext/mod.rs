@@ -40,6 +40,7 @@ pub(crate) mod native;
 mod netmap;
 mod nflog;
 mod pkttype;
+mod policy;
 mod recent;
 mod rt;
 mod sctp;
@@ -246,6 +247,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &ipv6header::Ipv6header,
     &rt::Rt,
     &connlabel::Connlabel,
+    &policy::Policy,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {

@@ -238,3 +238,33 @@ fn connlabel_bytes_words_and_label_map() {
     assert!(super::connlabel::label_bit("128", &map).is_err());
     assert!(super::connlabel::label_bit("nope", &map).is_err());
 }
+
+#[test]
+fn policy_bytes_and_words() {
+    let line = "-A X -m policy --dir in --pol ipsec --strict --reqid 1 --spi 0x1 --proto esp --mode tunnel --tunnel-dst 10.0.0.0/8 --tunnel-src 10.0.0.1 --next ! --reqid 2";
+    let b = match rule(line, Family::Ipv4).matches.pop() {
+        Some(crate::ipt::IptMatch::Ext(x)) => x.info,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(b.len(), 312);
+    // Element 0: a host without a prefix has an all-ones mask over the whole union.
+    assert_eq!(&b[0..4], &[10, 0, 0, 1]);
+    assert_eq!(&b[16..32], &[0xff; 16]);
+    assert_eq!(&b[32..36], &[10, 0, 0, 0]);
+    assert_eq!(&b[48..52], &[0xff, 0, 0, 0]);
+    assert_eq!(&b[64..72], &[1u32, 1].map(u32::to_ne_bytes).concat()[..]);
+    assert_eq!(&b[72..76], &[50, 1, 0x3f, 0]);
+    // Element 1 at 76: reqid 2, inverted.
+    assert_eq!(&b[144..148], &2u32.to_ne_bytes());
+    assert_eq!(&b[150..152], &[0x20, 0x20]);
+    // Flags IN | STRICT, two elements.
+    assert_eq!(&b[304..308], &[9u16, 2].map(u16::to_ne_bytes).concat()[..]);
+    assert_eq!(
+        spec(line, Family::Ipv4),
+        " -m policy --dir in --pol ipsec --strict --reqid 1 --spi 0x1 --proto esp --mode tunnel --tunnel-dst 10.0.0.0/8 --tunnel-src 10.0.0.1 --next ! --reqid 2"
+    );
+    assert_eq!(
+        spec("-A X -m policy --dir out --pol none", Family::Ipv6),
+        " -m policy --dir out --pol none"
+    );
+}
