@@ -159,15 +159,6 @@ const ROWS: &[(&str, &str)] = &[
     ("-t mangle -A OUTPUT -j CLASSIFY --set-class 12", "12"),
     ("-A INPUT -j AUDIT --type maybe", "maybe"),
     ("-t nat -A PREROUTING -j NETMAP --to 192.0.2.0/abc", "abc"),
-    ("-t mangle -A OUTPUT -j TEE", "--gateway"),
-    (
-        "-t mangle -A OUTPUT -j TEE --gateway 2001:db8::1",
-        "2001:db8::1",
-    ),
-    (
-        "-t mangle -A OUTPUT -j TEE ! --gateway 192.0.2.1",
-        "inverted",
-    ),
     ("-A INPUT -p tcp -j SYNPROXY --mss 1460x", "1460x"),
     ("-A INPUT -p tcp -j SYNPROXY --wscale 9 --wscale 9", "once"),
     (
@@ -198,12 +189,6 @@ const ROWS: &[(&str, &str)] = &[
         "-A INPUT -j HMARK --hmark-src-prefix abc --hmark-rnd 1 --hmark-mod 2",
         "abc",
     ),
-    ("-t mangle -A OUTPUT -p tcp -j ECN", "operation"),
-    (
-        "-t mangle -A OUTPUT -p tcp -j ECN --ecn-tcp-cwr 1 --ecn-tcp-remove",
-        "--ecn-tcp-remove",
-    ),
-    ("-t mangle -A OUTPUT -p tcp -j ECN --ecn-ip-ect 4", "4"),
     ("-A INPUT -m ipv6header --header hop -j DROP", "ipv6header"),
     ("-A INPUT -m rt -j DROP", "rt"),
     (

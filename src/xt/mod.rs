@@ -34,7 +34,6 @@ pub mod connlimit;
 pub mod connmark;
 pub mod ct;
 pub mod dccp;
-pub mod ecn;
 pub mod hashlimit;
 pub mod hmark;
 pub mod icmp;
@@ -62,7 +61,6 @@ pub mod string;
 pub mod synproxy;
 pub mod tcpmss;
 pub mod tcpoptstrip;
-pub mod tee;
 
 use crate::model::Family;
 use crate::wire::WireError;

@@ -1,4 +1,4 @@
-//! The corpus' third part: the targets TEE, SYNPROXY, HMARK and ECN, in every table (and a
+//! The corpus' third part: the targets SYNPROXY and HMARK, in every table (and a
 //! chain of each hook) they are valid in, and the matches ipv6header, rt (IPv6) and policy,
 //! crossed with every table. Written for xtnl from the iptables man pages' option lists.
 
@@ -63,64 +63,6 @@ const MATCHES: &[(&str, Hook, bool, bool)] = &[
 
 /// (target, table, chain, IPv4, IPv6), like `TARGETS`.
 const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
-    ("-j TEE --gateway 192.0.2.1", "filter", "INPUT", true, false),
-    (
-        "-j TEE --gateway 192.0.2.1 --oif eth0",
-        "filter",
-        "FORWARD",
-        true,
-        false,
-    ),
-    (
-        "-j TEE --gateway 2001:db8::1",
-        "filter",
-        "OUTPUT",
-        false,
-        true,
-    ),
-    (
-        "-j TEE --gateway 2001:db8::7 --oif lo",
-        "filter",
-        "user-chain",
-        false,
-        true,
-    ),
-    (
-        "-p udp -j TEE --gateway 198.51.100.9",
-        "nat",
-        "PREROUTING",
-        true,
-        false,
-    ),
-    (
-        "-j TEE --gateway 2001:db8:1::1",
-        "nat",
-        "OUTPUT",
-        false,
-        true,
-    ),
-    (
-        "-j TEE --gateway 203.0.113.1 --oif veth-a",
-        "mangle",
-        "PREROUTING",
-        true,
-        false,
-    ),
-    (
-        "-d 2001:db8::/32 -j TEE --gateway 2001:db8::2 --oif eth1",
-        "mangle",
-        "POSTROUTING",
-        false,
-        true,
-    ),
-    ("-j TEE --gateway 192.0.2.254", "raw", "OUTPUT", true, false),
-    (
-        "-j TEE --gateway fe80::1 --oif eth0",
-        "raw",
-        "PREROUTING",
-        false,
-        true,
-    ),
     (
         "-p tcp -m tcp --dport 80 -m conntrack --ctstate INVALID,UNTRACKED -j SYNPROXY --sack-perm --timestamp --wscale 7 --mss 1460",
         "filter",
@@ -213,35 +155,6 @@ const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
         true,
         false,
     ),
-    (
-        "-p tcp -j ECN --ecn-tcp-remove",
-        "mangle",
-        "PREROUTING",
-        true,
-        false,
-    ),
-    (
-        "-p tcp --dport 25 -j ECN --ecn-tcp-remove",
-        "mangle",
-        "POSTROUTING",
-        true,
-        false,
-    ),
-    (
-        "-p tcp -j ECN --ecn-tcp-ece 1 --ecn-ip-ect 2",
-        "mangle",
-        "FORWARD",
-        true,
-        false,
-    ),
-    (
-        "-p tcp -j ECN --ecn-tcp-cwr 0",
-        "mangle",
-        "OUTPUT",
-        true,
-        false,
-    ),
-    ("-j ECN --ecn-ip-ect 3", "mangle", "INPUT", true, false),
 ];
 
 /// The specs of this part.

@@ -22,7 +22,6 @@ mod connmark;
 mod conntrack;
 mod ct;
 mod dccp;
-mod ecn_target;
 mod hashlimit;
 mod hmark;
 mod icmp;
@@ -51,7 +50,6 @@ mod string;
 mod synproxy;
 mod tcp;
 mod tcpoptstrip;
-mod tee;
 mod tos;
 mod ttl;
 
@@ -240,10 +238,8 @@ static REGISTRY: &[&dyn Ext] = &[
     &misc::Socket,
     &misc::Cgroup,
     &netmap::Netmap,
-    &tee::Tee,
     &synproxy::Synproxy,
     &hmark::Hmark,
-    &ecn_target::EcnTarget,
     &ipv6header::Ipv6header,
     &rt::Rt,
     &connlabel::Connlabel,

@@ -1,4 +1,4 @@
-//! Payload bytes of TEE, SYNPROXY, HMARK, ECN, ipv6header, rt and connlabel as iptables
+//! Payload bytes of SYNPROXY, HMARK, ipv6header, rt, connlabel and policy as iptables
 //! 1.8.9 writes them (checked against iptables-nft and iptables-legacy, whose `-C` compares
 //! these bytes: see tests/ext_diff.rs and tests/ext_connlabel.rs), and the `-S` words back.
 
@@ -30,33 +30,6 @@ fn refused(line: &str, family: Family) -> String {
         Ok(p) => panic!("{line}: accepted as {:?}", p.command),
         Err(e) => e.to_string(),
     }
-}
-
-#[test]
-fn tee_bytes_and_words() {
-    let (name, rev, b) = target("-A X -j TEE --gateway 192.0.2.1 --oif eth0", Family::Ipv4);
-    assert_eq!((name.as_str(), rev, b.len()), ("TEE", 1, 40));
-    assert_eq!(
-        &b[..16],
-        &[192, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
-    );
-    assert_eq!(&b[16..21], b"eth0\0");
-    assert!(b[21..].iter().all(|&x| x == 0));
-    let (_, _, b) = target("-A X -j TEE --gateway 2001:db8::1", Family::Ipv6);
-    assert_eq!(b[0..2], [0x20, 0x01]);
-    assert_eq!(b[15], 1);
-    assert_eq!(
-        spec("-A X -j TEE --gateway 2001:db8::1", Family::Ipv6),
-        " -j TEE --gateway 2001:db8::1"
-    );
-    assert!(
-        refused(
-            "-A X -j TEE --gateway 192.0.2.1 --oif 0123456789abcdef",
-            Family::Ipv4
-        )
-        .contains("--oif")
-    );
-    assert!(refused("-A X -j TEE --gateway 192.0.2.1", Family::Ipv6).contains("192.0.2.1"));
 }
 
 #[test]
@@ -121,37 +94,6 @@ fn hmark_bytes_and_words() {
             Family::Ipv4
         )
         .contains("holes")
-    );
-}
-
-#[test]
-fn ecn_bytes_and_words() {
-    let (name, rev, b) = target("-A X -p tcp -j ECN --ecn-tcp-remove", Family::Ipv4);
-    assert_eq!((name.as_str(), rev), ("ECN", 0));
-    assert_eq!(b, [0x30, 0, 0, 0, 0, 0, 0, 0]);
-    let (_, _, b) = target(
-        "-A X -p tcp -j ECN --ecn-tcp-cwr 1 --ecn-tcp-ece 1 --ecn-ip-ect 2",
-        Family::Ipv4,
-    );
-    assert_eq!(&b[..3], &[0x31, 2, 0x03]);
-    assert_eq!(
-        spec(
-            "-A X -p tcp -j ECN --ecn-tcp-cwr 1 --ecn-tcp-ece 0",
-            Family::Ipv4
-        ),
-        " -p tcp -j ECN --ecn-tcp-ece 0 --ecn-tcp-cwr 1"
-    );
-    // Both bits set to 0 is what `--ecn-tcp-remove` writes, and prints as it.
-    assert_eq!(
-        spec(
-            "-A X -p tcp -j ECN --ecn-tcp-cwr 0 --ecn-tcp-ece 0",
-            Family::Ipv4
-        ),
-        " -p tcp -j ECN --ecn-tcp-remove"
-    );
-    // IPv4 only: ip6tables does not know the target and takes its option for an unknown one.
-    assert!(
-        refused("-A X -p tcp -j ECN --ecn-tcp-remove", Family::Ipv6).contains("--ecn-tcp-remove")
     );
 }
 
