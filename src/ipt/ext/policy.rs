@@ -216,5 +216,13 @@ impl Ext for Policy {
         }
         Some(())
     }
-    canonical_via!(Info);
+    fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
+        let mut i = Info::decode(info).ok()?;
+        // Elements past the count are never read; iptables leaves them zero.
+        let used = usize::from(i.len).min(POLICY_MAX_ELEM);
+        for n in used..POLICY_MAX_ELEM {
+            i.set_elem(n, &PolicyElem::default());
+        }
+        Some(i.encode())
+    }
 }

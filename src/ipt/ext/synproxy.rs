@@ -66,5 +66,15 @@ impl Ext for Synproxy {
         }
         Some(())
     }
-    canonical_via!(Info);
+    fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
+        let mut i = Info::decode(info).ok()?;
+        // A value without its flag is never read; iptables leaves it zero.
+        if i.options & o::WSCALE == 0 {
+            i.wscale = 0;
+        }
+        if i.options & o::MSS == 0 {
+            i.mss = 0;
+        }
+        Some(i.encode())
+    }
 }
