@@ -159,6 +159,70 @@ const ROWS: &[(&str, &str)] = &[
     ("-t mangle -A OUTPUT -j CLASSIFY --set-class 12", "12"),
     ("-A INPUT -j AUDIT --type maybe", "maybe"),
     ("-t nat -A PREROUTING -j NETMAP --to 192.0.2.0/abc", "abc"),
+    ("-A INPUT -p tcp -j SYNPROXY --mss 1460x", "1460x"),
+    ("-A INPUT -p tcp -j SYNPROXY --wscale 9 --wscale 9", "once"),
+    (
+        "-A INPUT -j HMARK --hmark-rnd 1 --hmark-tuple src",
+        "--hmark-mod",
+    ),
+    (
+        "-A INPUT -j HMARK --hmark-mod 4 --hmark-tuple src",
+        "--hmark-rnd",
+    ),
+    (
+        "-A INPUT -j HMARK --hmark-tuple src,bogus --hmark-rnd 1 --hmark-mod 2",
+        "bogus",
+    ),
+    (
+        "-A INPUT -j HMARK --hmark-tuple spi --hmark-sport-mask 1 --hmark-rnd 1 --hmark-mod 2",
+        "--hmark-spi-mask",
+    ),
+    (
+        "-A INPUT -j HMARK --hmark-rnd 1 --hmark-mod 2",
+        "--hmark-tuple",
+    ),
+    (
+        "-A INPUT -j HMARK --hmark-tuple src --hmark-src-prefix 24 --hmark-rnd 1 --hmark-mod 2",
+        "--hmark-src-prefix",
+    ),
+    (
+        "-A INPUT -j HMARK --hmark-src-prefix abc --hmark-rnd 1 --hmark-mod 2",
+        "abc",
+    ),
+    ("-A INPUT -m ipv6header --header hop -j DROP", "ipv6header"),
+    ("-A INPUT -m rt -j DROP", "rt"),
+    (
+        "-A INPUT -m connlabel --label foobar_not_there -j DROP",
+        "foobar_not_there",
+    ),
+    ("-A INPUT -m connlabel --label 128 -j DROP", "128"),
+    ("-A INPUT -m connlabel --set -j DROP", "--label"),
+    ("-A INPUT -m policy --pol ipsec -j DROP", "--dir"),
+    ("-A INPUT -m policy --dir sideways -j DROP", "sideways"),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --strict -j DROP",
+        "empty policy element",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --proto tcp -j DROP",
+        "ah/esp/ipcomp",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --reqid 1 --reqid 2 -j DROP",
+        "double --reqid",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --strict --reqid 1 --tunnel-src 192.0.2.1 -j DROP",
+        "tunnel mode",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol ipsec --reqid 1 --next --reqid 2 -j DROP",
+        "--strict",
+    ),
+    (
+        "-A INPUT -m policy --dir in --pol none --strict -j DROP",
+        "policy none",
+    ),
     ("-A INPUT -m ttl --ttl-eq 300 -j ACCEPT", "300"),
     ("-A INPUT -m dscp --dscp-class XX1 -j ACCEPT", "XX1"),
     (
@@ -199,6 +263,70 @@ fn bad_extension_options_are_refused_and_change_nothing() {
             let a: Vec<&str> = words.iter().map(String::as_str).collect();
             if run("iptables-nft", &a).status.success() {
                 failures.push(format!("{line}: iptables-nft accepted it"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
+}
+
+/// IPv6-only modules, as `xtnl -6` against ip6tables-nft: (command line, words the message
+/// must contain).
+const ROWS6: &[(&str, &str)] = &[
+    ("-A INPUT -m ipv6header -j DROP", "--header"),
+    ("-A INPUT -m ipv6header --header tcp -j DROP", "6"),
+    ("-A INPUT -m ipv6header --header bogus -j DROP", "bogus"),
+    ("-A INPUT -m ipv6header --header , -j DROP", "header names"),
+    ("-A INPUT -m rt --rt-0-res -j DROP", "--rt-type 0"),
+    (
+        "-A INPUT -m rt --rt-type 1 --rt-0-res -j DROP",
+        "--rt-type 0",
+    ),
+    (
+        "-A INPUT -m rt --rt-type 0 --rt-0-not-strict -j DROP",
+        "--rt-0-addr",
+    ),
+    (
+        "-A INPUT -m rt --rt-type 0 --rt-0-addrs 2001:db8::x -j DROP",
+        "2001:db8::x",
+    ),
+    (
+        "-A INPUT -m rt --rt-type 0 --rt-0-addrs ::1,::2,::3,::4,::5,::6,::7,::8,::9,::a,::b,::c,::d,::e,::f,::10,::11 -j DROP",
+        "too many",
+    ),
+    ("-A INPUT -m rt --rt-segsleft 1:x -j DROP", "\"x\""),
+];
+
+#[test]
+fn bad_ipv6_extension_options_are_refused_and_change_nothing() {
+    in_netns(|| {
+        let lock = private_lock_path();
+        let lock = lock.to_str().expect("utf-8 path").to_owned();
+        for t in ["filter", "mangle", "raw", "nat"] {
+            let o = run("ip6tables-nft", &["-t", t, "-N", "keep"]);
+            assert!(o.status.success());
+        }
+        let before = nft_ruleset();
+        let mut failures = Vec::new();
+        for (line, needle) in ROWS6 {
+            let mut words = vec!["-6".to_string()];
+            words.extend(xtnl::ipt::parse::split_words(line).expect("splits"));
+            let a: Vec<&str> = words.iter().map(String::as_str).collect();
+            let ours = common::run_env(
+                common::xtnl_bin(),
+                &a,
+                &[("XTABLES_LOCKFILE", lock.as_str())],
+            );
+            let msg = String::from_utf8_lossy(&ours.stderr).to_string();
+            if ours.status.code() != Some(2) || !msg.contains(needle) {
+                failures.push(format!("{line}: status {:?}, {msg}", ours.status.code()));
+            }
+        }
+        assert_eq!(nft_ruleset(), before, "xtnl changed the ruleset");
+        for (line, _) in ROWS6 {
+            let words = xtnl::ipt::parse::split_words(line).expect("splits");
+            let a: Vec<&str> = words.iter().map(String::as_str).collect();
+            if run("ip6tables-nft", &a).status.success() {
+                failures.push(format!("{line}: ip6tables-nft accepted it"));
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -100,3 +100,20 @@ pub fn number_of(s: &str) -> Option<u8> {
         })
         .map(|(_, n, _)| *n)
 }
+
+/// `getprotobyname`: a name or alias of the system's `/etc/protocols` (case-sensitive, as
+/// glibc compares them), without iptables' own table.
+pub fn system_number_of(s: &str) -> Option<u8> {
+    system()
+        .iter()
+        .find(|(name, _, aliases)| name == s || aliases.iter().any(|a| a == s))
+        .map(|(_, n, _)| *n)
+}
+
+/// `getprotobynumber`: the system's name for a protocol number.
+pub fn system_name_of(n: u8) -> Option<String> {
+    system()
+        .iter()
+        .find(|(_, p, _)| *p == n)
+        .map(|(name, _, _)| name.clone())
+}

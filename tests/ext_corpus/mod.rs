@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 mod more;
+mod round3;
 
 pub struct ExtSpec {
     pub six: bool,
@@ -532,5 +533,6 @@ pub fn ext_corpus() -> Vec<ExtSpec> {
             }
         }
     }
+    out.extend(round3::specs());
     out
 }

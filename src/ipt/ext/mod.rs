@@ -18,15 +18,18 @@
 
 mod addrtype;
 mod checksum;
+mod connlabel;
 mod connlimit;
 mod connmark;
 mod conntrack;
 mod ct;
 mod dccp;
 mod hashlimit;
+mod hmark;
 mod icmp;
 mod ip6hdr;
 mod iprange;
+mod ipv6header;
 mod length;
 mod limit;
 mod log;
@@ -38,12 +41,15 @@ pub(crate) mod native;
 mod netmap;
 mod nflog;
 mod pkttype;
+mod policy;
 mod recent;
+mod rt;
 mod sctp;
 mod simple;
 mod srh;
 mod statistic;
 mod string;
+mod synproxy;
 mod tcp;
 mod tcpoptstrip;
 mod tos;
@@ -234,6 +240,12 @@ static REGISTRY: &[&dyn Ext] = &[
     &misc::Socket,
     &misc::Cgroup,
     &netmap::Netmap,
+    &synproxy::Synproxy,
+    &hmark::Hmark,
+    &ipv6header::Ipv6header,
+    &rt::Rt,
+    &connlabel::Connlabel,
+    &policy::Policy,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -519,3 +531,5 @@ pub(crate) use canonical_via;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_round3;
