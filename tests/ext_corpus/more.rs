@@ -6,6 +6,52 @@ use super::Hook;
 
 /// (match, hook, IPv4, IPv6), crossed with every table like `MATCHES`.
 pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
+    // The first round's small modules, here for their `-L` words (tests/ext_list.rs).
+    ("-m ttl --ttl-eq 64", Hook::Any, true, false),
+    ("-m ttl ! --ttl-eq 1", Hook::Any, true, false),
+    ("-m ttl --ttl-lt 5", Hook::Any, true, false),
+    ("-m hl --hl-gt 10", Hook::Any, false, true),
+    ("-m hl ! --hl-eq 255", Hook::Any, false, true),
+    ("-m dscp --dscp 0x2e", Hook::Any, true, true),
+    ("-m dscp ! --dscp-class AF41", Hook::Any, true, true),
+    ("-m tos --tos Minimize-Delay", Hook::Any, true, true),
+    ("-m tos ! --tos 0x08/0xff", Hook::Any, true, true),
+    ("-p esp -m esp --espspi 500", Hook::Any, true, true),
+    ("-p esp -m esp ! --espspi 100:200", Hook::Any, true, true),
+    ("-p ah -m ah --ahspi 300", Hook::Any, true, false),
+    ("-m helper --helper ftp", Hook::Any, true, true),
+    ("-m cpu ! --cpu 1", Hook::Any, true, true),
+    ("-m quota --quota 1000000", Hook::Any, true, true),
+    (
+        "-m connbytes --connbytes 10000:100000 --connbytes-dir both --connbytes-mode bytes",
+        Hook::Any,
+        true,
+        true,
+    ),
+    (
+        "-m connbytes ! --connbytes 100 --connbytes-dir original --connbytes-mode packets",
+        Hook::Any,
+        true,
+        true,
+    ),
+    (
+        "-p icmp --icmp-type port-unreachable",
+        Hook::Any,
+        true,
+        false,
+    ),
+    (
+        "-p ipv6-icmp --icmpv6-type neighbour-solicitation",
+        Hook::Any,
+        false,
+        true,
+    ),
+    (
+        "-p mh -m mh --mh-type binding-update:binding-error",
+        Hook::Any,
+        false,
+        true,
+    ),
     ("-p sctp --dport 2905", Hook::Any, true, true),
     ("-p sctp -m sctp ! --sport 1024:2048", Hook::Any, true, true),
     (
@@ -165,6 +211,33 @@ pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
 
 /// (rule, table, chain, IPv4, IPv6).
 pub(super) const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
+    ("-j TTL --ttl-set 64", "mangle", "PREROUTING", true, false),
+    ("-j TTL --ttl-dec 1", "mangle", "FORWARD", true, false),
+    ("-j HL --hl-inc 2", "mangle", "OUTPUT", false, true),
+    (
+        "-j DSCP --set-dscp 0x0a",
+        "mangle",
+        "POSTROUTING",
+        true,
+        true,
+    ),
+    (
+        "-j DSCP --set-dscp-class EF",
+        "mangle",
+        "OUTPUT",
+        true,
+        true,
+    ),
+    (
+        "-j TOS --set-tos Minimize-Delay",
+        "mangle",
+        "OUTPUT",
+        true,
+        true,
+    ),
+    ("-j TOS --and-tos 0x0f", "mangle", "PREROUTING", true, true),
+    ("-j TOS --or-tos 0x10", "mangle", "FORWARD", true, true),
+    ("-j TOS --xor-tos 0x04", "mangle", "INPUT", true, true),
     (
         "-p tcp -j TCPOPTSTRIP --strip-options mss,sack-permitted,timestamp",
         "mangle",
