@@ -8,6 +8,25 @@ use common::{in_netns, nft_ruleset, private_lock_path, run};
 
 /// (command line, words the message must contain)
 const ROWS: &[(&str, &str)] = &[
+    // `-m set`: no set of that name here, bad directions, too many, twice, no option.
+    (
+        "-A INPUT -m set --match-set no-such-set src -j DROP",
+        "Set no-such-set doesn't exist",
+    ),
+    (
+        "-A INPUT -m set --match-set s src,up -j DROP",
+        "'src' or 'dst'",
+    ),
+    (
+        "-A INPUT -m set --match-set s src,src,src,src,src,src,src -j DROP",
+        "more src/dst options than 6",
+    ),
+    ("-A INPUT -m set --match-set s -j DROP", "two args"),
+    ("-A INPUT -m set -j DROP", "--match-set"),
+    (
+        "-A INPUT -m set --match-set s src --packets-eq 1 --packets-gt 2 -j DROP",
+        "only one of the --packets",
+    ),
     ("-A INPUT -m mark --mark 0x100000000 -j ACCEPT", "mark"),
     ("-A INPUT -m mark -j ACCEPT", "--mark"),
     ("-A INPUT -m mark --mark 1 --mark 2 -j ACCEPT", "--mark"),
@@ -177,6 +196,9 @@ fn bad_extension_options_are_refused_and_change_nothing() {
             let o = run("iptables-nft", &["-t", t, "-N", "keep"]);
             assert!(o.status.success());
         }
+        // The set the `-m set` rows name (so that only their other fault is refused).
+        let o = run("ipset", &["create", "s", "hash:ip"]);
+        assert!(o.status.success(), "ipset (.ci/run installs it)");
         let before = nft_ruleset();
         let mut failures = Vec::new();
         for (line, needle) in ROWS {

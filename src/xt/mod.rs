@@ -49,6 +49,7 @@ pub mod physdev;
 pub mod pkttype;
 pub mod recent;
 pub mod sctp;
+pub mod set;
 pub mod small;
 pub mod srh;
 pub mod statistic;

@@ -6,6 +6,27 @@ use super::Hook;
 
 /// (match, hook, IPv4, IPv6), crossed with every table like `MATCHES`.
 pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
+    // ipset: the sets are made by the tests (`make_sets`), as fail2ban's ipset actions do.
+    ("-m set --match-set xtnl-ip src", Hook::Any, true, false),
+    ("-m set ! --match-set xtnl-ip dst", Hook::Any, true, false),
+    (
+        "-m set --match-set xtnl-ipport src,dst --return-nomatch ! --update-counters",
+        Hook::Any,
+        true,
+        false,
+    ),
+    (
+        "-m set --match-set xtnl-ip6 src ! --packets-eq 0 --bytes-gt 1000",
+        Hook::Any,
+        false,
+        true,
+    ),
+    (
+        "-m set ! --match-set xtnl-ip6 dst ! --update-subcounters",
+        Hook::Any,
+        false,
+        true,
+    ),
     // The first round's small modules, here for their `-L` words (tests/ext_list.rs).
     ("-m ttl --ttl-eq 64", Hook::Any, true, false),
     ("-m ttl ! --ttl-eq 1", Hook::Any, true, false),
@@ -211,6 +232,13 @@ pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
 
 /// (rule, table, chain, IPv4, IPv6).
 pub(super) const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
+    (
+        "-p tcp -m multiport --dports 22 -m set --match-set xtnl-ip src -j REJECT --reject-with icmp-port-unreachable",
+        "filter",
+        "INPUT",
+        true,
+        false,
+    ),
     ("-j TTL --ttl-set 64", "mangle", "PREROUTING", true, false),
     ("-j TTL --ttl-dec 1", "mangle", "FORWARD", true, false),
     ("-j HL --hl-inc 2", "mangle", "OUTPUT", false, true),

@@ -25,6 +25,7 @@ mod hashlimit;
 mod icmp;
 mod ip6hdr;
 mod iprange;
+mod ipset;
 mod length;
 mod limit;
 mod log;
@@ -38,6 +39,7 @@ mod nflog;
 mod pkttype;
 mod recent;
 mod sctp;
+mod set;
 mod simple;
 mod srh;
 mod statistic;
@@ -244,6 +246,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &misc::Socket,
     &misc::Cgroup,
     &netmap::Netmap,
+    &set::Set,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
