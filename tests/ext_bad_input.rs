@@ -8,6 +8,16 @@ use common::{in_netns, nft_ruleset, private_lock_path, run};
 
 /// (command line, words the message must contain)
 const ROWS: &[(&str, &str)] = &[
+    ("-A INPUT -m devgroup -j ACCEPT", "--src-group"),
+    (
+        "-A INPUT -m devgroup --src-group nosuchgroup -j ACCEPT",
+        "could not map name nosuchgroup",
+    ),
+    (
+        "-A INPUT -m devgroup --src-group 1/x -j ACCEPT",
+        "bad integer",
+    ),
+    ("-A INPUT -m realm -j ACCEPT", "--realm"),
     // `-m set`: no set of that name here, bad directions, too many, twice, no option.
     (
         "-A INPUT -m set --match-set no-such-set src -j DROP",

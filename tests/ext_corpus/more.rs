@@ -27,6 +27,14 @@ pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
         false,
         true,
     ),
+    // devgroup and realm: values, masks and iproute2's names (`default`, `cosmos`).
+    ("-m devgroup --src-group 0", Hook::In, true, true),
+    ("-m devgroup ! --src-group 5", Hook::In, true, true),
+    ("-m devgroup --dst-group 0x10/0xf0", Hook::Out, true, true),
+    ("-m devgroup ! --dst-group default", Hook::Out, true, true),
+    ("-m realm --realm 0x1/0x2a", Hook::Out, true, false),
+    ("-m realm ! --realm 42", Hook::Out, true, false),
+    ("-m realm --realm cosmos", Hook::Out, true, false),
     // The first round's small modules, here for their `-L` words (tests/ext_list.rs).
     ("-m ttl --ttl-eq 64", Hook::Any, true, false),
     ("-m ttl ! --ttl-eq 1", Hook::Any, true, false),

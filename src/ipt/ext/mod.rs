@@ -21,6 +21,7 @@ mod connmark;
 mod conntrack;
 mod ct;
 mod dccp;
+mod devgroup;
 mod hashlimit;
 mod icmp;
 mod ip6hdr;
@@ -247,6 +248,8 @@ static REGISTRY: &[&dyn Ext] = &[
     &misc::Cgroup,
     &netmap::Netmap,
     &set::Set,
+    &devgroup::Devgroup,
+    &devgroup::Realm,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
