@@ -11,8 +11,8 @@ use crate::model::Counters;
 use crate::nft::{Chain, RawRule, Session, TableRef};
 
 pub(crate) mod table;
-pub use table::list_table;
-pub(crate) use table::{change_line, render_table};
+pub(crate) use table::change_line;
+pub use table::{list_table, render_table};
 
 /// One chain as iptables lists it (the nf_tables and x_tables backends both fill these).
 #[derive(Debug, Clone)]

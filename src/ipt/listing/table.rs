@@ -287,7 +287,7 @@ pub fn list_table(
 }
 
 /// `-L` of chains read by either backend.
-pub(crate) fn render_table(
+pub fn render_table(
     chains: &[ChainListing],
     chain: Option<&str>,
     inv: &Invocation,
