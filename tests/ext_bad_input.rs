@@ -8,6 +8,18 @@ use common::{in_netns, nft_ruleset, private_lock_path, run};
 
 /// (command line, words the message must contain)
 const ROWS: &[(&str, &str)] = &[
+    (
+        "-t mangle -A PREROUTING -p tcp -j TPROXY --on-ip 192.0.2.1",
+        "--on-port",
+    ),
+    (
+        "-t mangle -A PREROUTING -p tcp -j TPROXY --on-port 1 --on-ip 2001:db8::1",
+        "2001:db8::1",
+    ),
+    (
+        "-t mangle -A PREROUTING -p tcp -j TPROXY --on-port 1 --tproxy-mark 0x100000000",
+        "TPROXY",
+    ),
     ("-A INPUT -m devgroup -j ACCEPT", "--src-group"),
     (
         "-A INPUT -m devgroup --src-group nosuchgroup -j ACCEPT",
@@ -143,7 +155,7 @@ const ROWS: &[(&str, &str)] = &[
         "-A INPUT -m hashlimit --hashlimit 5/sec -j ACCEPT",
         "hashlimit",
     ),
-    ("-A INPUT -j TPROXY --on-port 1", "--on-port"),
+    ("-A INPUT -m time --timestart 25:00 -j ACCEPT", "time"),
     (
         "-A INPUT -p sctp -m sctp --chunk-types some INIT -j ACCEPT",
         "ONLY",

@@ -56,6 +56,7 @@ pub mod statistic;
 pub mod string;
 pub mod tcpmss;
 pub mod tcpoptstrip;
+pub mod tproxy;
 
 use crate::model::Family;
 use crate::wire::WireError;

@@ -241,6 +241,34 @@ pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
 /// (rule, table, chain, IPv4, IPv6).
 pub(super) const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
     (
+        "-p udp -j TPROXY --on-port 12345 --on-ip 192.0.2.1 --tproxy-mark 0x23/0xff",
+        "mangle",
+        "PREROUTING",
+        true,
+        false,
+    ),
+    (
+        "-p udp -j TPROXY --on-port 12345 --on-ip 2001:db8::1 --tproxy-mark 0x23/0xff",
+        "mangle",
+        "PREROUTING",
+        false,
+        true,
+    ),
+    (
+        "-p tcp -m tcp --dport 2342 -j TPROXY --on-port 80",
+        "mangle",
+        "PREROUTING",
+        true,
+        true,
+    ),
+    (
+        "-p tcp -j TPROXY --on-port 3128 --tproxy-mark 0x1",
+        "mangle",
+        "PREROUTING",
+        true,
+        true,
+    ),
+    (
         "-p tcp -m multiport --dports 22 -m set --match-set xtnl-ip src -j REJECT --reject-with icmp-port-unreachable",
         "filter",
         "INPUT",

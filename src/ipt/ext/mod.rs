@@ -48,6 +48,7 @@ mod string;
 mod tcp;
 mod tcpoptstrip;
 mod tos;
+mod tproxy;
 mod ttl;
 
 use std::fmt::Write;
@@ -250,6 +251,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &set::Set,
     &devgroup::Devgroup,
     &devgroup::Realm,
+    &tproxy::Tproxy,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
