@@ -12,3 +12,12 @@ xt_struct!(
     laddr: Raw<16> = 8,
     lport: Raw<2> = 24,
 });
+
+xt_struct!(
+    /// `-j TEE` rev 1 (`struct xt_tee_tginfo`, include/uapi/linux/netfilter/xt_TEE.h): the
+    /// gateway and the output interface; the kernel's private pointer at 32 reads back as
+    /// zeros.
+    TeeV1, "xt_tee_tginfo", 40, {
+    gw: Raw<16> = 0,
+    oif: Raw<16> = 16,
+});

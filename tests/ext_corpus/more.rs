@@ -241,6 +241,27 @@ pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
 /// (rule, table, chain, IPv4, IPv6).
 pub(super) const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
     (
+        "-j TEE --gateway 192.0.2.1",
+        "mangle",
+        "PREROUTING",
+        true,
+        false,
+    ),
+    (
+        "-j TEE --gateway 2001:db8::1 --oif eth0",
+        "mangle",
+        "POSTROUTING",
+        false,
+        true,
+    ),
+    (
+        "-p udp -j TEE --gateway 198.51.100.9 --oif veth0",
+        "filter",
+        "FORWARD",
+        true,
+        false,
+    ),
+    (
         "-p udp -j TPROXY --on-port 12345 --on-ip 192.0.2.1 --tproxy-mark 0x23/0xff",
         "mangle",
         "PREROUTING",

@@ -252,6 +252,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &devgroup::Devgroup,
     &devgroup::Realm,
     &tproxy::Tproxy,
+    &tproxy::Tee,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {

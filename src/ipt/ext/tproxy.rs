@@ -1,12 +1,13 @@
 //! `-j TPROXY` (revision 1, IPv4 and IPv6): `--on-port PORT` (required), `--on-ip ADDR`,
 //! `--tproxy-mark VALUE[/MASK]`; iptables-nft writes it through nft_compat. The kernel takes
-//! it in table mangle, chain PREROUTING, with `-p tcp` or `-p udp`.
+//! it in table mangle, chain PREROUTING, with `-p tcp` or `-p udp`. And `-j TEE`, the other
+//! target that sends packets somewhere by address.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::*;
 use crate::xt::layout::Raw;
-use crate::xt::tproxy::TproxyV1 as Info;
+use crate::xt::tproxy::{TeeV1 as TeeInfo, TproxyV1 as Info};
 
 pub(crate) struct Tproxy;
 
@@ -96,5 +97,81 @@ impl Ext for Tproxy {
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         // IPv4 keeps its address in the union's first four bytes; iptables zeroes the rest.
         Info::decode(info).ok().map(|i| i.encode())
+    }
+}
+
+/// `-j TEE --gateway ADDR [--oif NAME]` (revision 1, IPv4 and IPv6), through nft_compat.
+pub(crate) struct Tee;
+
+impl Ext for Tee {
+    fn name(&self) -> &'static str {
+        "TEE"
+    }
+    fn is_target(&self) -> bool {
+        true
+    }
+    fn revision(&self) -> u32 {
+        1
+    }
+    fn options(&self) -> &'static [Opt] {
+        opts![opt("gateway", Arg::One, false), opt("oif", Arg::One, false)]
+    }
+    fn parse(&self, given: &[Given], ctx: &Ctx<'_>) -> Result<Vec<u8>> {
+        once(given, "TEE")?;
+        let g = get(given, "gateway")
+            .ok_or_else(|| bad("TEE: option \"--gateway\" must be specified"))?;
+        let a: IpAddr = g
+            .arg()
+            .parse()
+            .map_err(|_| bad(format!("host/network `{}' not found", g.arg())))?;
+        let mut gw = [0u8; 16];
+        match (a, ctx.family) {
+            (IpAddr::V4(v4), Family::Ipv4) => gw[..4].copy_from_slice(&v4.octets()),
+            (IpAddr::V6(v6), Family::Ipv6) => gw = v6.octets(),
+            _ => return Err(bad(format!("host/network `{}' not found", g.arg()))),
+        }
+        let mut t = TeeInfo {
+            gw: Raw(gw),
+            ..Default::default()
+        };
+        if let Some(o) = get(given, "oif") {
+            if o.arg().len() > 15 {
+                return Err(bad(
+                    "TEE: argument for \"--oif\" is too long (max 15 characters)",
+                ));
+            }
+            t.oif = Raw::from_str(o.arg(), "oif").map_err(wire)?;
+        }
+        Ok(t.encode())
+    }
+    fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()> {
+        let t = TeeInfo::decode(info).ok()?;
+        let _ = write!(out, " --gateway {}", gw(&t, family));
+        if t.oif.0[0] != 0 {
+            let _ = write!(out, " --oif {}", t.oif.text());
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
+        let t = TeeInfo::decode(info).ok()?;
+        let _ = write!(out, " TEE gw:{}", gw(&t, family));
+        if t.oif.0[0] != 0 {
+            let _ = write!(out, " oif={}", t.oif.text());
+        }
+        Some(())
+    }
+    fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
+        let mut t = TeeInfo::decode(info).ok()?;
+        t.oif = t.oif.canonical_text();
+        Some(t.encode())
+    }
+}
+
+fn gw(t: &TeeInfo, family: Family) -> String {
+    let a = t.gw.0;
+    if family == Family::Ipv6 {
+        Ipv6Addr::from(a).to_string()
+    } else {
+        Ipv4Addr::new(a[0], a[1], a[2], a[3]).to_string()
     }
 }
