@@ -8,6 +8,15 @@ use common::{in_netns, nft_ruleset, private_lock_path, run};
 
 /// (command line, words the message must contain)
 const ROWS: &[(&str, &str)] = &[
+    ("-t mangle -A PREROUTING -p tcp -j ECN", "operation"),
+    (
+        "-t mangle -A PREROUTING -p tcp -j ECN --ecn-tcp-cwr 2",
+        "--ecn-tcp-cwr",
+    ),
+    (
+        "-t mangle -A PREROUTING -p tcp -j ECN --ecn-tcp-remove --ecn-tcp-ece 1",
+        "--ecn-tcp-remove",
+    ),
     ("-t mangle -A PREROUTING -j TEE", "--gateway"),
     (
         "-t mangle -A PREROUTING -p tcp -j TPROXY --on-ip 192.0.2.1",

@@ -33,6 +33,7 @@ pub mod connlimit;
 pub mod connmark;
 pub mod ct;
 pub mod dccp;
+pub mod ecn;
 pub mod hashlimit;
 pub mod icmp;
 pub mod ip6hdr;

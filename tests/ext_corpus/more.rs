@@ -241,6 +241,27 @@ pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
 /// (rule, table, chain, IPv4, IPv6).
 pub(super) const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
     (
+        "-p tcp -j ECN --ecn-tcp-remove",
+        "mangle",
+        "PREROUTING",
+        true,
+        false,
+    ),
+    (
+        "-p tcp -j ECN --ecn-tcp-cwr 1 --ecn-tcp-ece 0",
+        "mangle",
+        "FORWARD",
+        true,
+        false,
+    ),
+    (
+        "-j ECN --ecn-ip-ect 2",
+        "mangle",
+        "POSTROUTING",
+        true,
+        false,
+    ),
+    (
         "-j TEE --gateway 192.0.2.1",
         "mangle",
         "PREROUTING",

@@ -22,6 +22,7 @@ mod conntrack;
 mod ct;
 mod dccp;
 mod devgroup;
+mod ecn_target;
 mod hashlimit;
 mod icmp;
 mod ip6hdr;
@@ -253,6 +254,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &devgroup::Realm,
     &tproxy::Tproxy,
     &tproxy::Tee,
+    &ecn_target::EcnTarget,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
