@@ -414,6 +414,9 @@ const EXT_TARGETS: &[(&str, u32)] = &[
     ("TTL", 0),
     ("HL", 0),
     ("DSCP", 0),
+    ("TPROXY", 1),
+    ("TEE", 1),
+    ("ECN", 0),
 ];
 
 /// The extension registry's decoders (`src/ipt/ext/`), reached as the kernel's bytes reach

@@ -146,6 +146,15 @@ impl Ext for Tee {
     }
     fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()> {
         let t = TeeInfo::decode(info).ok()?;
+        // iptables prints the name as it is; one no interface can have (spaces, quotes,
+        // control bytes) would not read back (found by the ext_decode fuzz target).
+        let name = t.oif.text();
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !b"\"'\\/".contains(&b))
+        {
+            return None;
+        }
         let _ = write!(out, " --gateway {}", gw(&t, family));
         if t.oif.0[0] != 0 {
             let _ = write!(out, " --oif {}", t.oif.text());
