@@ -417,6 +417,7 @@ const EXT_TARGETS: &[(&str, u32)] = &[
     ("TPROXY", 1),
     ("TEE", 1),
     ("ECN", 0),
+    ("SET", 3),
 ];
 
 /// The extension registry's decoders (`src/ipt/ext/`), reached as the kernel's bytes reach

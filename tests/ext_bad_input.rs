@@ -8,6 +8,12 @@ use common::{in_netns, nft_ruleset, private_lock_path, run};
 
 /// (command line, words the message must contain)
 const ROWS: &[(&str, &str)] = &[
+    ("-A INPUT -j SET", "--add-set"),
+    (
+        "-A INPUT -j SET --add-set no-such-set src",
+        "Set no-such-set doesn't exist",
+    ),
+    ("-A INPUT -j SET --del-set s src --exist", "--exist"),
     ("-t mangle -A PREROUTING -p tcp -j ECN", "operation"),
     (
         "-t mangle -A PREROUTING -p tcp -j ECN --ecn-tcp-cwr 2",

@@ -33,6 +33,31 @@ xt_struct!(
     flags: u32 = 40,
 });
 
+/// `IPSET_INVALID_ID`: no set in that slot of the target.
+pub const INVALID_ID: u16 = 0xffff;
+/// The target's `flags`.
+pub const FLAG_EXIST: u32 = 1 << 0;
+pub const MAP_SKBMARK: u32 = 1 << 8;
+pub const MAP_SKBPRIO: u32 = 1 << 9;
+pub const MAP_SKBQUEUE: u32 = 1 << 10;
+
+xt_struct!(
+    /// `-j SET` rev 3 (`struct xt_set_info_target_v3`): three `struct xt_set_info` (index,
+    /// dimension, direction flags) for add, del and map, then the flags and the timeout.
+    SetTargetV3, "xt_set_info_target_v3", 20, {
+    add_index: u16 = 0,
+    add_dim: u8 = 2,
+    add_flags: u8 = 3,
+    del_index: u16 = 4,
+    del_dim: u8 = 6,
+    del_flags: u8 = 7,
+    map_index: u16 = 8,
+    map_dim: u8 = 10,
+    map_flags: u8 = 11,
+    flags: u32 = 12,
+    timeout: u32 = 16,
+});
+
 #[cfg(test)]
 mod tests {
     use super::*;

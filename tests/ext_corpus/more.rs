@@ -241,6 +241,27 @@ pub(super) const MATCHES: &[(&str, Hook, bool, bool)] = &[
 /// (rule, table, chain, IPv4, IPv6).
 pub(super) const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
     (
+        "-p tcp --dport 22 -j SET --add-set xtnl-ip src --exist",
+        "filter",
+        "INPUT",
+        true,
+        false,
+    ),
+    (
+        "-j SET --del-set xtnl-ipport src,dst",
+        "mangle",
+        "FORWARD",
+        true,
+        false,
+    ),
+    (
+        "-j SET --add-set xtnl-ip6 dst --del-set xtnl-ip6 src",
+        "filter",
+        "FORWARD",
+        false,
+        true,
+    ),
+    (
         "-p tcp -j ECN --ecn-tcp-remove",
         "mangle",
         "PREROUTING",

@@ -250,6 +250,7 @@ static REGISTRY: &[&dyn Ext] = &[
     &misc::Cgroup,
     &netmap::Netmap,
     &set::Set,
+    &set::SetTarget,
     &devgroup::Devgroup,
     &devgroup::Realm,
     &tproxy::Tproxy,
