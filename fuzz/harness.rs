@@ -343,7 +343,9 @@ pub fn xt_blob(data: &[u8]) {
 }
 
 /// The extension registry's kernel names and revisions (`src/ipt/ext/`): matches, then
-/// targets.
+/// targets. `set` and `SET` ask the kernel for set names, which a fuzz target must not do:
+/// `set` stays at its place with a revision the registry does not read (so the indices of
+/// the seeds hold), `SET` is left out; tests/ext_diff.rs covers both.
 const EXT_MATCHES: &[(&str, u32)] = &[
     ("addrtype", 1),
     ("connlimit", 1),
@@ -375,7 +377,7 @@ const EXT_MATCHES: &[(&str, u32)] = &[
     ("pkttype", 0),
     ("recent", 1),
     ("sctp", 0),
-    ("set", 4),
+    ("set", 0),
     ("esp", 0),
     ("helper", 0),
     ("cpu", 0),
@@ -417,7 +419,6 @@ const EXT_TARGETS: &[(&str, u32)] = &[
     ("TPROXY", 1),
     ("TEE", 1),
     ("ECN", 0),
-    ("SET", 3),
 ];
 
 /// The extension registry's decoders (`src/ipt/ext/`), reached as the kernel's bytes reach
