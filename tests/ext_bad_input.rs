@@ -8,6 +8,63 @@ use common::{in_netns, nft_ruleset, private_lock_path, run};
 
 /// (command line, words the message must contain)
 const ROWS: &[(&str, &str)] = &[
+    ("-A INPUT -j SET", "--add-set"),
+    (
+        "-A INPUT -j SET --add-set no-such-set src",
+        "Set no-such-set doesn't exist",
+    ),
+    ("-A INPUT -j SET --del-set s src --exist", "--exist"),
+    ("-t mangle -A PREROUTING -p tcp -j ECN", "operation"),
+    (
+        "-t mangle -A PREROUTING -p tcp -j ECN --ecn-tcp-cwr 2",
+        "--ecn-tcp-cwr",
+    ),
+    (
+        "-t mangle -A PREROUTING -p tcp -j ECN --ecn-tcp-remove --ecn-tcp-ece 1",
+        "--ecn-tcp-remove",
+    ),
+    ("-t mangle -A PREROUTING -j TEE", "--gateway"),
+    (
+        "-t mangle -A PREROUTING -p tcp -j TPROXY --on-ip 192.0.2.1",
+        "--on-port",
+    ),
+    (
+        "-t mangle -A PREROUTING -p tcp -j TPROXY --on-port 1 --on-ip 2001:db8::1",
+        "2001:db8::1",
+    ),
+    (
+        "-t mangle -A PREROUTING -p tcp -j TPROXY --on-port 1 --tproxy-mark 0x100000000",
+        "TPROXY",
+    ),
+    ("-A INPUT -m devgroup -j ACCEPT", "--src-group"),
+    (
+        "-A INPUT -m devgroup --src-group nosuchgroup -j ACCEPT",
+        "could not map name nosuchgroup",
+    ),
+    (
+        "-A INPUT -m devgroup --src-group 1/x -j ACCEPT",
+        "bad integer",
+    ),
+    ("-A INPUT -m realm -j ACCEPT", "--realm"),
+    // `-m set`: no set of that name here, bad directions, too many, twice, no option.
+    (
+        "-A INPUT -m set --match-set no-such-set src -j DROP",
+        "Set no-such-set doesn't exist",
+    ),
+    (
+        "-A INPUT -m set --match-set s src,up -j DROP",
+        "'src' or 'dst'",
+    ),
+    (
+        "-A INPUT -m set --match-set s src,src,src,src,src,src,src -j DROP",
+        "more src/dst options than 6",
+    ),
+    ("-A INPUT -m set --match-set s -j DROP", "two args"),
+    ("-A INPUT -m set -j DROP", "--match-set"),
+    (
+        "-A INPUT -m set --match-set s src --packets-eq 1 --packets-gt 2 -j DROP",
+        "only one of the --packets",
+    ),
     ("-A INPUT -m mark --mark 0x100000000 -j ACCEPT", "mark"),
     ("-A INPUT -m mark -j ACCEPT", "--mark"),
     ("-A INPUT -m mark --mark 1 --mark 2 -j ACCEPT", "--mark"),
@@ -114,7 +171,7 @@ const ROWS: &[(&str, &str)] = &[
         "-A INPUT -m hashlimit --hashlimit 5/sec -j ACCEPT",
         "hashlimit",
     ),
-    ("-A INPUT -j TPROXY --on-port 1", "--on-port"),
+    ("-A INPUT -m time --timestart 25:00 -j ACCEPT", "time"),
     (
         "-A INPUT -p sctp -m sctp --chunk-types some INIT -j ACCEPT",
         "ONLY",
@@ -241,6 +298,9 @@ fn bad_extension_options_are_refused_and_change_nothing() {
             let o = run("iptables-nft", &["-t", t, "-N", "keep"]);
             assert!(o.status.success());
         }
+        // The set the `-m set` rows name (so that only their other fault is refused).
+        let o = run("ipset", &["create", "s", "hash:ip"]);
+        assert!(o.status.success(), "ipset (.ci/run installs it)");
         let before = nft_ruleset();
         let mut failures = Vec::new();
         for (line, needle) in ROWS {

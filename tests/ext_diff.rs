@@ -9,7 +9,7 @@ mod ext_corpus;
 use std::process::Output;
 
 use common::{in_netns, private_lock_path, run};
-use ext_corpus::{ExtSpec, ext_corpus};
+use ext_corpus::{ExtSpec, ext_corpus, make_sets};
 
 fn text(o: &Output) -> String {
     format!(
@@ -54,6 +54,7 @@ fn check(oracle: &'static str, legacy: bool, six: bool, corpus: Vec<ExtSpec>) ->
                 run(tool, &a)
             }
         };
+        make_sets();
         for table in ["filter", "nat", "mangle", "raw"] {
             let o = run(oracle, &["-t", table, "-N", "user-chain"]);
             assert!(o.status.success(), "{oracle}: {}", text(&o));

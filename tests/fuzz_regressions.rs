@@ -93,3 +93,8 @@ fn a_valid_hook_without_its_chain_is_refused() {
     .expect("the regression input is in the repository");
     harness::xt_blob(&input);
 }
+
+#[test]
+fn ext_decode_seeds_and_regressions() {
+    seeds_and_regressions("ext_decode", harness::ext_decode);
+}

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Restore and save of a 10,000-rule ruleset using the extension registry's modules, xtnl
+# Restore and save of a 10,000-rule ruleset using the extension registry's modules (the
+# first round's and the second's: sctp, hashlimit, connlimit, string, ecn, TCPOPTSTRIP), xtnl
 # against iptables-nft-restore/-save on the same file, each in a fresh network namespace
 # (never the host's). Prints the times and the ratios.
 #   sudo sh tools/ext-bench.sh [path/to/xtnl] [rules]
@@ -19,12 +20,15 @@ trap 'rm -f "$F"' EXIT
   i=0
   while [ $i -lt "$N" ]; do
     a=$((i / 250)); b=$((i % 250 + 1))
-    case $((i % 5)) in
+    case $((i % 8)) in
       0) echo "-A BENCH -s 10.$a.$b.0/24 -p tcp -m conntrack --ctstate NEW -m tcp --dport $((i % 60000 + 1)) --tcp-flags FIN,SYN,RST,ACK SYN -j MARK --set-xmark 0x$((i % 256))/0xffffffff" ;;
       1) echo "-A BENCH -d 10.$a.$b.1/32 -m mark --mark 0x4000/0x4000 -m limit --limit 10/sec -j CONNMARK --save-mark --nfmask 0xffffffff --ctmask 0xffffffff" ;;
       2) echo "-A BENCH -m addrtype --dst-type LOCAL -m statistic --mode random --probability 0.50000000000 -m comment --comment \"rule $i\" -j ACCEPT" ;;
       3) echo "-A BENCH -p udp -m udp --dport $((i % 60000 + 1)) -m length --length 0:512 -j DSCP --set-dscp 0x2e" ;;
       4) echo "-A BENCH -m recent --rcheck --seconds 60 --name b$i --mask 255.255.255.255 --rsource -j LOG --log-prefix \"b$i: \" --log-tcp-sequence" ;;
+      5) echo "-A BENCH -p sctp -m sctp --dport $((i % 60000 + 1)) --chunk-types any INIT -m hashlimit --hashlimit-upto 20/sec --hashlimit-burst 5 --hashlimit-mode srcip --hashlimit-name bench -j ACCEPT" ;;
+      6) echo "-A BENCH -p tcp -m tcp --dport $((i % 60000 + 1)) -m connlimit --connlimit-above 10 --connlimit-mask 32 --connlimit-saddr -m string --string \"GET /$i\" --algo bm --to 65535 -j DROP" ;;
+      7) echo "-A BENCH -p tcp -m ecn --ecn-tcp-ece -m dscp --dscp 0x0a -j TCPOPTSTRIP --strip-options 19" ;;
     esac
     i=$((i + 1))
   done

@@ -499,6 +499,21 @@ const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
 ];
 
 /// The whole corpus.
+/// The ipset sets the corpus' `-m set` specs name, made in the test's namespace.
+pub fn make_sets() {
+    for (name, kind, family) in [
+        ("xtnl-ip", "hash:ip", "inet"),
+        ("xtnl-ipport", "hash:ip,port", "inet"),
+        ("xtnl-ip6", "hash:ip", "inet6"),
+    ] {
+        let o = std::process::Command::new("ipset")
+            .args(["create", name, kind, "family", family])
+            .output()
+            .expect("ipset (.ci/run installs it)");
+        assert!(o.status.success(), "ipset create {name}: {o:?}");
+    }
+}
+
 pub fn ext_corpus() -> Vec<ExtSpec> {
     let mut out = Vec::new();
     for &(m, hook, v4, v6) in MATCHES.iter().chain(more::MATCHES) {

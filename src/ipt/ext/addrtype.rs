@@ -100,5 +100,27 @@ impl Ext for Addrtype {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let a = AddrtypeV1::decode(info).ok()?;
+        out.push_str(" ADDRTYPE match");
+        for (word, mask, inv) in [
+            ("src-type", a.source, fl::INVERT_SOURCE),
+            ("dst-type", a.dest, fl::INVERT_DEST),
+        ] {
+            if mask != 0 {
+                let _ = write!(out, " {word} {}", if a.flags & inv != 0 { "!" } else { "" });
+                let mut t = String::new();
+                print_types(&mut t, mask);
+                out.push_str(t.trim_start());
+            }
+        }
+        if a.flags & fl::LIMIT_IFACE_IN != 0 {
+            out.push_str(" limit-in");
+        }
+        if a.flags & fl::LIMIT_IFACE_OUT != 0 {
+            out.push_str(" limit-out");
+        }
+        Some(())
+    }
     canonical_via!(AddrtypeV1);
 }

@@ -37,5 +37,13 @@ impl Ext for Checksum {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let i = Info::decode(info).ok()?;
+        out.push_str(" CHECKSUM");
+        if i.operation & CHECKSUM_OP_FILL != 0 {
+            out.push_str(" fill");
+        }
+        Some(())
+    }
     canonical_via!(Info);
 }

@@ -94,5 +94,25 @@ impl Ext for Connlimit {
         );
         Some(())
     }
+    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
+        let c = Info::decode(info).ok()?;
+        let _ = write!(
+            out,
+            " #conn {}/{} {} {}",
+            if c.flags & Info::DADDR != 0 {
+                "dst"
+            } else {
+                "src"
+            },
+            c.mask_bits(if family == Family::Ipv6 { 4 } else { 1 }),
+            if c.flags & Info::INVERT != 0 {
+                "<="
+            } else {
+                ">"
+            },
+            c.limit
+        );
+        Some(())
+    }
     canonical_via!(Info);
 }

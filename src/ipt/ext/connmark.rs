@@ -42,6 +42,16 @@ impl Ext for Connmark {
         print_markmask(out, m.mark, m.mask);
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let m = MInfo::decode(info).ok()?;
+        out.push_str(if m.invert != 0 {
+            " connmark match !"
+        } else {
+            " connmark match "
+        });
+        print_markmask(out, m.mark, m.mask);
+        Some(())
+    }
     canonical_via!(MInfo);
 }
 
@@ -164,6 +174,39 @@ impl Ext for ConnmarkTarget {
                 "right-shift-mark"
             };
             let _ = write!(out, " --{op} {}", t.shift_bits);
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let t = TInfo::decode(info).ok()?;
+        let (nf, ct) = (t.nfmask, t.ctmask);
+        match t.mode {
+            CONNMARK_SET => out.push_str(&super::mark::mark_op("CONNMARK", t.ctmark, ct)),
+            CONNMARK_SAVE if nf == u32::MAX && ct == u32::MAX => out.push_str(" CONNMARK save"),
+            CONNMARK_SAVE if nf == ct => {
+                let _ = write!(out, " CONNMARK save mask 0x{nf:x}");
+            }
+            CONNMARK_SAVE => {
+                let _ = write!(out, " CONNMARK save nfmask 0x{nf:x} ctmask ~0x{ct:x}");
+            }
+            CONNMARK_RESTORE if nf == u32::MAX && ct == u32::MAX => {
+                out.push_str(" CONNMARK restore")
+            }
+            CONNMARK_RESTORE if nf == ct => {
+                let _ = write!(out, " CONNMARK restore mask 0x{ct:x}");
+            }
+            CONNMARK_RESTORE => {
+                let _ = write!(out, " CONNMARK restore ctmask 0x{ct:x} nfmask ~0x{nf:x}");
+            }
+            _ => return None,
+        }
+        if t.shift_bits != 0 {
+            let op = if t.shift_dir == 0 {
+                "left-shift-mark"
+            } else {
+                "right-shift-mark"
+            };
+            let _ = write!(out, " {op} {}", t.shift_bits);
         }
         Some(())
     }

@@ -257,104 +257,116 @@ impl Ext for Conntrack {
         }
     }
     fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()> {
-        let c = ConntrackV3::decode(info).ok()?;
-        let known = (1u16 << 14) - 1;
-        if c.match_flags & !known != 0 || c.invert_flags & !known != 0 {
-            return None;
-        }
-        let on = |f: u16| c.match_flags & f != 0;
-        let neg = |out: &mut String, f: u16| bang(out, c.invert_flags & f != 0);
-        if on(cf::STATE) {
-            neg(out, cf::STATE);
-            let word = if c.is_state_alias() {
-                "state"
+        dump(info, family, "--", true, out)
+    }
+    fn list(&self, info: &[u8], family: Family, numeric: bool, out: &mut String) -> Option<()> {
+        dump(info, family, "", numeric, out)
+    }
+    canonical_via!(ConntrackV3);
+}
+
+/// The options as `-S` (`p` = `--`) or `-L` (`p` empty) print them (`conntrack_dump`).
+fn dump(info: &[u8], family: Family, p: &str, numeric: bool, out: &mut String) -> Option<()> {
+    let c = ConntrackV3::decode(info).ok()?;
+    let known = (1u16 << 14) - 1;
+    if c.match_flags & !known != 0 || c.invert_flags & !known != 0 {
+        return None;
+    }
+    let on = |f: u16| c.match_flags & f != 0;
+    let neg = |out: &mut String, f: u16| bang(out, c.invert_flags & f != 0);
+    if on(cf::STATE) {
+        neg(out, cf::STATE);
+        let word = if c.is_state_alias() {
+            "state"
+        } else {
+            "ctstate"
+        };
+        let _ = write!(out, " {p}{word} {}", CtStates(c.state_mask.0));
+    }
+    if on(cf::PROTO) {
+        neg(out, cf::PROTO);
+        let _ = write!(out, " {p}ctproto {}", c.l4proto);
+    }
+    for (f, w, a, m) in [
+        (cf::ORIGSRC, "ctorigsrc", &c.origsrc_addr, &c.origsrc_mask),
+        (cf::ORIGDST, "ctorigdst", &c.origdst_addr, &c.origdst_mask),
+        (cf::REPLSRC, "ctreplsrc", &c.replsrc_addr, &c.replsrc_mask),
+        (cf::REPLDST, "ctrepldst", &c.repldst_addr, &c.repldst_mask),
+    ] {
+        if on(f) {
+            neg(out, f);
+            let _ = write!(out, " {p}{w}");
+            if !numeric && a.iter().all(|&b| b == 0) {
+                out.push_str(" anywhere");
             } else {
-                "ctstate"
-            };
-            let _ = write!(out, " --{word} {}", CtStates(c.state_mask.0));
-        }
-        if on(cf::PROTO) {
-            neg(out, cf::PROTO);
-            let _ = write!(out, " --ctproto {}", c.l4proto);
-        }
-        for (f, w, a, m) in [
-            (cf::ORIGSRC, "ctorigsrc", &c.origsrc_addr, &c.origsrc_mask),
-            (cf::ORIGDST, "ctorigdst", &c.origdst_addr, &c.origdst_mask),
-            (cf::REPLSRC, "ctreplsrc", &c.replsrc_addr, &c.replsrc_mask),
-            (cf::REPLDST, "ctrepldst", &c.repldst_addr, &c.repldst_mask),
-        ] {
-            if on(f) {
-                neg(out, f);
-                let _ = write!(out, " --{w}");
                 print_host_mask(out, a, m, family);
             }
         }
-        for (f, w, lo, hi) in [
-            (
-                cf::ORIGSRC_PORT,
-                "ctorigsrcport",
-                c.origsrc_port,
-                c.origsrc_port_high,
-            ),
-            (
-                cf::ORIGDST_PORT,
-                "ctorigdstport",
-                c.origdst_port,
-                c.origdst_port_high,
-            ),
-            (
-                cf::REPLSRC_PORT,
-                "ctreplsrcport",
-                c.replsrc_port,
-                c.replsrc_port_high,
-            ),
-            (
-                cf::REPLDST_PORT,
-                "ctrepldstport",
-                c.repldst_port,
-                c.repldst_port_high,
-            ),
-        ] {
-            if on(f) {
-                neg(out, f);
-                if hi == 0 || lo == hi {
-                    let _ = write!(out, " --{w} {lo}");
-                } else {
-                    let _ = write!(out, " --{w} {lo}:{hi}");
-                }
-            }
-        }
-        if on(cf::STATUS) {
-            neg(out, cf::STATUS);
-            out.push_str(" --ctstatus ");
-            let names: Vec<&str> = STATUS
-                .iter()
-                .filter(|(b, _)| c.status_mask & b != 0)
-                .map(|(_, n)| *n)
-                .collect();
-            if c.status_mask & !0xf != 0 {
-                return None;
-            }
-            out.push_str(if names.is_empty() { "NONE" } else { "" });
-            out.push_str(&names.join(","));
-        }
-        if on(cf::EXPIRES) {
-            neg(out, cf::EXPIRES);
-            if c.expires_min == c.expires_max {
-                let _ = write!(out, " --ctexpire {}", c.expires_min);
-            } else {
-                let _ = write!(out, " --ctexpire {}:{}", c.expires_min, c.expires_max);
-            }
-        }
-        if on(cf::DIRECTION) {
-            let d = if c.invert_flags & cf::DIRECTION != 0 {
-                "REPLY"
-            } else {
-                "ORIGINAL"
-            };
-            let _ = write!(out, " --ctdir {d}");
-        }
-        Some(())
     }
-    canonical_via!(ConntrackV3);
+    for (f, w, lo, hi) in [
+        (
+            cf::ORIGSRC_PORT,
+            "ctorigsrcport",
+            c.origsrc_port,
+            c.origsrc_port_high,
+        ),
+        (
+            cf::ORIGDST_PORT,
+            "ctorigdstport",
+            c.origdst_port,
+            c.origdst_port_high,
+        ),
+        (
+            cf::REPLSRC_PORT,
+            "ctreplsrcport",
+            c.replsrc_port,
+            c.replsrc_port_high,
+        ),
+        (
+            cf::REPLDST_PORT,
+            "ctrepldstport",
+            c.repldst_port,
+            c.repldst_port_high,
+        ),
+    ] {
+        if on(f) {
+            neg(out, f);
+            if hi == 0 || lo == hi {
+                let _ = write!(out, " {p}{w} {lo}");
+            } else {
+                let _ = write!(out, " {p}{w} {lo}:{hi}");
+            }
+        }
+    }
+    if on(cf::STATUS) {
+        neg(out, cf::STATUS);
+        let _ = write!(out, " {p}ctstatus ");
+        let names: Vec<&str> = STATUS
+            .iter()
+            .filter(|(b, _)| c.status_mask & b != 0)
+            .map(|(_, n)| *n)
+            .collect();
+        if c.status_mask & !0xf != 0 {
+            return None;
+        }
+        out.push_str(if names.is_empty() { "NONE" } else { "" });
+        out.push_str(&names.join(","));
+    }
+    if on(cf::EXPIRES) {
+        neg(out, cf::EXPIRES);
+        if c.expires_min == c.expires_max {
+            let _ = write!(out, " {p}ctexpire {}", c.expires_min);
+        } else {
+            let _ = write!(out, " {p}ctexpire {}:{}", c.expires_min, c.expires_max);
+        }
+    }
+    if on(cf::DIRECTION) {
+        let d = if c.invert_flags & cf::DIRECTION != 0 {
+            "REPLY"
+        } else {
+            "ORIGINAL"
+        };
+        let _ = write!(out, " {p}ctdir {d}");
+    }
+    Some(())
 }

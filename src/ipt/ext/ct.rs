@@ -36,14 +36,14 @@ fn events(list: &str, names: &[&str]) -> Result<u32> {
     Ok(m)
 }
 
-fn print_events(out: &mut String, opt: &str, mask: u32, names: &[&str]) {
+fn print_events(out: &mut String, p: &str, opt: &str, mask: u32, names: &[&str]) {
     let list: Vec<&str> = names
         .iter()
         .enumerate()
         .filter(|(i, _)| mask & (1 << i) != 0)
         .map(|(_, n)| *n)
         .collect();
-    let _ = write!(out, " --{opt} {}", list.join(","));
+    let _ = write!(out, " {p}{opt} {}", list.join(","));
 }
 
 impl Ext for Ct {
@@ -105,50 +105,19 @@ impl Ext for Ct {
         }
     }
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
-        let c = Info::decode(info).ok()?;
-        if c.flags & !0x1f != 0 || c.ct_events >> 10 != 0 || c.exp_events > 1 {
-            return None;
-        }
-        if c.flags & CT_NOTRACK_ALIAS != 0 {
-            // iptables prints `-j NOTRACK` and nothing else; anything else would be lost.
-            return (c
-                == Info {
-                    flags: CT_NOTRACK | CT_NOTRACK_ALIAS,
-                    ..Default::default()
-                })
-            .then_some(());
-        }
-        if c.flags & CT_NOTRACK != 0 {
-            out.push_str(" --notrack");
-        }
-        if c.helper.0[0] != 0 {
-            let _ = write!(out, " --helper {}", c.helper.text());
-        }
-        if c.timeout.0[0] != 0 {
-            let _ = write!(out, " --timeout {}", c.timeout.text());
-        }
-        if c.ct_events != 0 {
-            print_events(out, "ctevents", c.ct_events, &CT_EVENTS);
-        }
-        if c.exp_events != 0 {
-            print_events(out, "expevents", c.exp_events, &["new"]);
-        }
-        if c.flags & CT_ZONE_MARK != 0 || c.zone != 0 {
-            out.push_str(" --zone");
-            let dir = c.flags & (CT_ZONE_DIR_ORIG | CT_ZONE_DIR_REPL);
-            if dir == CT_ZONE_DIR_ORIG {
-                out.push_str("-orig");
+        dump(info, "--", out)
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        match Info::decode(info) {
+            Ok(c) if c.flags & CT_NOTRACK_ALIAS != 0 => {
+                out.push_str(" NOTRACK");
+                Some(())
             }
-            if dir == CT_ZONE_DIR_REPL {
-                out.push_str("-reply");
-            }
-            if c.flags & CT_ZONE_MARK != 0 {
-                out.push_str(" mark");
-            } else {
-                let _ = write!(out, " {}", c.zone);
+            _ => {
+                out.push_str(" CT");
+                dump(info, "", out)
             }
         }
-        Some(())
     }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         let mut c = Info::decode(info).ok()?;
@@ -156,6 +125,54 @@ impl Ext for Ct {
         c.timeout = c.timeout.canonical_text();
         Some(c.encode())
     }
+}
+
+/// The options as `-S` (`p` = `--`) or `-L` (`p` empty) print them.
+fn dump(info: &[u8], p: &str, out: &mut String) -> Option<()> {
+    let c = Info::decode(info).ok()?;
+    if c.flags & !0x1f != 0 || c.ct_events >> 10 != 0 || c.exp_events > 1 {
+        return None;
+    }
+    if c.flags & CT_NOTRACK_ALIAS != 0 {
+        // iptables prints `-j NOTRACK` and nothing else; anything else would be lost.
+        return (c
+            == Info {
+                flags: CT_NOTRACK | CT_NOTRACK_ALIAS,
+                ..Default::default()
+            })
+        .then_some(());
+    }
+    if c.flags & CT_NOTRACK != 0 {
+        let _ = write!(out, " {p}notrack");
+    }
+    if c.helper.0[0] != 0 {
+        let _ = write!(out, " {p}helper {}", c.helper.text());
+    }
+    if c.timeout.0[0] != 0 {
+        let _ = write!(out, " {p}timeout {}", c.timeout.text());
+    }
+    if c.ct_events != 0 {
+        print_events(out, p, "ctevents", c.ct_events, &CT_EVENTS);
+    }
+    if c.exp_events != 0 {
+        print_events(out, p, "expevents", c.exp_events, &["new"]);
+    }
+    if c.flags & CT_ZONE_MARK != 0 || c.zone != 0 {
+        let _ = write!(out, " {p}zone");
+        let dir = c.flags & (CT_ZONE_DIR_ORIG | CT_ZONE_DIR_REPL);
+        if dir == CT_ZONE_DIR_ORIG {
+            out.push_str("-orig");
+        }
+        if dir == CT_ZONE_DIR_REPL {
+            out.push_str("-reply");
+        }
+        if c.flags & CT_ZONE_MARK != 0 {
+            out.push_str(" mark");
+        } else {
+            let _ = write!(out, " {}", c.zone);
+        }
+    }
+    Some(())
 }
 
 impl Ext for Notrack {
@@ -187,6 +204,9 @@ impl Ext for Notrack {
     }
     fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()> {
         Ct.save(info, family, out)
+    }
+    fn list(&self, info: &[u8], family: Family, numeric: bool, out: &mut String) -> Option<()> {
+        Ct.list(info, family, numeric, out)
     }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         Ct.canonical(info)

@@ -130,5 +130,48 @@ impl Ext for Dccp {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let d = Info::decode(info).ok()?;
+        out.push_str(" dccp");
+        for (bit, label, lo, hi) in [
+            (Info::SRC_PORTS, "spt", d.spt_min, d.spt_max),
+            (Info::DEST_PORTS, "dpt", d.dpt_min, d.dpt_max),
+        ] {
+            if d.flags & bit != 0 {
+                list_ports(out, label, [lo, hi], d.invflags & bit != 0, numeric, "dccp");
+            }
+        }
+        if d.flags & Info::TYPE != 0 {
+            bang(out, d.invflags & Info::TYPE != 0);
+            out.push(' ');
+            let mut t = d.typemask;
+            let mut first = true;
+            while t != 0 {
+                let i = t.trailing_zeros() as usize;
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                if numeric {
+                    let _ = write!(out, "{i}");
+                } else {
+                    out.push_str(TYPES.get(i)?);
+                    if i == 10 {
+                        break;
+                    }
+                }
+                t &= !(1 << i);
+            }
+        }
+        if d.flags & Info::OPTION != 0 {
+            let inv = if d.invflags & Info::OPTION != 0 {
+                "!"
+            } else {
+                ""
+            };
+            let _ = write!(out, " option={inv}{}", d.option);
+        }
+        Some(())
+    }
     canonical_via!(Info);
 }

@@ -332,85 +332,111 @@ impl Ext for Hashlimit {
         Ok(h.encode())
     }
     fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()> {
-        let h = Info::decode(info).ok()?;
-        if h.mode >= 1 << 7 || h.avg == 0 || h.name.text().is_empty() {
-            return None;
-        }
-        out.push_str(if h.mode & Info::INVERT != 0 {
-            " --hashlimit-above"
-        } else {
-            " --hashlimit-upto"
-        });
-        let quantum: u64 = if h.mode & Info::BYTES != 0 {
-            let mut r = cost_to_bytes(h.avg);
-            let i = (0..UNITS.len() - 1)
-                .find(|&i| r >= UNITS[i].1 && bytes_to_cost(r & !(UNITS[i].1 - 1)) == Some(h.avg))
-                .unwrap_or(UNITS.len() - 1);
-            let _ = write!(out, " {}{}b/s", r / UNITS[i].1, UNITS[i].0);
-            if h.burst == 0 {
-                u64::from(BYTE_EXPIRE) * 1000
-            } else {
-                r = r.wrapping_mul(h.burst);
-                let i = (0..UNITS.len() - 1)
-                    .find(|&i| r >= UNITS[i].1)
-                    .unwrap_or(UNITS.len() - 1);
-                let _ = write!(out, " --hashlimit-burst {}{}b", r / UNITS[i].1, UNITS[i].0);
-                u64::from(BYTE_EXPIRE_BURST) * 1000
-            }
-        } else {
-            let p = h.avg;
-            let i = (1..RATES.len())
-                .find(|&i| p > RATES[i].1 || RATES[i].1 / p < RATES[i].1 % p)
-                .unwrap_or(RATES.len());
-            let (name, m) = RATES[i - 1];
-            let _ = write!(out, " {}/{name} --hashlimit-burst {}", m / p, h.burst);
-            m / Info::SCALE * 1000
-        };
-        let hash = Info::HASH_SIP | Info::HASH_SPT | Info::HASH_DIP | Info::HASH_DPT;
-        if h.mode & hash != 0 {
-            let names: Vec<&str> = [
-                (Info::HASH_SIP, "srcip"),
-                (Info::HASH_SPT, "srcport"),
-                (Info::HASH_DIP, "dstip"),
-                (Info::HASH_DPT, "dstport"),
-            ]
-            .iter()
-            .filter(|(b, _)| h.mode & b != 0)
-            .map(|(_, n)| *n)
-            .collect();
-            let _ = write!(out, " --hashlimit-mode {}", names.join(","));
-        }
-        let _ = write!(out, " --hashlimit-name {}", h.name.text());
-        if h.size != 0 {
-            let _ = write!(out, " --hashlimit-htable-size {}", h.size);
-        }
-        if h.max != 0 {
-            let _ = write!(out, " --hashlimit-htable-max {}", h.max);
-        }
-        if h.gc_interval != GCINTERVAL {
-            let _ = write!(out, " --hashlimit-htable-gcinterval {}", h.gc_interval);
-        }
-        if u64::from(h.expire) != quantum {
-            let _ = write!(out, " --hashlimit-htable-expire {}", h.expire);
-        }
-        let dmask = if family == Family::Ipv6 { 128 } else { 32 };
-        if h.srcmask != dmask {
-            let _ = write!(out, " --hashlimit-srcmask {}", h.srcmask);
-        }
-        if h.dstmask != dmask {
-            let _ = write!(out, " --hashlimit-dstmask {}", h.dstmask);
-        }
-        if h.mode & Info::RATE_MATCH != 0 {
-            out.push_str(" --hashlimit-rate-match");
-            if h.interval != 1 {
-                let _ = write!(out, " --hashlimit-rate-interval {}", h.interval);
-            }
-        }
-        Some(())
+        dump(info, family, false, out)
+    }
+    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
+        dump(info, family, true, out)
     }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         let mut h = Info::decode(info).ok()?;
         h.name = h.name.canonical_text();
         Some(h.encode())
     }
+}
+
+/// The options as `-S` prints them, or (`list`) the words of `-L` (`hashlimit_mt_print`).
+fn dump(info: &[u8], family: Family, list: bool, out: &mut String) -> Option<()> {
+    let h = Info::decode(info).ok()?;
+    // `-L` words are `-S` options without `--hashlimit-` (`--hashlimit-srcmask` is
+    // `srcmask`, `--hashlimit-htable-max` is `htable-max`).
+    let o = |w: &str| {
+        if list {
+            w.to_string()
+        } else {
+            format!("--hashlimit-{w}")
+        }
+    };
+    if h.mode >= 1 << 7 || h.avg == 0 || h.name.text().is_empty() {
+        return None;
+    }
+    out.push_str(match (h.mode & Info::INVERT != 0, list) {
+        (true, false) => " --hashlimit-above",
+        (false, false) => " --hashlimit-upto",
+        (true, true) => " limit: above",
+        (false, true) => " limit: up to",
+    });
+    let quantum: u64 = if h.mode & Info::BYTES != 0 {
+        let mut r = cost_to_bytes(h.avg);
+        let i = (0..UNITS.len() - 1)
+            .find(|&i| r >= UNITS[i].1 && bytes_to_cost(r & !(UNITS[i].1 - 1)) == Some(h.avg))
+            .unwrap_or(UNITS.len() - 1);
+        let _ = write!(out, " {}{}b/s", r / UNITS[i].1, UNITS[i].0);
+        if h.burst == 0 {
+            u64::from(BYTE_EXPIRE) * 1000
+        } else {
+            r = r.wrapping_mul(h.burst);
+            let i = (0..UNITS.len() - 1)
+                .find(|&i| r >= UNITS[i].1)
+                .unwrap_or(UNITS.len() - 1);
+            let _ = write!(out, " {} {}{}b", o("burst"), r / UNITS[i].1, UNITS[i].0);
+            u64::from(BYTE_EXPIRE_BURST) * 1000
+        }
+    } else {
+        // `-L` shows the rate over the rate-match interval.
+        let p = if list && h.interval != 0 {
+            h.avg.wrapping_mul(u64::from(h.interval))
+        } else {
+            h.avg
+        };
+        let i = (1..RATES.len())
+            .find(|&i| p > RATES[i].1 || RATES[i].1 / p < RATES[i].1 % p)
+            .unwrap_or(RATES.len());
+        let (name, m) = RATES[i - 1];
+        let _ = write!(out, " {}/{name} {} {}", m / p, o("burst"), h.burst);
+        m / Info::SCALE * 1000
+    };
+    let hash = Info::HASH_SIP | Info::HASH_SPT | Info::HASH_DIP | Info::HASH_DPT;
+    if h.mode & hash != 0 {
+        let names: Vec<&str> = [
+            (Info::HASH_SIP, "srcip"),
+            (Info::HASH_SPT, "srcport"),
+            (Info::HASH_DIP, "dstip"),
+            (Info::HASH_DPT, "dstport"),
+        ]
+        .iter()
+        .filter(|(b, _)| h.mode & b != 0)
+        .map(|(_, n)| *n)
+        .collect();
+        let sep = if list { "-" } else { "," };
+        let _ = write!(out, " {} {}", o("mode"), names.join(sep));
+    }
+    if !list {
+        let _ = write!(out, " --hashlimit-name {}", h.name.text());
+    }
+    if h.size != 0 {
+        let _ = write!(out, " {} {}", o("htable-size"), h.size);
+    }
+    if h.max != 0 {
+        let _ = write!(out, " {} {}", o("htable-max"), h.max);
+    }
+    if h.gc_interval != GCINTERVAL {
+        let _ = write!(out, " {} {}", o("htable-gcinterval"), h.gc_interval);
+    }
+    if u64::from(h.expire) != quantum {
+        let _ = write!(out, " {} {}", o("htable-expire"), h.expire);
+    }
+    let dmask = if family == Family::Ipv6 { 128 } else { 32 };
+    if h.srcmask != dmask {
+        let _ = write!(out, " {} {}", o("srcmask"), h.srcmask);
+    }
+    if h.dstmask != dmask {
+        let _ = write!(out, " {} {}", o("dstmask"), h.dstmask);
+    }
+    if h.mode & Info::RATE_MATCH != 0 {
+        let _ = write!(out, " {}", o("rate-match"));
+        if h.interval != 1 {
+            let _ = write!(out, " {} {}", o("rate-interval"), h.interval);
+        }
+    }
+    Some(())
 }

@@ -163,6 +163,30 @@ fn save(info: &[u8], opt: &str, any: bool, out: &mut String) -> Option<()> {
     Some(())
 }
 
+/// `-L`'s words: `icmp` (`ipv6-icmp`), then the type's name unless `-n` when a name has
+/// exactly its codes, else iptables' `type N [code C | codes A-B]` (glued to the label, as
+/// iptables prints it: `icmptype 8`).
+fn list(info: &[u8], label: &str, names: &[Name], numeric: bool, out: &mut String) -> Option<()> {
+    let i = Info::decode(info).ok()?;
+    let inv = i.invflags & ICMP_INV != 0;
+    let [lo, hi] = i.code.0;
+    let _ = write!(out, " {label}");
+    if !numeric && let Some(n) = names.iter().find(|n| (n.1, n.2, n.3) == (i.kind, lo, hi)) {
+        let _ = write!(out, " {}{}", if inv { "!" } else { "" }, n.0);
+        return Some(());
+    }
+    if inv {
+        out.push_str(" !");
+    }
+    let _ = write!(out, "type {}", i.kind);
+    if lo == hi {
+        let _ = write!(out, " code {lo}");
+    } else if (lo, hi) != (0, 0xff) {
+        let _ = write!(out, " codes {lo}-{hi}");
+    }
+    Some(())
+}
+
 impl Ext for Icmp {
     fn name(&self) -> &'static str {
         "icmp"
@@ -178,6 +202,9 @@ impl Ext for Icmp {
     }
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
         save(info, "icmp-type", true, out)
+    }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        list(info, "icmp", V4, numeric, out)
     }
     canonical_via!(Info);
 }
@@ -197,6 +224,9 @@ impl Ext for Icmp6 {
     }
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
         save(info, "icmpv6-type", false, out)
+    }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        list(info, "ipv6-icmp", V6, numeric, out)
     }
     canonical_via!(Info);
 }

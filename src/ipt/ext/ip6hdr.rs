@@ -22,6 +22,23 @@ fn save_range(out: &mut String, opt: &str, r: (u32, u32), inv: bool) {
     }
 }
 
+/// `-L`'s `NAME:[!]N` or `NAMEs:[!]A:B` (ah's spis, frag's ids), glued to what comes
+/// before as iptables prints it; nothing for the whole range uninverted.
+fn list_range(out: &mut String, name: &str, r: (u32, u32), inv: bool) {
+    if r != (0, u32::MAX) || inv {
+        let inv = if inv { "!" } else { "" };
+        if r.0 == r.1 {
+            let _ = write!(out, "{name}:{inv}{}", r.0);
+        } else {
+            let _ = write!(out, "{name}s:{inv}{}:{}", r.0, r.1);
+        }
+    }
+}
+
+fn excl(inv: bool) -> &'static str {
+    if inv { "!" } else { "" }
+}
+
 pub(crate) struct Ah6;
 
 impl Ext for Ah6 {
@@ -80,6 +97,20 @@ impl Ext for Ah6 {
         }
         if a.hdrres != 0 {
             out.push_str(" --ahres");
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let a = AhInfo::decode(info).ok()?;
+        out.push_str(" ah ");
+        let inv_spi = a.invflags & AhInfo::INV_SPI != 0;
+        list_range(out, "spi", (a.spi_min, a.spi_max), inv_spi);
+        let inv_len = a.invflags & AhInfo::INV_LEN != 0;
+        if a.hdrlen != 0 || inv_len {
+            let _ = write!(out, "length:{}{}", excl(inv_len), a.hdrlen);
+        }
+        if a.hdrres != 0 {
+            out.push_str(" reserved");
         }
         Some(())
     }
@@ -163,6 +194,27 @@ impl Ext for Frag {
         ] {
             if f.flags & bit != 0 {
                 out.push_str(opt);
+            }
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let f = FragInfo::decode(info).ok()?;
+        out.push_str(" frag ");
+        let inv_ids = f.invflags & FragInfo::INV_IDS != 0;
+        list_range(out, "id", (f.id_min, f.id_max), inv_ids);
+        if f.flags & FragInfo::LEN != 0 {
+            let inv = excl(f.invflags & FragInfo::INV_LEN != 0);
+            let _ = write!(out, " length:{inv}{}", f.hdrlen);
+        }
+        for (bit, word) in [
+            (FragInfo::RES, " reserved"),
+            (FragInfo::FST, " first"),
+            (FragInfo::MF, " more"),
+            (FragInfo::NMF, " last"),
+        ] {
+            if f.flags & bit != 0 {
+                out.push_str(word);
             }
         }
         Some(())
@@ -258,6 +310,26 @@ impl Ext for OptsMatch {
             let _ = write!(out, " --{}-opts", self.name);
         }
         for i in 0..usize::from(o.optsnr) {
+            let v = o.opt(i);
+            out.push(if i == 0 { ' ' } else { ',' });
+            let _ = write!(out, "{}", v >> 8);
+            if v & 0xff != 0xff {
+                let _ = write!(out, ":{}", v & 0xff);
+            }
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let o = OptsInfo::decode(info).ok()?;
+        let _ = write!(out, " {}", self.name);
+        if o.flags & OptsInfo::LEN != 0 {
+            let inv = excl(o.invflags & OptsInfo::INV_LEN != 0);
+            let _ = write!(out, " length:{inv}{}", o.hdrlen);
+        }
+        if o.flags & OptsInfo::OPTS != 0 {
+            out.push_str(" opts");
+        }
+        for i in 0..usize::from(o.optsnr).min(OptsInfo::NR) {
             let v = o.opt(i);
             out.push(if i == 0 { ' ' } else { ',' });
             let _ = write!(out, "{}", v >> 8);
@@ -364,6 +436,22 @@ impl Ext for Mh {
             let _ = write!(out, " --mh-type {}:{}", m.type_min, m.type_max);
         } else {
             let _ = write!(out, " --mh-type {}", m.type_min);
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let m = MhInfo::decode(info).ok()?;
+        let inv = m.invflags & 1 != 0;
+        out.push_str(" mh");
+        let name = |t: u8| match MH_NAMES.iter().find(|n| n.1 == t).filter(|_| !numeric) {
+            Some((n, _)) => n.to_string(),
+            None => t.to_string(),
+        };
+        if (m.type_min, m.type_max) != (0, 0xff) || inv {
+            let _ = write!(out, " {}{}", excl(inv), name(m.type_min));
+            if m.type_min != m.type_max {
+                let _ = write!(out, ":{}", name(m.type_max));
+            }
         }
         Some(())
     }

@@ -95,7 +95,44 @@ impl Ext for Iprange {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
+        let i = IprangeV1::decode(info).ok()?;
+        for (on, inv, word, lo, hi) in [
+            (
+                IPRANGE_SRC,
+                IPRANGE_SRC_INV,
+                "source",
+                &i.src_min,
+                &i.src_max,
+            ),
+            (
+                IPRANGE_DST,
+                IPRANGE_DST_INV,
+                "destination",
+                &i.dst_min,
+                &i.dst_max,
+            ),
+        ] {
+            if i.flags & on != 0 {
+                let _ = write!(out, " {word} IP range");
+                bang(out, i.flags & inv != 0);
+                let _ = write!(out, " {}-{}", show(lo, family), show(hi, family));
+            }
+        }
+        Some(())
+    }
     canonical_via!(IprangeV1);
+}
+
+/// The first name /etc/passwd or /etc/group gives `id` (what `-L` prints without `-n`,
+/// as iptables' getpwuid/getgrgid do on a host whose users are in those files).
+fn name_of(db: &str, id: u32) -> Option<String> {
+    let text = std::fs::read_to_string(db).ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let name = f.next()?;
+        (f.nth(1)?.parse::<u32>().ok()? == id && !name.is_empty()).then(|| name.to_string())
+    })
 }
 
 /// A user or group by name (from /etc/passwd or /etc/group), number, or `a-b` range.
@@ -204,6 +241,37 @@ impl Ext for Owner {
         item(out, "--uid-owner", OWNER_UID, Some((o.uid_min, o.uid_max)));
         item(out, "--gid-owner", OWNER_GID, Some((o.gid_min, o.gid_max)));
         item(out, "--suppl-groups", OWNER_SUPPL_GROUPS, None);
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let o = OInfo::decode(info).ok()?;
+        let item = |out: &mut String, label: &str, bit: u8, range: Option<((u32, u32), &str)>| {
+            if o.match_ & bit == 0 {
+                return;
+            }
+            bang(out, o.invert & bit != 0);
+            let _ = write!(out, " {label}");
+            match range {
+                Some(((a, b), _)) if a != b => {
+                    let _ = write!(out, " {a}-{b}");
+                }
+                Some(((a, _), db)) => match name_of(db, a).filter(|_| !numeric) {
+                    Some(n) => {
+                        let _ = write!(out, " {n}");
+                    }
+                    None => {
+                        let _ = write!(out, " {a}");
+                    }
+                },
+                None => {}
+            }
+        };
+        item(out, "owner socket exists", OWNER_SOCKET, None);
+        let uid = ((o.uid_min, o.uid_max), "/etc/passwd");
+        item(out, "owner UID match", OWNER_UID, Some(uid));
+        let gid = ((o.gid_min, o.gid_max), "/etc/group");
+        item(out, "owner GID match", OWNER_GID, Some(gid));
+        item(out, "incl. suppl. groups", OWNER_SUPPL_GROUPS, None);
         Some(())
     }
     canonical_via!(OInfo);

@@ -46,6 +46,11 @@ impl Ext for Length {
         let i = LInfo::decode(info).ok()?;
         print16(out, "length", i.min, i.max, i.invert)
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let i = LInfo::decode(info).ok()?;
+        list16(out, " length ", i.min, i.max, i.invert);
+        Some(())
+    }
     canonical_via!(LInfo);
 }
 
@@ -68,6 +73,11 @@ impl Ext for Tcpmss {
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
         let i = MInfo::decode(info).ok()?;
         print16(out, "mss", i.mss_min, i.mss_max, i.invert)
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let i = MInfo::decode(info).ok()?;
+        list16(out, " tcpmss match ", i.mss_min, i.mss_max, i.invert);
+        Some(())
     }
     canonical_via!(MInfo);
 }
@@ -113,5 +123,22 @@ impl Ext for TcpmssTarget {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let i = TInfo::decode(info).ok()?;
+        if i.mss == TCPMSS_CLAMP_PMTU {
+            out.push_str(" TCPMSS clamp to PMTU");
+        } else {
+            let _ = write!(out, " TCPMSS set {}", i.mss);
+        }
+        Some(())
+    }
     canonical_via!(TInfo);
+}
+
+/// `-L`'s `LABEL[!]min[:max]` (`length`, `tcpmss match`).
+fn list16(out: &mut String, label: &str, min: u16, max: u16, invert: u8) {
+    let _ = write!(out, "{label}{}{min}", if invert != 0 { "!" } else { "" });
+    if min != max {
+        let _ = write!(out, ":{max}");
+    }
 }

@@ -105,5 +105,12 @@ impl Ext for Limit {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let r = Rateinfo::decode(info).ok()?;
+        out.push_str(" limit: avg");
+        print_rate(out, r.avg)?;
+        let _ = write!(out, " burst {}", r.burst);
+        Some(())
+    }
     canonical_via!(Rateinfo);
 }

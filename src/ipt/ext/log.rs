@@ -75,5 +75,39 @@ impl Ext for Log {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let l = Info::decode(info).ok()?;
+        out.push_str(" LOG");
+        if numeric {
+            let _ = write!(out, " flags {} level {}", l.flags(), l.level());
+        } else {
+            match crate::ipt::listing::table::level_name(l.level()) {
+                Some(name) => {
+                    let _ = write!(out, " level {name}");
+                }
+                None => {
+                    let _ = write!(out, " UNKNOWN level {}", l.level());
+                }
+            }
+            for (bit, word) in [
+                (lf::TCPSEQ, "tcp-sequence"),
+                (lf::TCPOPT, "tcp-options"),
+                (lf::IPOPT, "ip-options"),
+                (lf::UID, "uid"),
+                (lf::MACDECODE, "macdecode"),
+            ] {
+                if l.flags() & bit != 0 {
+                    let _ = write!(out, " {word}");
+                }
+            }
+            if l.flags() & !lf::MASK != 0 {
+                out.push_str(" unknown-flags");
+            }
+        }
+        if !l.prefix().is_empty() {
+            let _ = write!(out, " prefix \"{}\"", l.prefix());
+        }
+        Some(())
+    }
     canonical_via!(Info);
 }

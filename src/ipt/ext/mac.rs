@@ -51,6 +51,13 @@ impl Ext for Mac {
         let _ = write!(out, " --mac-source {}", hex.join(":"));
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let m = MInfo::decode(info).ok()?;
+        let hex: Vec<String> = m.srcaddr.0.iter().map(|b| format!("{b:02x}")).collect();
+        let inv = if m.invert != 0 { "! " } else { "" };
+        let _ = write!(out, " MAC {inv}{}", hex.join(":"));
+        Some(())
+    }
     canonical_via!(MInfo);
 }
 
@@ -141,6 +148,10 @@ impl Ext for Physdev {
             out.push_str(" --physdev-is-bridged");
         }
         Some(())
+    }
+    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
+        out.push_str(" PHYSDEV match");
+        self.save(info, family, out)
     }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         let mut p = PInfo::decode(info).ok()?;

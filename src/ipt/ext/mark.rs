@@ -5,6 +5,22 @@ use crate::xt::mark::{MarkMatch, MarkTarget as Tg};
 
 pub(crate) struct Mark;
 
+/// How `-L` names a `(value, mask)` mark change (`MARK`'s and `CONNMARK`'s print): `and`,
+/// `or`, `xor`, `set` or `xset`.
+pub(crate) fn mark_op(who: &str, mark: u32, mask: u32) -> String {
+    if mark == 0 {
+        format!(" {who} and 0x{:x}", !mask)
+    } else if mark == mask {
+        format!(" {who} or 0x{mark:x}")
+    } else if mask == 0 {
+        format!(" {who} xor 0x{mark:x}")
+    } else if mask == u32::MAX {
+        format!(" {who} set 0x{mark:x}")
+    } else {
+        format!(" {who} xset 0x{mark:x}/0x{mask:x}")
+    }
+}
+
 /// `0x%x[/0x%x]`, the mask left out when it is all ones.
 pub(crate) fn print_markmask(out: &mut String, mark: u32, mask: u32) {
     if mask == u32::MAX {
@@ -43,6 +59,13 @@ impl Ext for Mark {
         }
         bang(out, m.invert != 0);
         out.push_str(" --mark");
+        print_markmask(out, m.mark, m.mask);
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let m = MarkMatch::decode(info).ok()?;
+        out.push_str(" mark match");
+        bang(out, m.invert != 0);
         print_markmask(out, m.mark, m.mask);
         Some(())
     }
@@ -98,6 +121,11 @@ impl Ext for MarkTarget {
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
         let t = Tg::decode(info).ok()?;
         let _ = write!(out, " --set-xmark 0x{:x}/0x{:x}", t.mark, t.mask);
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let t = Tg::decode(info).ok()?;
+        out.push_str(&mark_op("MARK", t.mark, t.mask));
         Some(())
     }
     canonical_via!(Tg);

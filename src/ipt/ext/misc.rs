@@ -54,6 +54,12 @@ impl Ext for Classify {
         );
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let c = ClassifyInfo::decode(info).ok()?;
+        let (major, minor) = (c.priority >> 16, c.priority & 0xffff);
+        let _ = write!(out, " CLASSIFY set {major:x}:{minor:x}");
+        Some(())
+    }
     canonical_via!(ClassifyInfo);
 }
 
@@ -85,6 +91,11 @@ impl Ext for Audit {
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
         let a = AuditInfo::decode(info).ok()?;
         let _ = write!(out, " --type {}", AUDIT_TYPES.get(usize::from(a.kind))?);
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let a = AuditInfo::decode(info).ok()?;
+        let _ = write!(out, " AUDIT {}", AUDIT_TYPES.get(usize::from(a.kind))?);
         Some(())
     }
     canonical_via!(AuditInfo);
@@ -130,6 +141,16 @@ impl Ext for Rpfilter {
         for (n, b) in RPF_FLAGS {
             if r.flags & b != 0 {
                 let _ = write!(out, " --{n}");
+            }
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let r = RpInfo::decode(info).ok()?;
+        out.push_str(" rpfilter");
+        for (n, b) in RPF_FLAGS {
+            if r.flags & b != 0 {
+                let _ = write!(out, " {n}");
             }
         }
         Some(())
@@ -191,6 +212,20 @@ impl Ext for Ecn {
         if e.operation & ECN_IP != 0 {
             bang(out, e.invert & ECN_IP != 0);
             let _ = write!(out, " --ecn-ip-ect {}", e.ip_ect);
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let e = crate::xt::small::Ecn::decode(info).ok()?;
+        let inv = |b: u8| if e.invert & b != 0 { "!" } else { "" };
+        out.push_str(" ECN match");
+        for (bit, word) in [(ECN_ECE, "ECE"), (ECN_CWR, "CWR")] {
+            if e.operation & bit != 0 {
+                let _ = write!(out, " {}{word}", inv(bit));
+            }
+        }
+        if e.operation & ECN_IP != 0 {
+            let _ = write!(out, " {}ECT={}", inv(ECN_IP), e.ip_ect);
         }
         Some(())
     }
@@ -295,6 +330,20 @@ impl Ext for Cgroup {
                 " --cgroup {}",
                 u32::from_ne_bytes([p[0], p[1], p[2], p[3]])
             );
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let c = crate::xt::small::CgroupV2::decode(info).ok()?;
+        let inv = |b: u8| if b != 0 { "! " } else { "" };
+        out.push_str(" cgroup");
+        if c.has_path != 0 {
+            let _ = write!(out, " {}{}", inv(c.invert_path), c.path.text());
+        }
+        if c.has_classid != 0 {
+            let p = &c.path.0;
+            let id = u32::from_ne_bytes([p[0], p[1], p[2], p[3]]);
+            let _ = write!(out, " {}{id}", inv(c.invert_classid));
         }
         Some(())
     }

@@ -24,11 +24,14 @@ mod connmark;
 mod conntrack;
 mod ct;
 mod dccp;
+mod devgroup;
+mod ecn_target;
 mod hashlimit;
 mod hmark;
 mod icmp;
 mod ip6hdr;
 mod iprange;
+mod ipset;
 mod ipv6header;
 mod length;
 mod limit;
@@ -45,6 +48,7 @@ mod policy;
 mod recent;
 mod rt;
 mod sctp;
+mod set;
 mod simple;
 mod srh;
 mod statistic;
@@ -53,6 +57,7 @@ mod synproxy;
 mod tcp;
 mod tcpoptstrip;
 mod tos;
+mod tproxy;
 mod ttl;
 
 use std::fmt::Write;
@@ -173,6 +178,18 @@ pub(crate) trait Ext: Sync {
     fn shown_name(&self, _info: &[u8]) -> &'static str {
         self.name()
     }
+    /// Appends the payload as `iptables -L` prints it after the addresses (each word
+    /// starting with a space; `numeric` is `-n`), in the words of the extension's `print`
+    /// in iptables 1.8.9. The default, for a module whose `print` writes its `-S` options
+    /// (`physdev`, `socket`), is the name and those options for a match and the options
+    /// alone for a target; `None` as for [`Ext::save`].
+    fn list(&self, info: &[u8], family: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let _ = numeric;
+        if !self.is_target() {
+            let _ = write!(out, " {}", self.shown_name(info));
+        }
+        self.save(info, family, out)
+    }
 }
 
 /// Every extension the registry knows, matches and targets.
@@ -246,6 +263,13 @@ static REGISTRY: &[&dyn Ext] = &[
     &rt::Rt,
     &connlabel::Connlabel,
     &policy::Policy,
+    &set::Set,
+    &set::SetTarget,
+    &devgroup::Devgroup,
+    &devgroup::Realm,
+    &tproxy::Tproxy,
+    &tproxy::Tee,
+    &ecn_target::EcnTarget,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -352,11 +376,33 @@ fn save(p: &XtPayload, target: bool, out: &mut String) {
     }
 }
 
-/// The name `-L` shows in the target column.
+/// A match payload as `iptables -L` prints it (`numeric`: `-n`).
+pub(crate) fn list_match(p: &XtPayload, numeric: bool, out: &mut String) {
+    list(p, false, numeric, out)
+}
+
+/// A target payload as `iptables -L` prints it after the matches (`numeric`: `-n`).
+pub(crate) fn list_target(p: &XtPayload, numeric: bool, out: &mut String) {
+    list(p, true, numeric, out)
+}
+
+fn list(p: &XtPayload, target: bool, numeric: bool, out: &mut String) {
+    let mut words = String::new();
+    match printer(p, target) {
+        Some(e) if e.list(&p.info, p.family, numeric, &mut words).is_some() => out.push_str(&words),
+        _ => {
+            // What decodes always saves (see `decode`); this is a payload built elsewhere.
+            let mut t = String::new();
+            save(p, target, &mut t);
+            out.push_str(&t);
+        }
+    }
+}
+
+/// The name `-L` shows in the target column: the kernel extension's (`CT` for `-j NOTRACK`,
+/// whose own words then say `NOTRACK`, as iptables prints it).
 pub(crate) fn target_name(p: &XtPayload) -> String {
-    printer(p, true)
-        .map(|e| e.shown_name(&p.info).to_string())
-        .unwrap_or_else(|| p.name.clone())
+    p.name.clone()
 }
 
 /// A module or target being filled in by the command-line parser.
@@ -533,3 +579,31 @@ pub(crate) use canonical_via;
 mod tests;
 #[cfg(test)]
 mod tests_round3;
+
+/// iptables' `print_ports` (tcp, sctp, dccp) in `-L`: ` spt:N` or ` spts:A:B` with `!`
+/// after the colon, each port by its service name for `proto` unless `numeric`; nothing
+/// for the whole range uninverted.
+pub(crate) fn list_ports(
+    out: &mut String,
+    label: &str,
+    [lo, hi]: [u16; 2],
+    invert: bool,
+    numeric: bool,
+    proto: &str,
+) {
+    if (lo, hi) == (0, u16::MAX) && !invert {
+        return;
+    }
+    let port = |p: u16| {
+        Some(p)
+            .filter(|_| !numeric)
+            .and_then(|p| crate::ipt::protocols::service_of(p, proto))
+            .unwrap_or_else(|| p.to_string())
+    };
+    let inv = if invert { "!" } else { "" };
+    if lo == hi {
+        let _ = write!(out, " {label}:{inv}{}", port(lo));
+    } else {
+        let _ = write!(out, " {label}s:{inv}{}:{}", port(lo), port(hi));
+    }
+}

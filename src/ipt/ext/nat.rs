@@ -221,6 +221,20 @@ impl Ext for Nat {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
+        // libxt_NAT prints the same range with another label, and the flags without `--`
+        // (the range holds no `--`: addresses, ports and `/base`).
+        let mut t = String::new();
+        self.save(info, family, &mut t)?;
+        let label = match self.name {
+            "DNAT" | "SNAT" => "to:",
+            "MASQUERADE" => "masq ports: ",
+            _ => "redir ports ",
+        };
+        let t = t.replace(&format!(" --{} ", self.range_opt()), &format!(" {label}"));
+        out.push_str(&t.replace(" --", " "));
+        Some(())
+    }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         // NAT payloads decode only with the family (see `save`); they are kept as read.
         Some(info.to_vec())

@@ -103,6 +103,13 @@ impl Ext for Netmap {
         let _ = write!(out, " --to {addr}/{}", mask_text(min, max, bits));
         Some(())
     }
+    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
+        // ` to:ADDR/BITS`: the `-S` words with `to:` for `--to`.
+        let mut t = String::new();
+        self.save(info, family, &mut t)?;
+        let _ = write!(out, " to:{}", t.strip_prefix(" --to ")?);
+        Some(())
+    }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         Some(info.to_vec())
     }

@@ -76,6 +76,26 @@ impl Ext for Nflog {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        // `nflog_print` with an empty prefix: the `-S` words without `--`.
+        let l = LInfo::decode(info).ok()?;
+        if l.prefix.0[0] != 0 {
+            out.push_str(" nflog-prefix");
+            crate::ipt::print::save_string(out, &l.prefix.text());
+        }
+        if l.group != 0 {
+            let _ = write!(out, " nflog-group {}", l.group);
+        }
+        if l.flags & NFLOG_F_COPY_LEN != 0 {
+            let _ = write!(out, " nflog-size {}", l.len);
+        } else if l.len != 0 {
+            let _ = write!(out, " nflog-range {}", l.len);
+        }
+        if l.threshold != 0 {
+            let _ = write!(out, " nflog-threshold {}", l.threshold);
+        }
+        Some(())
+    }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         let mut l = LInfo::decode(info).ok()?;
         l.prefix = l.prefix.canonical_text();
@@ -155,6 +175,22 @@ impl Ext for Nfqueue {
         }
         if q.flags & NFQ_FLAG_CPU_FANOUT != 0 {
             out.push_str(" --queue-cpu-fanout");
+        }
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let q = QInfo::decode(info).ok()?;
+        if q.queues_total > 1 {
+            let last = u32::from(q.queues_total) + u32::from(q.queuenum) - 1;
+            let _ = write!(out, " NFQUEUE balance {}:{last}", q.queuenum);
+        } else {
+            let _ = write!(out, " NFQUEUE num {}", q.queuenum);
+        }
+        if q.flags & NFQ_FLAG_BYPASS != 0 {
+            out.push_str(" bypass");
+        }
+        if q.flags & NFQ_FLAG_CPU_FANOUT != 0 {
+            out.push_str(" cpu-fanout");
         }
         Some(())
     }

@@ -54,5 +54,16 @@ impl Ext for Pkttype {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let i = Info::decode(info).ok()?;
+        let _ = write!(out, " PKTTYPE {}= ", if i.invert != 0 { "!" } else { "" });
+        match TYPES.iter().find(|(_, t)| *t == i.pkttype) {
+            Some((n, _)) => out.push_str(n),
+            None => {
+                let _ = write!(out, "{}", i.pkttype);
+            }
+        }
+        Some(())
+    }
     canonical_via!(Info);
 }

@@ -142,6 +142,46 @@ impl Ext for Recent {
         });
         Some(())
     }
+    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
+        let r = Info::decode(info).ok()?;
+        bang(out, r.invert != 0);
+        out.push_str(" recent:");
+        for (word, bit) in [
+            ("SET", RECENT_SET),
+            ("CHECK", RECENT_CHECK),
+            ("UPDATE", RECENT_UPDATE),
+            ("REMOVE", RECENT_REMOVE),
+        ] {
+            if r.check_set & bit != 0 {
+                let _ = write!(out, " {word}");
+            }
+        }
+        if r.seconds != 0 {
+            let _ = write!(out, " seconds: {}", r.seconds as i32);
+        }
+        if r.check_set & RECENT_REAP != 0 {
+            out.push_str(" reap");
+        }
+        if r.hit_count != 0 {
+            let _ = write!(out, " hit_count: {}", r.hit_count as i32);
+        }
+        if r.check_set & RECENT_TTL != 0 {
+            out.push_str(" TTL-Match");
+        }
+        let _ = write!(out, " name: {}", r.name.text());
+        out.push_str(if r.side == 0 {
+            " side: source"
+        } else {
+            " side: dest"
+        });
+        let a = &r.mask.0;
+        if family == Family::Ipv6 {
+            let _ = write!(out, " mask: {}", std::net::Ipv6Addr::from(*a));
+        } else {
+            let _ = write!(out, " mask: {}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+        }
+        Some(())
+    }
     // The bytes after the name's NUL are kept: see `--name` above.
     canonical_via!(Info);
 }

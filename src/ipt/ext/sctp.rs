@@ -144,78 +144,100 @@ impl Ext for Sctp {
         Ok(s.encode())
     }
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
-        let s = Info::decode(info).ok()?;
-        if s.flags & !7 != 0 || s.invflags & !s.flags != 0 {
-            return None;
-        }
-        let n = usize::try_from(s.flag_count).ok()?;
-        if n > Info::NUM_FLAGS {
-            return None;
-        }
-        for (bit, opt, p) in [
-            (Info::SRC_PORTS, "sport", Info::ports(&s.spts)),
-            (Info::DEST_PORTS, "dport", Info::ports(&s.dpts)),
-        ] {
-            if s.flags & bit != 0 {
-                bang(out, s.invflags & bit != 0);
-                if p[0] != p[1] {
-                    let _ = write!(out, " --{opt} {}:{}", p[0], p[1]);
-                } else {
-                    let _ = write!(out, " --{opt} {}", p[0]);
-                }
-            }
-        }
-        if s.flags & Info::CHUNK_TYPES == 0 {
-            return Some(());
-        }
-        bang(out, s.invflags & Info::CHUNK_TYPES != 0);
-        out.push_str(" --chunk-types ");
-        out.push_str(match s.chunk_match_type {
-            Info::MATCH_ANY => "any",
-            Info::MATCH_ALL => "all",
-            Info::MATCH_ONLY => "only",
-            _ => return None,
-        });
-        if s.map_clear() {
-            out.push_str(" NONE");
-            return Some(());
-        }
-        if s.map_all() {
-            out.push_str(" ALL");
-            return Some(());
-        }
-        let mut first = true;
-        for t in 0..=255u8 {
-            if !s.chunk_set(t) {
-                continue;
-            }
-            out.push_str(if first { " " } else { "," });
-            first = false;
-            // A type iptables has no name for prints nothing: not iptables syntax.
-            let (name, _, _) = CHUNKS.iter().find(|c| c.1 == t)?;
-            out.push_str(name);
-            for j in 0..n {
-                let (ct, flag, mask) = s.flag(j);
-                if ct != t {
-                    continue;
-                }
-                let valid = CHUNKS.get(usize::from(t))?.2.as_bytes();
-                if mask != 0 {
-                    out.push(':');
-                }
-                for i in (0..8).rev() {
-                    if mask & (1 << i) != 0 {
-                        let c = char::from(valid[7 - i]);
-                        out.push(if flag & (1 << i) != 0 {
-                            c
-                        } else {
-                            c.to_ascii_lowercase()
-                        });
-                    }
-                }
-            }
-        }
-        Some(())
+        dump(info, None, out)
+    }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        out.push_str(" sctp");
+        dump(info, Some(numeric), out)
     }
     canonical_via!(Info);
+}
+
+/// The options as `-S` prints them (`list` = `None`) or as `-L` does (`Some(numeric)`).
+fn dump(info: &[u8], list: Option<bool>, out: &mut String) -> Option<()> {
+    let s = Info::decode(info).ok()?;
+    if s.flags & !7 != 0 || s.invflags & !s.flags != 0 {
+        return None;
+    }
+    let n = usize::try_from(s.flag_count).ok()?;
+    if n > Info::NUM_FLAGS {
+        return None;
+    }
+    for (bit, opt, p) in [
+        (Info::SRC_PORTS, "sport", Info::ports(&s.spts)),
+        (Info::DEST_PORTS, "dport", Info::ports(&s.dpts)),
+    ] {
+        if s.flags & bit != 0
+            && let Some(numeric) = list
+        {
+            let label = if opt == "sport" { "spt" } else { "dpt" };
+            list_ports(out, label, p, s.invflags & bit != 0, numeric, "sctp");
+        } else if s.flags & bit != 0 {
+            bang(out, s.invflags & bit != 0);
+            if p[0] != p[1] {
+                let _ = write!(out, " --{opt} {}:{}", p[0], p[1]);
+            } else {
+                let _ = write!(out, " --{opt} {}", p[0]);
+            }
+        }
+    }
+    if s.flags & Info::CHUNK_TYPES == 0 {
+        return Some(());
+    }
+    bang(out, s.invflags & Info::CHUNK_TYPES != 0);
+    out.push_str(if list.is_some() {
+        " "
+    } else {
+        " --chunk-types "
+    });
+    out.push_str(match s.chunk_match_type {
+        Info::MATCH_ANY => "any",
+        Info::MATCH_ALL => "all",
+        Info::MATCH_ONLY => "only",
+        _ => return None,
+    });
+    if s.map_clear() {
+        out.push_str(" NONE");
+        return Some(());
+    }
+    if s.map_all() {
+        out.push_str(" ALL");
+        return Some(());
+    }
+    let mut first = true;
+    for t in 0..=255u8 {
+        if !s.chunk_set(t) {
+            continue;
+        }
+        out.push_str(if first { " " } else { "," });
+        first = false;
+        // A type iptables has no name for prints nothing: not iptables syntax.
+        let (name, _, _) = CHUNKS.iter().find(|c| c.1 == t)?;
+        if list == Some(true) {
+            let _ = write!(out, "0x{t:04X}");
+        } else {
+            out.push_str(name);
+        }
+        for j in 0..n {
+            let (ct, flag, mask) = s.flag(j);
+            if ct != t {
+                continue;
+            }
+            let valid = CHUNKS.get(usize::from(t))?.2.as_bytes();
+            if mask != 0 {
+                out.push(':');
+            }
+            for i in (0..8).rev() {
+                if mask & (1 << i) != 0 {
+                    let c = char::from(valid[7 - i]);
+                    out.push(if flag & (1 << i) != 0 {
+                        c
+                    } else {
+                        c.to_ascii_lowercase()
+                    });
+                }
+            }
+        }
+    }
+    Some(())
 }

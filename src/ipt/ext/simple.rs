@@ -65,6 +65,24 @@ impl Ext for SpiMatch {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let s = Spi::decode(info).ok()?;
+        // esp prints ` esp spi:N`; IPv4 ah ` ah spi:N`, its space before the spis (and
+        // left alone when there are none).
+        out.push_str(if self.name == "esp" { " esp" } else { " ah " });
+        if s.spi_min != 0 || s.spi_max != u32::MAX || s.invflags != 0 {
+            let inv = if s.invflags != 0 { "!" } else { "" };
+            if self.name == "esp" {
+                out.push(' ');
+            }
+            if s.spi_min == s.spi_max {
+                let _ = write!(out, "spi:{inv}{}", s.spi_min);
+            } else {
+                let _ = write!(out, "spis:{inv}{}:{}", s.spi_min, s.spi_max);
+            }
+        }
+        Some(())
+    }
     canonical_via!(Spi);
 }
 
@@ -96,6 +114,12 @@ impl Ext for Helper {
         bang(out, h.invert != 0);
         out.push_str(" --helper");
         crate::ipt::print::save_string(out, &h.name.text());
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let h = HelperInfo::decode(info).ok()?;
+        let inv = if h.invert != 0 { "! " } else { "" };
+        let _ = write!(out, " helper match {inv}\"{}\"", h.name.text());
         Some(())
     }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
@@ -134,6 +158,12 @@ impl Ext for Cpu {
         let _ = write!(out, " --cpu {}", c.cpu);
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let c = CpuInfo::decode(info).ok()?;
+        let inv = if c.invert != 0 { "! " } else { "" };
+        let _ = write!(out, " cpu {inv}{}", c.cpu);
+        Some(())
+    }
     canonical_via!(CpuInfo);
 }
 
@@ -164,6 +194,12 @@ impl Ext for Quota {
         }
         bang(out, q.flags != 0);
         let _ = write!(out, " --quota {}", q.quota);
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        // iptables' print leaves the inversion out.
+        let q = QuotaInfo::decode(info).ok()?;
+        let _ = write!(out, " quota: {} bytes", q.quota);
         Some(())
     }
     canonical_via!(QuotaInfo);
@@ -242,6 +278,23 @@ impl Ext for Connbytes {
             let _ = write!(out, ":{to}");
         }
         let _ = write!(out, " --connbytes-mode {mode} --connbytes-dir {dir}");
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let c = crate::xt::small::Connbytes::decode(info).ok()?;
+        let mode = CB_MODES.get(usize::from(c.what)).unwrap_or(&"unknown");
+        let dir = CB_DIRS.get(usize::from(c.direction)).unwrap_or(&"unknown");
+        let (from, to) = if c.from > c.to {
+            out.push_str(" !");
+            (c.to, c.from)
+        } else {
+            (c.from, c.to)
+        };
+        let _ = write!(out, " connbytes {from}");
+        if to != 0 && to < u64::MAX {
+            let _ = write!(out, ":{to}");
+        }
+        let _ = write!(out, " connbytes mode {mode} connbytes direction {dir}");
         Some(())
     }
     canonical_via!(crate::xt::small::Connbytes);

@@ -95,37 +95,58 @@ impl Ext for Srh {
         Ok(s.encode())
     }
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
-        let s = Info::decode(info).ok()?;
-        if s.mt_flags & !Info::MASK != 0 || s.mt_invflags & !Info::MASK != 0 {
-            return None;
-        }
-        for (name, bit, field) in OPTS {
-            if s.mt_flags & bit == 0 {
-                continue;
-            }
-            bang(out, s.mt_invflags & bit != 0);
-            let v = match field {
-                0 => s.next_hdr.to_string(),
-                1 => s.hdr_len.to_string(),
-                2 => s.segs_left.to_string(),
-                3 => s.last_entry.to_string(),
-                4 => s.tag.to_string(),
-                _ => {
-                    let (a, m) = match field {
-                        5 => (s.psid_addr, s.psid_msk),
-                        6 => (s.nsid_addr, s.nsid_msk),
-                        _ => (s.lsid_addr, s.lsid_msk),
-                    };
-                    let m = u128::from_be_bytes(m.0);
-                    if m.leading_ones() != m.count_ones() {
-                        return None;
-                    }
-                    format!("{}/{}", std::net::Ipv6Addr::from(a.0), m.count_ones())
-                }
-            };
-            let _ = write!(out, " --{name} {v}");
-        }
-        Some(())
+        dump(info, false, out)
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        out.push_str(" srh");
+        dump(info, true, out)
     }
     canonical_via!(Info);
+}
+
+/// The options as `-S` prints them, or (`list`) as `-L` does: `next-hdr:!N`, ...,
+/// `psid ! ADDR/LEN` (`srh1_print`).
+fn dump(info: &[u8], list: bool, out: &mut String) -> Option<()> {
+    let s = Info::decode(info).ok()?;
+    if s.mt_flags & !Info::MASK != 0 || s.mt_invflags & !Info::MASK != 0 {
+        return None;
+    }
+    for (name, bit, field) in OPTS {
+        if s.mt_flags & bit == 0 {
+            continue;
+        }
+        let inv = s.mt_invflags & bit != 0;
+        if !list {
+            bang(out, inv);
+        }
+        let v = match field {
+            0 => s.next_hdr.to_string(),
+            1 => s.hdr_len.to_string(),
+            2 => s.segs_left.to_string(),
+            3 => s.last_entry.to_string(),
+            4 => s.tag.to_string(),
+            _ => {
+                let (a, m) = match field {
+                    5 => (s.psid_addr, s.psid_msk),
+                    6 => (s.nsid_addr, s.nsid_msk),
+                    _ => (s.lsid_addr, s.lsid_msk),
+                };
+                let m = u128::from_be_bytes(m.0);
+                if m.leading_ones() != m.count_ones() {
+                    return None;
+                }
+                format!("{}/{}", std::net::Ipv6Addr::from(a.0), m.count_ones())
+            }
+        };
+        let excl = if inv { "!" } else { "" };
+        let word = name.strip_prefix("srh-").unwrap_or(name);
+        if !list {
+            let _ = write!(out, " --{name} {v}");
+        } else if field < 5 {
+            let _ = write!(out, " {word}:{excl}{v}");
+        } else {
+            let _ = write!(out, " {word} {excl} {v}");
+        }
+    }
+    Some(())
 }

@@ -101,6 +101,25 @@ impl Ext for Statistic {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let s = Info::decode(info).ok()?;
+        let inv = if s.flags & INVERT != 0 { " !" } else { "" };
+        match s.mode {
+            MODE_RANDOM => {
+                let p = f64::from(s.probability_or_every) / f64::from(0x8000_0000u32);
+                let _ = write!(out, " statistic mode random{inv} probability {p:.11}");
+            }
+            MODE_NTH => {
+                let every = u64::from(s.probability_or_every) + 1;
+                let _ = write!(out, " statistic mode nth{inv} every {every}");
+                if s.packet != 0 {
+                    let _ = write!(out, " packet {}", s.packet);
+                }
+            }
+            _ => return None,
+        }
+        Some(())
+    }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         // `count` is the kernel's running counter in nth mode; iptables writes every-packet.
         let mut s = Info::decode(info).ok()?;

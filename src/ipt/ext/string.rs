@@ -154,23 +154,12 @@ impl Ext for StringMatch {
             return None;
         }
         bang(out, s.flags & Info::INVERT != 0);
-        let hex = p.iter().any(|c| !(0x20..0x7f).contains(c)) || p.last() == Some(&b'\\');
-        if hex {
-            out.push_str(" --hex-string \"|");
-            for c in p {
-                let _ = write!(out, "{c:02x}");
-            }
-            out.push_str("|\"");
+        out.push_str(if is_hex(p) {
+            " --hex-string"
         } else {
-            out.push_str(" --string \"");
-            for &c in p {
-                if c == b'"' || c == b'\\' {
-                    out.push('\\');
-                }
-                out.push(char::from(c));
-            }
-            out.push('"');
-        }
+            " --string"
+        });
+        pattern(out, p);
         let _ = write!(out, " --algo {}", s.algo.text());
         if s.from_offset != 0 {
             let _ = write!(out, " --from {}", s.from_offset);
@@ -183,11 +172,54 @@ impl Ext for StringMatch {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let s = Info::decode(info).ok()?;
+        let inv = if s.flags & Info::INVERT != 0 { "!" } else { "" };
+        let _ = write!(out, " STRING match {inv}");
+        pattern(out, s.pat());
+        let _ = write!(out, " ALGO name {}", s.algo.text());
+        if s.from_offset != 0 {
+            let _ = write!(out, " FROM {}", s.from_offset);
+        }
+        if s.to_offset != u16::MAX {
+            let _ = write!(out, " TO {}", s.to_offset);
+        }
+        if s.flags & Info::IGNORECASE != 0 {
+            out.push_str(" ICASE");
+        }
+        Some(())
+    }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         let mut s = Info::decode(info).ok()?;
         s.algo = s.algo.canonical_text();
         let n = usize::from(s.patlen).min(128);
         s.pattern.0[n..].fill(0);
         Some(s.encode())
+    }
+}
+
+/// Whether iptables prints the pattern as `|hex|`.
+fn is_hex(p: &[u8]) -> bool {
+    p.iter().any(|c| !(0x20..0x7f).contains(c)) || p.last() == Some(&b'\\')
+}
+
+/// ` "pattern"` with `"` and `\` escaped, or ` "|00ff|"` (iptables' print_string and
+/// print_hex_string).
+fn pattern(out: &mut String, p: &[u8]) {
+    if is_hex(p) {
+        out.push_str(" \"|");
+        for c in p {
+            let _ = write!(out, "{c:02x}");
+        }
+        out.push_str("|\"");
+    } else {
+        out.push_str(" \"");
+        for &c in p {
+            if c == b'"' || c == b'\\' {
+                out.push('\\');
+            }
+            out.push(char::from(c));
+        }
+        out.push('"');
     }
 }

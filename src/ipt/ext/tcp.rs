@@ -178,6 +178,41 @@ impl Ext for Tcp {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let t = Info::decode(info).ok()?;
+        out.push_str(" tcp");
+        list_ports(
+            out,
+            "spt",
+            t.spts,
+            t.invflags & Info::INV_SRCPT != 0,
+            numeric,
+            "tcp",
+        );
+        list_ports(
+            out,
+            "dpt",
+            t.dpts,
+            t.invflags & Info::INV_DSTPT != 0,
+            numeric,
+            "tcp",
+        );
+        let inv = |f: u8| if t.invflags & f != 0 { "!" } else { "" };
+        if t.option != 0 || t.invflags & Info::INV_OPTION != 0 {
+            let _ = write!(out, " option={}{}", inv(Info::INV_OPTION), t.option);
+        }
+        if t.flg_mask != 0 || t.invflags & Info::INV_FLAGS != 0 {
+            let _ = write!(out, " flags:{}", inv(Info::INV_FLAGS));
+            if numeric {
+                let _ = write!(out, "0x{:02X}/0x{:02X}", t.flg_mask, t.flg_cmp);
+            } else {
+                print_flags(out, t.flg_mask);
+                out.push('/');
+                print_flags(out, t.flg_cmp);
+            }
+        }
+        Some(())
+    }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         Info::decode(info).ok().map(|t| t.encode())
     }

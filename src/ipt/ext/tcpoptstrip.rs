@@ -62,5 +62,21 @@ impl Ext for Tcpoptstrip {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let t = Info::decode(info).ok()?;
+        let kinds: Vec<String> = (0..=255u8)
+            .filter(|&k| t.test(k))
+            .map(
+                |k| match NAMES.iter().find(|(_, n)| *n == k).filter(|_| !numeric) {
+                    Some((name, _)) => name.to_string(),
+                    None => k.to_string(),
+                },
+            )
+            .collect();
+        if !kinds.is_empty() {
+            let _ = write!(out, " TCPOPTSTRIP options {}", kinds.join(","));
+        }
+        Some(())
+    }
     canonical_via!(Info);
 }

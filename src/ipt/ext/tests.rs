@@ -208,3 +208,36 @@ fn every_registry_decoder_survives_any_bytes() {
         }
     }
 }
+
+#[test]
+fn tee_and_tproxy_refuse_what_iptables_would_cut_or_misread() {
+    let refused = |line: &str, family: Family| {
+        let words = split_words(line).unwrap();
+        parse(&words, family).is_err()
+    };
+    // iptables cuts an --oif of 16 characters or more; xtnl says so instead.
+    assert!(refused(
+        "-A PREROUTING -j TEE --gateway 192.0.2.1 --oif a-name-far-too-long",
+        Family::Ipv4
+    ));
+    assert!(!refused(
+        "-A PREROUTING -j TEE --gateway 192.0.2.1 --oif fifteen-chars-x",
+        Family::Ipv4
+    ));
+    // An address of the other family is no address of this one.
+    assert!(refused(
+        "-A PREROUTING -j TEE --gateway 2001:db8::1",
+        Family::Ipv4
+    ));
+    assert!(refused(
+        "-A PREROUTING -p tcp -j TPROXY --on-port 1 --on-ip 192.0.2.1",
+        Family::Ipv6
+    ));
+    let (name, rev, b) = target_bytes(
+        "-A PREROUTING -p tcp -j TPROXY --on-port 80 --on-ip 192.0.2.7 --tproxy-mark 0x1/0x3",
+    );
+    assert_eq!((name.as_str(), rev, b.len()), ("TPROXY", 1, 32));
+    assert_eq!(&b[0..8], &[3, 0, 0, 0, 1, 0, 0, 0]);
+    assert_eq!(&b[8..12], &[192, 0, 2, 7]);
+    assert_eq!(&b[24..26], &80u16.to_be_bytes());
+}

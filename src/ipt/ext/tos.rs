@@ -67,6 +67,24 @@ impl Ext for Tos {
         let _ = write!(out, " --tos 0x{:02x}/0x{:02x}", t.tos_value, t.tos_mask);
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let t = TosMatch::decode(info).ok()?;
+        // iptables prints the `!` glued to `match`.
+        out.push_str(if t.invert != 0 {
+            " tos match!"
+        } else {
+            " tos match"
+        });
+        match symbol(t.tos_value, t.tos_mask).filter(|_| !numeric) {
+            Some(name) => {
+                let _ = write!(out, " {name}");
+            }
+            None => {
+                let _ = write!(out, "0x{:02x}/0x{:02x}", t.tos_value, t.tos_mask);
+            }
+        }
+        Some(())
+    }
     canonical_via!(TosMatch);
 }
 
@@ -118,5 +136,32 @@ impl Ext for TosSet {
         let _ = write!(out, " --set-tos 0x{:02x}/0x{:02x}", t.tos_value, t.tos_mask);
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let t = TosTarget::decode(info).ok()?;
+        let (v, m) = (t.tos_value, t.tos_mask);
+        if numeric {
+            let _ = write!(out, " TOS set 0x{v:02x}/0x{m:02x}");
+        } else if let Some(name) = symbol(v, m) {
+            // `tos_try_print_symbolic(" TOS set", ...)` prints " %s%s".
+            let _ = write!(out, "  TOS set{name}");
+        } else if v == 0 {
+            let _ = write!(out, " TOS and 0x{:02x}", !m);
+        } else if v == m {
+            let _ = write!(out, " TOS or 0x{v:02x}");
+        } else if m == 0 {
+            let _ = write!(out, " TOS xor 0x{v:02x}");
+        } else {
+            let _ = write!(out, " TOS set 0x{v:02x}/0x{m:02x}");
+        }
+        Some(())
+    }
     canonical_via!(TosTarget);
+}
+
+/// The symbolic name `-L` prints for a value under the mask 0x3f (`tos_try_print_symbolic`).
+fn symbol(value: u8, mask: u8) -> Option<&'static str> {
+    NAMES
+        .iter()
+        .find(|(_, v)| mask == 0x3f && *v == value)
+        .map(|(n, _)| *n)
 }

@@ -130,6 +130,19 @@ impl Ext for Ttl {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let who = if self.word == "ttl" { "TTL" } else { "HL" };
+        if self.target {
+            let t = TtlTarget::decode(info).ok()?;
+            let op = ["set to", "increment by", "decrement by"].get(usize::from(t.mode))?;
+            let _ = write!(out, " {who} {op} {}", t.value);
+        } else {
+            let m = TtlMatch::decode(info).ok()?;
+            let op = ["==", "!=", "<", ">"].get(usize::from(m.mode))?;
+            let _ = write!(out, " {who} match {who} {op} {}", m.value);
+        }
+        Some(())
+    }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         if self.target {
             TtlTarget::decode(info).ok().map(|t| t.encode())
@@ -213,6 +226,12 @@ impl Ext for Dscp {
         let _ = write!(out, " --dscp 0x{:02x}", d.dscp);
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let d = DscpMatch::decode(info).ok()?;
+        let inv = if d.invert != 0 { "!" } else { "" };
+        let _ = write!(out, " DSCP match {inv}0x{:02x}", d.dscp);
+        Some(())
+    }
     canonical_via!(DscpMatch);
 }
 
@@ -251,6 +270,11 @@ impl Ext for DscpSet {
             return None;
         }
         let _ = write!(out, " --set-dscp 0x{:02x}", d.dscp);
+        Some(())
+    }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let d = DscpTarget::decode(info).ok()?;
+        let _ = write!(out, " DSCP set 0x{:02x}", d.dscp);
         Some(())
     }
     canonical_via!(DscpTarget);
