@@ -4,7 +4,9 @@ use super::layout::xt_struct;
 
 /// `XT_CONNLABEL_OP_*`.
 pub mod connlabel_ops {
+    /// `XT_CONNLABEL_OP_INVERT`: `! --label` (the match is inverted).
     pub const INVERT: u16 = 1 << 0;
+    /// `XT_CONNLABEL_OP_SET`: `--set` (the label is set on the connection if not there).
     pub const SET: u16 = 1 << 1;
 }
 

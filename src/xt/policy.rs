@@ -5,19 +5,29 @@ use super::layout::{Raw, xt_struct};
 
 /// `XT_POLICY_MATCH_*`.
 pub mod policy_flags {
+    /// `XT_POLICY_MATCH_IN`: `--dir in` (the decapsulation policy).
     pub const IN: u16 = 0x1;
+    /// `XT_POLICY_MATCH_OUT`: `--dir out` (the encapsulation policy).
     pub const OUT: u16 = 0x2;
+    /// `XT_POLICY_MATCH_NONE`: `--pol none` (no IPsec policy applied).
     pub const NONE: u16 = 0x4;
+    /// `XT_POLICY_MATCH_STRICT`: `--strict` (every element in order, no others).
     pub const STRICT: u16 = 0x8;
 }
 
 /// Bits of `struct xt_policy_spec` (`saddr:1, daddr:1, proto:1, mode:1, spi:1, reqid:1`).
 pub mod policy_spec {
+    /// `--tunnel-src` given for the element.
     pub const SADDR: u8 = 1 << 0;
+    /// `--tunnel-dst` given for the element.
     pub const DADDR: u8 = 1 << 1;
+    /// `--proto` given for the element.
     pub const PROTO: u8 = 1 << 2;
+    /// `--mode` given for the element.
     pub const MODE: u8 = 1 << 3;
+    /// `--spi` given for the element.
     pub const SPI: u8 = 1 << 4;
+    /// `--reqid` given for the element.
     pub const REQID: u8 = 1 << 5;
 }
 

@@ -9,13 +9,19 @@ use super::layout::xt_struct;
 pub const INV_MATCH: u8 = 0x01;
 /// `flags` (`enum ipset_cmd_flags`).
 pub const SKIP_COUNTER_UPDATE: u32 = 1 << 3;
+/// `IPSET_FLAG_SKIP_SUBCOUNTER_UPDATE`: `! --update-subcounters`.
 pub const SKIP_SUBCOUNTER_UPDATE: u32 = 1 << 4;
+/// `IPSET_FLAG_RETURN_NOMATCH`: `--return-nomatch`.
 pub const RETURN_NOMATCH: u32 = 1 << 7;
 /// Counter ops (`enum ip_set_counter_op`).
 pub const COUNTER_NONE: u8 = 0;
+/// `IPSET_COUNTER_EQ`: `--packets-eq`/`--bytes-eq`.
 pub const COUNTER_EQ: u8 = 1;
+/// `IPSET_COUNTER_NE`: `! --packets-eq`/`! --bytes-eq`.
 pub const COUNTER_NE: u8 = 2;
+/// `IPSET_COUNTER_LT`: `--packets-lt`/`--bytes-lt`.
 pub const COUNTER_LT: u8 = 3;
+/// `IPSET_COUNTER_GT`: `--packets-gt`/`--bytes-gt`.
 pub const COUNTER_GT: u8 = 4;
 /// `IPSET_DIM_MAX`.
 pub const DIM_MAX: u8 = 6;
@@ -37,8 +43,11 @@ xt_struct!(
 pub const INVALID_ID: u16 = 0xffff;
 /// The target's `flags`.
 pub const FLAG_EXIST: u32 = 1 << 0;
+/// `IPSET_FLAG_MAP_SKBMARK`: `--map-mark`.
 pub const MAP_SKBMARK: u32 = 1 << 8;
+/// `IPSET_FLAG_MAP_SKBPRIO`: `--map-prio`.
 pub const MAP_SKBPRIO: u32 = 1 << 9;
+/// `IPSET_FLAG_MAP_SKBQUEUE`: `--map-queue`.
 pub const MAP_SKBQUEUE: u32 = 1 << 10;
 
 xt_struct!(
