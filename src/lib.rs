@@ -34,6 +34,7 @@
 //!
 #![doc = include_str!("../docs/library-examples.md")]
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod backend;
 pub mod error;

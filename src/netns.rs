@@ -19,6 +19,8 @@ pub const NETNS_RUN_DIR: &str = "/run/netns";
 pub struct Netns {
     /// As the caller wrote it: what policies match and messages quote.
     pub name: String,
+    /// The nsfs file opened to enter it: `/run/netns/NAME` for a bare name, else the name
+    /// itself.
     pub path: std::path::PathBuf,
 }
 

@@ -508,6 +508,8 @@ impl Planner {
         self.ops
     }
 
+    /// Whether the table is one of iptables' own (`filter`, `nat`, `mangle`, `raw`, `security`),
+    /// whose chains iptables-nft creates on first use; `false` for other nf_tables tables.
     pub fn iptables_table(&self) -> bool {
         self.iptables_table
     }

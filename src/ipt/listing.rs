@@ -17,12 +17,13 @@ pub use table::{list_table, render_table};
 /// One chain as iptables lists it (the nf_tables and x_tables backends both fill these).
 #[derive(Debug, Clone)]
 pub struct ChainListing {
+    /// The chain's name.
     pub name: String,
     /// `Some` for built-in (base) chains.
     pub policy: Option<ChainPolicy>,
-    /// Jumps and gotos to it (user chains; counted only when the whole table was read).
     /// A built-in chain's policy counters, where the backend keeps them (x_tables).
     pub policy_counters: Option<Counters>,
+    /// Jumps and gotos to it (user chains; counted only when the whole table was read).
     pub references: u32,
     /// Each rule with its handle (nf_tables) or position (x_tables).
     pub rules: Vec<(u64, IptRule)>,
@@ -47,6 +48,7 @@ pub fn chains(
         .collect())
 }
 
+/// A chain policy as iptables spells it (`ACCEPT`, `DROP`).
 pub fn policy_name(p: ChainPolicy) -> &'static str {
     match p {
         ChainPolicy::Accept => "ACCEPT",

@@ -658,15 +658,23 @@ pub fn decode_entries(family: Family, blob: &[u8]) -> Result<Vec<(usize, Entry)>
 /// `struct ipt_getinfo` (`ip6t_getinfo` is the same).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GetInfo {
+    /// The table's name (at most `XT_TABLE_MAXNAMELEN` - 1 bytes).
     pub name: String,
+    /// Bit `1 << hook` set for each netfilter hook (`NF_INET_PRE_ROUTING`...) the table has a
+    /// built-in chain on.
     pub valid_hooks: u32,
+    /// Byte offset in the entries blob of each hook's first rule (the built-in chain's start).
     pub hook_entry: [u32; NUMHOOKS],
+    /// Byte offset in the entries blob of each hook's policy entry (the chain's underflow).
     pub underflow: [u32; NUMHOOKS],
+    /// How many entries (rules, chain heads, policies, the final error entry) the table holds.
     pub num_entries: u32,
+    /// Size of the entries blob in bytes (what `IPT_SO_GET_ENTRIES` must ask for).
     pub size: u32,
 }
 
 impl GetInfo {
+    /// Size of `struct ipt_getinfo` in bytes (the same on every architecture).
     pub const SIZE: usize = 84;
 
     /// The request: the table name, the rest zero.
@@ -676,6 +684,10 @@ impl GetInfo {
         Ok(b)
     }
 
+    /// Reads the kernel's answer to `IPT_SO_GET_INFO`.
+    ///
+    /// # Errors
+    /// A [`WireError`] when `b` is not exactly [`GetInfo::SIZE`] bytes.
     pub fn decode(b: &[u8]) -> Result<GetInfo, WireError> {
         if b.len() != Self::SIZE {
             return Err(

@@ -246,8 +246,13 @@ impl XtSocket {
 /// writers that bypass the xtables lock can cause that).
 pub const MAX_ATTEMPTS: u32 = 100;
 
+/// What one `IPT_SO_SET_REPLACE` (and its `IPT_SO_SET_ADD_COUNTERS`) committed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Committed {
+    /// Entries in the new table (the replace's `num_entries`).
     pub entries: u32,
+    /// Whether the counters of the kept rules were added back to them; `false` when the kernel
+    /// refused `IPT_SO_SET_ADD_COUNTERS` with EINVAL because a writer bypassing the lock replaced
+    /// the table again in between (the replace stands, those counts are lost, as with libiptc).
     pub counters_carried: bool,
 }

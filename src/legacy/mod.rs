@@ -12,7 +12,9 @@
 //! EAGAIN (it compares the entry count we read with the table's), and [`Legacy::transact`]
 //! reads again, applies the operations again and retries, a bounded number of times.
 
-pub mod abi;
+// Private (issue 14): the kernel structs mirrored byte for byte are the backend's business;
+// the public API shows only what `raw`, `table` and `kernel` make of them.
+pub(crate) mod abi;
 // Private (issue 14): reading, decoding and laying out blobs, and applying commands to a
 // table, are the backend's business; `raw` is their public face. Made private, `blob` and
 // `kernel` show items only their former public use kept alive (the layouts' flag constants,
@@ -57,8 +59,11 @@ pub struct Legacy {
 /// (`None` when nothing changed and no replace was made).
 #[derive(Debug)]
 pub struct Outcome<T> {
+    /// What the closure returned (from its last attempt).
     pub value: T,
+    /// How many times the table was read and the closure run (1 when nothing raced).
     pub attempts: u32,
+    /// The replace that was made, or `None` when the closure changed nothing.
     pub committed: Option<Committed>,
 }
 
@@ -84,6 +89,7 @@ impl Legacy {
         &self.enforcement
     }
 
+    /// The family (IPv4 `iptables` or IPv6 `ip6tables`) this handle's socket reads and writes.
     pub fn family(&self) -> Family {
         self.sock.family()
     }

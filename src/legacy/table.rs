@@ -59,11 +59,17 @@ impl Chain {
     }
 }
 
+/// One x_tables table read from the kernel, split into chains whose rules keep their entry
+/// bytes; changed in memory, then laid out again with [`Table::lay_out`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Table {
+    /// IPv4 or IPv6: which entry layout (`ipt_entry` or `ip6t_entry`) the rules use.
     pub family: Family,
+    /// The table's name (`filter`, `nat`, ...).
     pub name: String,
+    /// The `valid_hooks` bit mask of `struct ipt_getinfo`, kept for the replace.
     pub valid_hooks: u32,
+    /// Built-in chains (in hook order) then user chains, as the kernel's blob ordered them.
     pub chains: Vec<Chain>,
     /// Entries of the table as read: the `num_counters` of the replace.
     pub entries_read: u32,
@@ -311,10 +317,12 @@ impl Table {
         })
     }
 
+    /// The chain named `name`, if the table has one.
     pub fn chain(&self, name: &str) -> Option<&Chain> {
         self.chains.iter().find(|c| c.name == name)
     }
 
+    /// The chain named `name`, to change, if the table has one.
     pub fn chain_mut(&mut self, name: &str) -> Option<&mut Chain> {
         self.chains.iter_mut().find(|c| c.name == name)
     }
@@ -488,7 +496,9 @@ pub struct Layout {
     /// The entries, after the bytes reserved in front of them ([`Table::lay_out`]); offsets
     /// count from the first entry.
     pub blob: Vec<u8>,
+    /// Byte offset of each hook's first entry (`hook_entry` of `struct ipt_replace`).
     pub hook_entry: [u32; NUMHOOKS],
+    /// Byte offset of each hook's policy entry (`underflow` of `struct ipt_replace`).
     pub underflow: [u32; NUMHOOKS],
     /// One per entry, in order.
     pub carry: Vec<Carry>,

@@ -12,6 +12,7 @@ use crate::nft::{ChainRef, ChainSpec, Op, Reader, RulePosition, Session, TableRe
 /// A chain as a plan sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChainInfo {
+    /// The chain's name.
     pub name: String,
     /// A base chain (hooked into the stack: PREROUTING, INPUT, ...).
     pub base: bool,
@@ -31,6 +32,7 @@ pub struct ChainInfo {
 pub struct RuleEntry {
     /// The nf_tables rule handle; for x_tables, the rule's place in the table as read.
     pub id: u64,
+    /// The rule, decoded into iptables terms.
     pub rule: IptRule,
 }
 
@@ -39,6 +41,7 @@ pub struct RuleEntry {
 pub struct Lookup {
     /// In the order asked; `None` for a chain (or table) that does not exist.
     pub chains: Vec<Option<ChainInfo>>,
+    /// The rules of the chain asked for in `rules_of`, in order (empty when none was asked).
     pub rules: Vec<RuleEntry>,
 }
 
@@ -46,6 +49,7 @@ pub struct Lookup {
 /// generation of the ruleset: the commit is refused, and the plan run again, if anything
 /// changed in between.
 pub trait TableAccess {
+    /// The family (IPv4 or IPv6) the backend reads and writes.
     fn family(&self) -> Family;
     /// Chains by name and the rules of one of them, in one read where the backend can.
     fn lookup(&mut self, table: &str, chains: &[&str], rules_of: Option<&str>) -> Result<Lookup>;
@@ -67,39 +71,64 @@ pub trait TableAccess {
 pub enum Change {
     /// Create a chain (a built-in one with policy ACCEPT, as iptables creates them).
     CreateChain {
+        /// The table's name (`nat`, `filter`, ...).
         table: String,
+        /// The chain's name.
         chain: String,
     },
+    /// Delete every rule of a chain, keeping the chain.
     FlushChain {
+        /// The table's name (`nat`, `filter`, ...).
         table: String,
+        /// The chain's name.
         chain: String,
     },
     /// Delete a chain and whatever rules it still holds; refused while referenced.
     DeleteChain {
+        /// The table's name (`nat`, `filter`, ...).
         table: String,
+        /// The chain's name.
         chain: String,
     },
+    /// Insert a rule at the head of a chain (`-I CHAIN`).
     InsertRule {
+        /// The table's name (`nat`, `filter`, ...).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// The rule, in iptables terms.
         rule: IptRule,
     },
+    /// Append a rule to a chain (`-A CHAIN`).
     AppendRule {
+        /// The table's name (`nat`, `filter`, ...).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// The rule, in iptables terms.
         rule: IptRule,
     },
     /// Replace a rule in place (same position).
     ReplaceRule {
+        /// The table's name (`nat`, `filter`, ...).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// The rule's id, as read ([`RuleEntry::id`]).
         id: u64,
+        /// The rule, in iptables terms.
         rule: IptRule,
     },
+    /// Delete one rule by id; `rule` is what it said when read (for the plan's text and the
+    /// audit line).
     DeleteRule {
+        /// The table's name (`nat`, `filter`, ...).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// The rule's id, as read ([`RuleEntry::id`]).
         id: u64,
+        /// The rule, in iptables terms.
         rule: IptRule,
     },
     /// Delete the rule `id` of `chain`, believed to be the only jump to `target`. Only ever
@@ -107,9 +136,13 @@ pub enum Change {
     /// jump (the target then stays referenced), the commit fails as a whole and the plan
     /// runs again looking for the jump.
     DeleteGuessedJump {
+        /// The table's name (`nat`, `filter`, ...).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// The rule's id, as read ([`RuleEntry::id`]).
         id: u64,
+        /// The chain the rule is believed to jump to (deleted in the same commit).
         target: String,
     },
 }
@@ -157,6 +190,7 @@ impl std::fmt::Display for Change {
 /// What a commit did.
 #[derive(Debug, Clone)]
 pub struct Applied<T> {
+    /// What the plan returned (from its last run).
     pub value: T,
     /// The changes committed (none when the plan found nothing to do).
     pub changes: Vec<Change>,

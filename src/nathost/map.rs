@@ -27,7 +27,8 @@ use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 
-use super::spec::{Forward, ForwardKey, ForwardProtocol, HostSetup};
+use super::host_setup::HostSetup;
+use super::spec::{Forward, ForwardKey, ForwardProtocol};
 use super::{OperationResult, Outcome};
 use crate::error::{Error, Result};
 use crate::model::{Action, Dir, Family, Interface, Match, Rule};
@@ -46,7 +47,9 @@ pub const TABLE: &str = "xtnl_nat";
 pub const FWD_MAP: &str = "forwards";
 /// Forwards on any interface.
 pub const FWD_ANY_MAP: &str = "forwards_any";
+/// The DNAT chain of the layout (in [`TABLE`]), hooked at prerouting.
 pub const PREROUTING: &str = "prerouting";
+/// The SNAT (masquerade) chain of the layout (in [`TABLE`]), hooked at postrouting.
 pub const POSTROUTING: &str = "postrouting";
 /// Before iptables' nat PREROUTING (-100, iptables-nft and iptables-legacy alike): the
 /// first nat chain that binds a connection wins, so a forward in the map wins over a DNAT
@@ -66,6 +69,10 @@ pub enum Layout {
 }
 
 impl Layout {
+    /// Parses `chains` or `map`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for anything else.
     pub fn parse(s: &str) -> Result<Layout> {
         match s {
             "chains" => Ok(Layout::Chains),
@@ -75,6 +82,7 @@ impl Layout {
             ))),
         }
     }
+    /// The name `--layout` takes (`chains`, `map`).
     pub fn as_str(self) -> &'static str {
         match self {
             Layout::Chains => "chains",
@@ -89,27 +97,39 @@ impl Layout {
 pub enum MapOp {
     /// Ensure the layout and each forward of the reservation.
     Setup {
+        /// The reservation's name (the chain name it would have in the chain layout).
         reservation: String,
+        /// The forwards it must have (others it has are left).
         forwards: Vec<Forward>,
     },
+    /// Add one forward to a reservation.
     ForwardAdd {
+        /// The reservation's name (the chain name it would have in the chain layout).
         reservation: String,
+        /// The forward to add (replacing one with the same key that goes elsewhere).
         forward: Forward,
     },
     /// Remove the reservation's forward holding `key` (only if it goes to `to`, when given).
     ForwardRemove {
+        /// The reservation's name (the chain name it would have in the chain layout).
         reservation: String,
+        /// Which forward: protocol, public port and interface.
         key: ForwardKey,
+        /// Remove it only if it goes there; whatever it goes to when `None`.
         to: Option<SocketAddr>,
     },
     /// Remove the reservation's forwards: these (O(them)), or every one (lists the maps).
     Teardown {
+        /// The reservation's name (the chain name it would have in the chain layout).
         reservation: String,
+        /// These forwards only, or every forward of the reservation when `None`.
         forwards: Option<Vec<ForwardKey>>,
     },
     /// Remove the forwards of every reservation named `prefix...` not in `keep`.
     Sweep {
+        /// Reservations named `PREFIX...` are swept.
         prefix: String,
+        /// Reservations kept whatever their name.
         keep: BTreeSet<String>,
     },
     /// The layout and the host's masquerade.
@@ -117,6 +137,7 @@ pub enum MapOp {
 }
 
 impl MapOp {
+    /// The name `xtnl apply` uses for this kind (as [`Operation::kind`](super::Operation::kind)).
     pub fn kind(&self) -> &'static str {
         match self {
             MapOp::Setup { .. } => "reservation_setup",
@@ -306,9 +327,13 @@ pub fn element(family: Family, reservation: &str, f: &Forward) -> Result<(&'stat
 /// A forward as the map holds it: whose it is, where it goes, what it counted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MapForward {
+    /// The reservation the forward belongs to.
     pub reservation: String,
+    /// The forward: protocol, public port, interface, destination, comment.
     pub forward: Forward,
+    /// Packets the map element counted (its `counter`).
     pub packets: u64,
+    /// Bytes the map element counted.
     pub bytes: u64,
 }
 

@@ -62,6 +62,7 @@ impl MapLayout {
         }
     }
 
+    /// The family (ip or ip6) the handle's layout is in.
     pub fn family(&self) -> Family {
         self.family
     }
@@ -72,6 +73,7 @@ impl MapLayout {
         &mut self.session
     }
 
+    /// Gives the session back, dropping the cache.
     pub fn into_session(self) -> Session {
         self.session
     }
@@ -86,6 +88,7 @@ impl MapLayout {
         self.cache.as_ref().map(|c| c.generation)
     }
 
+    /// What the handle's cache saved and cost so far.
     pub fn stats(&self) -> MapLayoutStats {
         self.stats
     }

@@ -24,6 +24,7 @@ use crate::nft::{ChainSpec, Op, RulePosition, Session, TableRef, Transaction};
 /// Where the chain layout lives and how its reservations are named.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChainLayout {
+    /// IPv4 or IPv6: which family's tables are migrated.
     pub family: Family,
     /// iptables' table (`nat`).
     pub table: String,
@@ -60,10 +61,14 @@ impl ChainLayout {
 /// What a migration moved.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Migrated {
+    /// Reservations moved.
     pub reservations: usize,
+    /// Forwards moved.
     pub forwards: usize,
     /// Operations committed (0: nothing to move).
     pub ops: usize,
+    /// How many times the migration was planned (more than once when the ruleset changed under
+    /// it).
     pub attempts: u32,
 }
 

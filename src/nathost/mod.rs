@@ -16,6 +16,7 @@
 //! The planners of the chain layout are in `plan.rs`, the map layout in `map*.rs`.
 
 mod backend;
+mod host_setup;
 pub mod map;
 pub mod memory;
 #[cfg(test)]
@@ -29,10 +30,8 @@ use plan::*;
 pub use backend::{
     Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess, check_chain_name,
 };
-pub use spec::{
-    Forward, ForwardKey, ForwardProtocol, HostSetup, MAX_COMMENT, PlacedRule, Reservation,
-    rule_from_words,
-};
+pub use host_setup::{HostSetup, PlacedRule};
+pub use spec::{Forward, ForwardKey, ForwardProtocol, MAX_COMMENT, Reservation, rule_from_words};
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -53,6 +52,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The word JSON output and `xtnl` print for it (`changed`, `unchanged`, `absent`).
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Changed => "changed",
@@ -65,6 +65,7 @@ impl Outcome {
 /// The result of one operation.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// What the operation found and did.
     pub outcome: Outcome,
     /// The committed changes, in order.
     pub changes: Vec<Change>,
@@ -78,54 +79,87 @@ pub struct Report {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Operation {
+    /// Set up a reservation: its chain, its jump from the entry chain, its forwards.
     ReservationSetup(Reservation),
+    /// Add one port forward (a DNAT rule) to a reservation chain.
     ForwardAdd {
+        /// The table's name (`nat` for the agent).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// The forward to add (replacing one with the same key that goes elsewhere).
         forward: Forward,
     },
+    /// Remove one port forward from a reservation chain; absent is success.
     ForwardRemove {
+        /// The table's name (`nat` for the agent).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// Which forward: protocol, public port and interface.
         key: ForwardKey,
+        /// Remove it only if it goes there; whatever it goes to when `None`.
         to: Option<SocketAddr>,
     },
+    /// Remove a reservation: its jump from `entry`, its rules and its chain.
     Teardown {
+        /// The table's name (`nat` for the agent).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// The chain that jumps to the reservation chain (`PREROUTING`).
         entry: String,
     },
+    /// Tear down every reservation chain named `PREFIX...` that is not in `keep`.
     Sweep {
+        /// The table's name (`nat` for the agent).
         table: String,
+        /// Reservation chains start with it (`vcld-`).
         prefix: String,
+        /// Chains kept whatever their name.
         keep: BTreeSet<String>,
     },
+    /// The one-time rules of the NAT host (masquerade, inbound accepts).
     HostSetup(HostSetup),
     /// Create the chain unless it exists.
     CreateChain {
+        /// The table's name (`nat` for the agent).
         table: String,
+        /// The chain's name.
         chain: String,
     },
+    /// Delete every rule of the chain, keeping it; absent is an error.
     FlushChain {
+        /// The table's name (`nat` for the agent).
         table: String,
+        /// The chain's name.
         chain: String,
     },
     /// Flush and delete the chain; absent is success, references are an error.
     DeleteChain {
+        /// The table's name (`nat` for the agent).
         table: String,
+        /// The chain's name.
         chain: String,
     },
     /// Add the rule (at the head, or the end) unless an equal rule is in the chain.
     EnsureRule {
+        /// The table's name (`nat` for the agent).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// The rule, in iptables terms.
         rule: IptRule,
+        /// Insert at the head (`-I`) rather than append (`-A`).
         at_head: bool,
     },
     /// Delete the first rule equal to this one; absent is success.
     DeleteRule {
+        /// The table's name (`nat` for the agent).
         table: String,
+        /// The chain's name.
         chain: String,
+        /// The rule, in iptables terms.
         rule: IptRule,
     },
 }
@@ -258,9 +292,11 @@ fn compat_check(family: Family, table: &str, rule: &IptRule) -> Result<()> {
 /// What one operation of a committed transaction did.
 #[derive(Debug, Clone)]
 pub struct OperationResult {
+    /// What the operation found and did.
     pub outcome: Outcome,
     /// The changes this operation planned.
     pub changes: Vec<Change>,
+    /// Chains this operation removed (teardown and sweep).
     pub removed_chains: Vec<String>,
     /// Handles (nf_tables) of the rules it added, in order.
     pub rule_handles: Vec<u64>,

@@ -2,13 +2,13 @@
 //! The rules are written exactly as the NAT-host agent writes them with `iptables`, so that
 //! rules either of them made are recognised by the other, and `iptables -S` shows them.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 use super::backend::check_chain_name;
 use crate::error::{Error, Result};
 use crate::ipt::parse::{Command, parse};
 use crate::ipt::{IptMatch, IptRule, IptTarget};
-use crate::model::{Family, IpNet, L4Proto, PortRange};
+use crate::model::{Family, L4Proto};
 
 /// The longest comment iptables' comment match holds (XT_MAX_COMMENT_LEN, 256 with its NUL).
 pub const MAX_COMMENT: usize = 255;
@@ -16,17 +16,24 @@ pub const MAX_COMMENT: usize = 255;
 /// Transport protocol of a port forward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ForwardProtocol {
+    /// `-p tcp`.
     Tcp,
+    /// `-p udp`.
     Udp,
 }
 
 impl ForwardProtocol {
+    /// The protocol as iptables names it (`tcp`, `udp`).
     pub fn as_str(self) -> &'static str {
         match self {
             ForwardProtocol::Tcp => "tcp",
             ForwardProtocol::Udp => "udp",
         }
     }
+    /// Parses `tcp` or `udp` (any case).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the protocol for anything else.
     pub fn parse(s: &str) -> Result<Self> {
         match s.to_ascii_lowercase().as_str() {
             "tcp" => Ok(ForwardProtocol::Tcp),
@@ -41,11 +48,16 @@ impl ForwardProtocol {
 /// One public port forwarded to a private address and port (a DNAT rule).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Forward {
+    /// TCP or UDP (`-p`).
     pub protocol: ForwardProtocol,
+    /// The port connections arrive at on the host (`--dport`), 1 to 65535.
     pub public_port: u16,
+    /// Where the connections go (`--to-destination ADDR:PORT`).
     pub to: SocketAddr,
     /// The interface the forwarded connections arrive on (`-i`); any when `None`.
     pub in_interface: Option<String>,
+    /// The rule's comment (`-m comment`, at most [`MAX_COMMENT`] bytes; the agent's text is
+    /// [`Forward::described`]); no comment match when `None`.
     pub comment: Option<String>,
 }
 
@@ -53,8 +65,11 @@ pub struct Forward {
 /// interface would shadow each other, so a chain holds at most one per key.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ForwardKey {
+    /// TCP or UDP (`-p`).
     pub protocol: ForwardProtocol,
+    /// The port connections arrive at on the host (`--dport`), 1 to 65535.
     pub public_port: u16,
+    /// The interface the forwarded connections arrive on (`-i`); any when `None`.
     pub in_interface: Option<String>,
 }
 
@@ -68,6 +83,7 @@ impl std::fmt::Display for ForwardKey {
 }
 
 impl Forward {
+    /// The key that identifies this forward in its chain.
     pub fn key(&self) -> ForwardKey {
         ForwardKey {
             protocol: self.protocol,
@@ -112,6 +128,11 @@ impl Forward {
         Ok(f)
     }
 
+    /// Checks the forward can be written as iptables would: ports not 0, a valid interface
+    /// name, a comment that fits.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the forward and what is wrong.
     pub fn validate(&self) -> Result<()> {
         if self.public_port == 0 {
             return Err(Error::InvalidInput(format!(
@@ -239,7 +260,7 @@ fn parse_port(s: &str) -> std::result::Result<u16, String> {
     }
 }
 
-fn family_word(f: Family) -> &'static str {
+pub(crate) fn family_word(f: Family) -> &'static str {
     match f {
         Family::Ipv6 => "IPv6",
         _ => "IPv4",
@@ -262,12 +283,17 @@ pub(crate) fn check_comment(c: &str) -> Result<()> {
 /// A reservation: its chain, the jump to it from the entry chain, and its port forwards.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reservation {
+    /// IPv4 (`iptables`) or IPv6 (`ip6tables`).
     pub family: Family,
+    /// The table's name (`nat` for the agent).
     pub table: String,
+    /// The chain's name.
     pub chain: String,
     /// The chain that jumps to the reservation chain (PREROUTING).
     pub entry: String,
+    /// The comment on the jump rule (`-m comment`); none when `None`.
     pub jump_comment: Option<String>,
+    /// The port forwards (DNAT rules) the reservation chain holds.
     pub forwards: Vec<Forward>,
 }
 
@@ -293,6 +319,11 @@ impl Reservation {
         )
     }
 
+    /// Checks the names (chain, entry chain, table), that the chain is not its own entry, and
+    /// every forward.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming what is wrong.
     pub fn validate(&self) -> Result<()> {
         check_chain_name(&self.table, &self.chain)?;
         check_chain_name(&self.table, &self.entry)?;
@@ -361,220 +392,4 @@ pub fn rule_from_words(family: Family, table: &str, words: &[String]) -> Result<
             words.join(" ")
         ))),
     }
-}
-
-/// The one-time rules of a NAT host.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostSetup {
-    pub family: Family,
-    /// The chain holding them, in nat and in filter (`vcl-nat_host` for the agent).
-    pub chain: String,
-    pub public_interface: String,
-    pub private_interface: String,
-    pub private_network: IpNet,
-    pub public_address: IpAddr,
-    /// Public port ranges forwarded to reservations (accepted inbound).
-    pub port_ranges: Vec<PortRange>,
-    pub comment_prefix: String,
-}
-
-/// A rule of the host set-up: where it goes and what it says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlacedRule {
-    pub table: String,
-    pub chain: String,
-    pub rule: IptRule,
-}
-
-impl HostSetup {
-    pub fn validate(&self) -> Result<()> {
-        for t in ["nat", "filter"] {
-            check_chain_name(t, &self.chain)?;
-        }
-        for i in [&self.public_interface, &self.private_interface] {
-            crate::model::Interface::new(i.clone())?;
-        }
-        let v4 = self.family != Family::Ipv6;
-        if self.private_network.is_ipv4() != v4 || self.public_address.is_ipv4() != v4 {
-            return Err(Error::InvalidInput(format!(
-                "host set-up: the private network and public address must both be {} addresses",
-                family_word(self.family)
-            )));
-        }
-        if self.port_ranges.is_empty() {
-            return Err(Error::InvalidInput(
-                "host set-up: no public port ranges given".into(),
-            ));
-        }
-        // multiport holds 15 ports, a range counting as two.
-        let slots: usize = self
-            .port_ranges
-            .iter()
-            .map(|r| if r.is_single() { 1 } else { 2 })
-            .sum();
-        if slots > 15 {
-            return Err(Error::InvalidInput(format!(
-                "host set-up: {} port ranges need {slots} multiport slots; at most 15 fit in one rule",
-                self.port_ranges.len()
-            )));
-        }
-        Ok(())
-    }
-
-    /// The jumps into the host chain: nat POSTROUTING, filter INPUT and FORWARD.
-    pub fn jumps(&self) -> Result<Vec<PlacedRule>> {
-        [
-            ("nat", "POSTROUTING"),
-            ("filter", "INPUT"),
-            ("filter", "FORWARD"),
-        ]
-        .into_iter()
-        .map(|(table, entry)| {
-            let comment = format!(
-                "{}jump from {table} table {entry} chain to NAT host chain {}",
-                self.comment_prefix, self.chain
-            );
-            Ok(PlacedRule {
-                table: table.into(),
-                chain: entry.into(),
-                rule: jump_rule(self.family, table, &self.chain, Some(&comment))?,
-            })
-        })
-        .collect()
-    }
-
-    /// The rules of the host chain, in order, as the agent writes them.
-    pub fn rules(&self) -> Result<Vec<PlacedRule>> {
-        self.validate()?;
-        let p = &self.comment_prefix;
-        let ports = self
-            .port_ranges
-            .iter()
-            .map(|r| {
-                if r.is_single() {
-                    r.first().to_string()
-                } else {
-                    format!("{}:{}", r.first(), r.last())
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(",");
-        let w = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        let mut out = Vec::new();
-        let net = self.private_network.to_string();
-        let public = self.public_address.to_string();
-        let masq_comment = format!(
-            "{p}change IP of outbound {} packets to NAT host IP address {public}",
-            self.public_interface
-        );
-        out.push((
-            "nat",
-            w(&[
-                "!",
-                "-d",
-                &net,
-                "-o",
-                &self.public_interface,
-                "-m",
-                "comment",
-                "--comment",
-                &masq_comment,
-                "-j",
-                "MASQUERADE",
-            ]),
-        ));
-        for proto in ["tcp", "udp"] {
-            let comment = format!(
-                "{p}allow inbound {} traffic on the NAT port ranges to public {}",
-                proto.to_uppercase(),
-                self.public_interface
-            );
-            out.push((
-                "filter",
-                w(&[
-                    "-d",
-                    &public,
-                    "-i",
-                    &self.public_interface,
-                    "-p",
-                    proto,
-                    "-m",
-                    "comment",
-                    "--comment",
-                    &comment,
-                    "-m",
-                    "multiport",
-                    "--dports",
-                    &ports,
-                    "-m",
-                    "state",
-                    "--state",
-                    "NEW,RELATED,ESTABLISHED",
-                    "-j",
-                    "ACCEPT",
-                ]),
-            ));
-        }
-        let fwd_in = format!(
-            "{p}forward traffic from public {} to private {}",
-            self.public_interface, self.private_interface
-        );
-        out.push((
-            "filter",
-            w(&[
-                "-i",
-                &self.public_interface,
-                "-o",
-                &self.private_interface,
-                "-m",
-                "comment",
-                "--comment",
-                &fwd_in,
-                "-m",
-                "state",
-                "--state",
-                "NEW,RELATED,ESTABLISHED",
-                "-j",
-                "ACCEPT",
-            ]),
-        ));
-        let fwd_out = format!(
-            "{p}forward traffic from private {} to public {}",
-            self.private_interface, self.public_interface
-        );
-        out.push((
-            "filter",
-            w(&[
-                "-i",
-                &self.private_interface,
-                "-o",
-                &self.public_interface,
-                "-m",
-                "comment",
-                "--comment",
-                &fwd_out,
-                "-j",
-                "ACCEPT",
-            ]),
-        ));
-        out.into_iter()
-            .map(|(table, words)| {
-                for wd in &words {
-                    check_comment_if_long(wd)?;
-                }
-                Ok(PlacedRule {
-                    table: table.into(),
-                    chain: self.chain.clone(),
-                    rule: rule_from_words(self.family, table, &words)?,
-                })
-            })
-            .collect()
-    }
-}
-
-fn check_comment_if_long(word: &str) -> Result<()> {
-    if word.len() > MAX_COMMENT {
-        check_comment(word)?;
-    }
-    Ok(())
 }

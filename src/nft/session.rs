@@ -52,6 +52,7 @@ pub enum AuditOutcome<'a> {
     /// The kernel refused the attempt because the ruleset changed since the plan's reads; it
     /// is planned and attempted again.
     Retried,
+    /// The kernel accepted the batch; the change is in the ruleset.
     Committed,
     /// The guard refused it; nothing was sent.
     Denied(&'a Error),
@@ -132,6 +133,11 @@ impl SessionBuilder {
         self.enforcement.auditor = auditor;
         self
     }
+    /// Opens the NETLINK_NETFILTER socket, in the calling thread's network namespace, and returns
+    /// the session with this builder's settings.
+    ///
+    /// # Errors
+    /// An [`Error`] when the socket cannot be opened or bound.
     pub fn open(self) -> Result<Session> {
         Ok(Session {
             sock: NlSocket::open()?,
@@ -184,6 +190,7 @@ impl Session {
     pub fn open() -> Result<Session> {
         SessionBuilder::default().open()
     }
+    /// A [`SessionBuilder`] for a session with a namespace, guard or auditor.
     pub fn builder() -> SessionBuilder {
         SessionBuilder::default()
     }
@@ -329,12 +336,15 @@ impl Session {
         self.transact(|_| Ok((tx.clone(), ())))
     }
 
+    /// Every nf_tables table of every family (one dump, restarted if the ruleset changes).
     pub fn list_tables(&mut self) -> Result<Vec<Table>> {
         dump_tables(&mut self.sock, &mut self.stats.dump_restarts)
     }
+    /// The chains of `table` (one dump).
     pub fn list_chains(&mut self, table: &TableRef) -> Result<Vec<Chain>> {
         dump_chains(&mut self.sock, &mut self.stats.dump_restarts, table)
     }
+    /// The rules of one chain, with their handles, decoded into expressions.
     pub fn list_rules(&mut self, chain: &ChainRef) -> Result<Vec<ListedRule>> {
         dump_rules(
             &mut self.sock,
@@ -343,6 +353,7 @@ impl Session {
             Some(&chain.name),
         )
     }
+    /// The rules of every chain of `table` (one dump), each with its chain.
     pub fn list_table_rules(&mut self, table: &TableRef) -> Result<Vec<ListedRule>> {
         dump_rules(&mut self.sock, &mut self.stats.dump_restarts, table, None)
     }

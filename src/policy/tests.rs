@@ -1,6 +1,7 @@
 use super::*;
+use crate::nft::Op;
 use crate::nft::{ChainSpec, EncodedRule, RulePosition, TableRef};
-use crate::wire::expr::Immediate;
+use crate::wire::expr::{Expr, Immediate, ImmediateData, Verdict};
 
 const NAT_HOST: &str = r#"# NAT host
 max_ops = 8

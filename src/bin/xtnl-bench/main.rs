@@ -65,7 +65,7 @@ fn parse(args: &[String]) -> Result<Args> {
     Ok(a)
 }
 
-/// The `xtnl` binary beside this one (cargo puts both in target/<profile>/).
+/// The `xtnl` binary beside this one (cargo puts both in `target/<profile>/`).
 fn sibling_xtnl() -> Result<PathBuf> {
     let me = std::env::current_exe().map_err(|e| Error::Netlink {
         context: "find the running xtnl-bench binary",

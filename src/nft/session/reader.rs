@@ -23,10 +23,12 @@ impl Reader<'_> {
         self.pin()?;
         Ok(self.generation.unwrap_or_default())
     }
+    /// Every table, read at the plan's generation.
     pub fn tables(&mut self) -> Result<Vec<Table>> {
         self.pin()?;
         dump_tables(self.sock, &mut self.stats.dump_restarts)
     }
+    /// The chains of `table`, read at the plan's generation.
     pub fn chains(&mut self, table: &TableRef) -> Result<Vec<Chain>> {
         self.pin()?;
         dump_chains(self.sock, &mut self.stats.dump_restarts, table)

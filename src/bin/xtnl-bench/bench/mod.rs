@@ -26,6 +26,7 @@ mod report;
 mod scaling;
 mod serve_worker;
 mod spec;
+mod svg;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,7 +35,8 @@ use std::time::Duration;
 use xtnl::error::{Error, Result};
 
 pub use contention::ContentionRun;
-pub use report::{csv, markdown, svg};
+pub use report::{csv, markdown};
+pub use svg::svg;
 
 /// What the runner works with (scaling's and contention's; defined here so that neither
 /// module imports the other's).

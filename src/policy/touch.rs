@@ -1,0 +1,185 @@
+//! What an operation touches: the backend-neutral [`Touch`]es a [`Policy`](super::Policy)
+//! checks, found from nf_tables operations ([`touches_of_op`], [`touches`]) and the chain a
+//! rule's expressions jump to ([`exprs_jump`]).
+
+use super::{Verb, sets};
+use crate::model::Family;
+use crate::nft::{ChainRef, Op, Transaction};
+use crate::wire::expr::{Expr, ImmediateData, Verdict};
+
+/// One thing an operation changes: the unit a policy allows or denies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touch {
+    /// The family of the table touched.
+    pub family: Family,
+    /// The table touched.
+    pub table: String,
+    /// The chain; `None` for table verbs (and zeroing a whole table).
+    pub chain: Option<String>,
+    /// What the operation does to it.
+    pub verb: Verb,
+    /// The chain the added (or deleted) rule jumps or goes to.
+    pub jump_to: Option<String>,
+    /// The handle of the existing rule a `delete-rule` removes, when known only by handle.
+    pub handle: Option<u64>,
+    /// The rule a `delete-rule` names by handle is not in the generation the check read: the
+    /// kernel refuses the delete (ENOENT), so what it jumps to does not matter.
+    pub rule_absent: bool,
+    /// The operation's index in its transaction and its description (as in error messages).
+    pub op_index: usize,
+    /// The operation's description, as error messages print it.
+    pub op: String,
+}
+
+impl Touch {
+    /// A touch of `verb` on `chain` (`None`: the whole table), with no jump target or handle,
+    /// operation #0 and an empty description; callers set the public fields that apply.
+    pub fn new(family: Family, table: &str, chain: Option<&str>, verb: Verb) -> Touch {
+        Touch {
+            family,
+            table: table.to_owned(),
+            chain: chain.map(str::to_owned),
+            verb,
+            jump_to: None,
+            handle: None,
+            rule_absent: false,
+            op_index: 0,
+            op: String::new(),
+        }
+    }
+    pub(super) fn describe(&self) -> String {
+        let mut s = format!("{} in {} {}", self.verb, self.family, self.table);
+        if let Some(c) = &self.chain {
+            s.push(' ');
+            s.push_str(c);
+        }
+        if self.verb.is_rule_verb() {
+            match &self.jump_to {
+                Some(j) => s.push_str(&format!(" (a rule jumping to {j})")),
+                None => s.push_str(" (a rule that jumps nowhere)"),
+            }
+        }
+        if !self.op.is_empty() {
+            s.push_str(&format!(" by operation #{} ({})", self.op_index, self.op));
+        }
+        s
+    }
+}
+
+/// What an operation touches: one entry, or two for renames and replacements.
+pub fn touches_of_op(index: usize, op: &Op) -> Vec<Touch> {
+    let desc = op.to_string();
+    let mk = |family: Family, table: &str, chain: Option<&str>, verb: Verb| Touch {
+        op_index: index,
+        op: desc.clone(),
+        ..Touch::new(family, table, chain, verb)
+    };
+    let chain_touch =
+        |c: &ChainRef, verb: Verb| mk(c.table.family, &c.table.name, Some(&c.name), verb);
+    match op {
+        Op::EnsureTable(t) => vec![mk(t.family, &t.name, None, Verb::CreateTable)],
+        Op::DeleteTable(t) => vec![mk(t.family, &t.name, None, Verb::DeleteTable)],
+        Op::FlushTable(t) => vec![mk(t.family, &t.name, None, Verb::FlushTable)],
+        Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
+            let verb = if chain.base.is_some() {
+                Verb::Policy
+            } else {
+                Verb::Create
+            };
+            vec![mk(table.family, &table.name, Some(&chain.name), verb)]
+        }
+        Op::FlushChain(c) => vec![chain_touch(c, Verb::Flush)],
+        Op::DeleteChain(c) => vec![chain_touch(c, Verb::Delete)],
+        Op::RenameChain {
+            chain, new_name, ..
+        } => vec![
+            chain_touch(chain, Verb::Delete),
+            chain_touch(&chain.table.chain(new_name.clone()), Verb::Create),
+        ],
+        Op::AddRule { chain, rule, .. } => vec![Touch {
+            jump_to: model_jump(rule),
+            ..chain_touch(chain, Verb::AddRule)
+        }],
+        Op::AddEncodedRule { chain, rule, .. } => vec![Touch {
+            jump_to: exprs_jump(&rule.exprs),
+            ..chain_touch(chain, Verb::AddRule)
+        }],
+        Op::DeleteRule { chain, handle } => vec![Touch {
+            handle: Some(*handle),
+            ..chain_touch(chain, Verb::DeleteRule)
+        }],
+        Op::ReplaceRule {
+            chain,
+            handle,
+            rule,
+        } => vec![
+            Touch {
+                handle: Some(*handle),
+                ..chain_touch(chain, Verb::DeleteRule)
+            },
+            Touch {
+                jump_to: model_jump(rule),
+                ..chain_touch(chain, Verb::AddRule)
+            },
+        ],
+        Op::Set(s) => sets::touches(index, &desc, s),
+        Op::ReplaceEncodedRule {
+            chain,
+            handle,
+            rule,
+        } => vec![
+            Touch {
+                handle: Some(*handle),
+                ..chain_touch(chain, Verb::DeleteRule)
+            },
+            Touch {
+                jump_to: exprs_jump(&rule.exprs),
+                ..chain_touch(chain, Verb::AddRule)
+            },
+        ],
+    }
+}
+
+/// Every touch of a transaction, in operation order.
+pub fn touches(tx: &Transaction) -> Vec<Touch> {
+    tx.ops()
+        .iter()
+        .enumerate()
+        .flat_map(|(i, op)| touches_of_op(i, op))
+        .collect()
+}
+
+fn model_jump(rule: &crate::model::Rule) -> Option<String> {
+    match &rule.action {
+        Some(crate::model::Action::Jump(c) | crate::model::Action::Goto(c)) => Some(c.clone()),
+        _ => None,
+    }
+}
+
+/// Stands for the chain of a verdict-map lookup, which can be any chain of the table: an
+/// entry's `jump_to` allows it only with the pattern `*`.
+pub const VERDICT_MAP: &str = "*";
+
+/// The chain a rule's expressions jump or go to, as the kernel executes them: expressions run
+/// in order and the first verdict met ends the rule, so later verdicts never run. In both
+/// encodings (native and iptables-nft's compat) a jump is an `immediate` expression with a
+/// chain verdict; `continue` verdicts do not end the rule. A map lookup (kept as an unmodelled
+/// `lookup`) may produce a verdict naming any chain: it counts as a jump to
+/// [`VERDICT_MAP`].
+pub fn exprs_jump(exprs: &[Expr]) -> Option<String> {
+    for e in exprs {
+        match e {
+            Expr::Immediate(i) => match &i.data {
+                ImmediateData::Verdict(Verdict::Jump(c) | Verdict::Goto(c)) => {
+                    return Some(c.clone());
+                }
+                ImmediateData::Verdict(Verdict::Continue) => {}
+                ImmediateData::Verdict(_) => return None,
+                _ => {}
+            },
+            Expr::Other(o) if o.name == "lookup" => return Some(VERDICT_MAP.to_owned()),
+            _ => {}
+        }
+    }
+    None
+}
