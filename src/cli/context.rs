@@ -23,6 +23,16 @@ pub(crate) struct Ctx {
     pub delegated: bool,
 }
 
+/// Work generic over the seam's [`xtnl::seam::Backend`], run by [`Opened::on`] on
+/// whichever backend was opened (the trait's commit takes a closure, so it cannot be a
+/// trait object).
+pub(crate) trait OnBackend {
+    /// What the work returns.
+    type Output;
+    /// Runs on the backend.
+    fn on(self, backend: &mut impl xtnl::seam::Backend) -> Self::Output;
+}
+
 /// A backend opened for a command.
 pub(crate) enum Opened {
     Nft(Session),
@@ -140,9 +150,21 @@ impl Opened {
         }
     }
 
+    /// Runs `work` on the backend as the seam's [`xtnl::seam::Backend`], whichever it is.
+    pub fn on<W: OnBackend>(&mut self, work: W) -> W::Output {
+        each!(self, b => work.on(b))
+    }
+
     /// One NAT-host operation, planned and committed on this backend.
     pub fn run_one(&mut self, family: Family, op: Operation) -> Result<Report> {
-        each!(self, b => xtnl::nathost::run_one(b, family, op))
+        struct RunOne(Family, Operation);
+        impl OnBackend for RunOne {
+            type Output = Result<Report>;
+            fn on(self, b: &mut impl xtnl::seam::Backend) -> Self::Output {
+                xtnl::nathost::run_one(b, self.0, self.1)
+            }
+        }
+        self.on(RunOne(family, op))
     }
 
     /// NAT-host operations, planned in order and committed as one transaction on this
@@ -152,7 +174,14 @@ impl Opened {
         family: Family,
         ops: &[Operation],
     ) -> Result<(Vec<OperationResult>, u32)> {
-        each!(self, b => xtnl::nathost::transact(b, family, ops))
+        struct Transact<'o>(Family, &'o [Operation]);
+        impl OnBackend for Transact<'_> {
+            type Output = Result<(Vec<OperationResult>, u32)>;
+            fn on(self, b: &mut impl xtnl::seam::Backend) -> Self::Output {
+                xtnl::nathost::transact(b, self.0, self.1)
+            }
+        }
+        self.on(Transact(family, ops))
     }
 
     /// Ends the run's use of the backend (nf_tables: without waiting for the kernel's
