@@ -150,6 +150,15 @@ impl Opened {
         }
     }
 
+    /// Runs one iptables command (the one interpreter, over this backend's tables); what
+    /// it prints.
+    pub fn execute(&mut self, inv: &xtnl::ipt::parse::Invocation) -> Result<String> {
+        match self {
+            Opened::Nft(s) => xtnl::ipt::exec::execute(s, inv),
+            Opened::Legacy(l) => xtnl::legacy::execute(l, inv),
+        }
+    }
+
     /// Runs `work` on the backend as the seam's [`xtnl::seam::Backend`], whichever it is.
     pub fn on<W: OnBackend>(&mut self, work: W) -> W::Output {
         each!(self, b => work.on(b))
