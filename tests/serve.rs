@@ -786,3 +786,74 @@ fn the_x_tables_backend_when_asked_per_service_or_per_request() {
         );
     });
 }
+
+/// A caller under a policy may ask for the x_tables backend: its requests are held to its
+/// policy entries and audited as on nf_tables (the x_tables handle gets the request's
+/// policy), where the service used to refuse it outright.
+#[test]
+fn a_restricted_callers_legacy_requests_are_held_to_its_policy_and_audited() {
+    in_netns(|| {
+        let dir = scratch_dir("legacy-policy");
+        let policy = dir.join("policy.toml");
+        std::fs::write(&policy, POLICY).unwrap();
+        let server = Server::start(
+            &[
+                "--policy-file",
+                policy.to_str().unwrap(),
+                "--audit",
+                "stderr",
+            ],
+            &["--socket-mode", "0666"],
+        );
+        let sock = server.socket.clone();
+        let legacy = |mut v: Value| {
+            v["backend"] = json!("legacy");
+            v
+        };
+        // Allowed: uid 1001 may set up vcld-a*.
+        let r = as_uid(1001, 1001, &sock, &legacy(setup("vcld-a1", 50101)));
+        assert_eq!(r["ok"], true, "{r}");
+        // Denied: vcld-b* is group 4242's, in an apply and as an iptables command.
+        let r = as_uid(1001, 1001, &sock, &legacy(setup("vcld-b1", 50102)));
+        assert_eq!(r["ok"], false, "{r}");
+        assert_eq!(r["status"], 5, "{r}");
+        assert_eq!(
+            r["transactions"][0]["error"]["kind"], "policy_denied",
+            "{r}"
+        );
+        let req = legacy(json!({"id": 2, "iptables": ["-t", "nat", "-N", "vcld-b2"]}));
+        let r = as_uid(1001, 1001, &sock, &req);
+        assert_eq!(r["ok"], false, "{r}");
+        assert_eq!(r["error"]["kind"], "policy_denied", "{r}");
+        // The allowed change is in x_tables (not nf_tables), the denied ones nowhere.
+        let tables = run_ok("iptables-legacy", &["-t", "nat", "-S"]);
+        assert!(
+            tables.contains("-N vcld-a1\n")
+                && tables.contains(
+                    "-A PREROUTING -m comment --comment \"VCL: jump to vcld-a1\" -j vcld-a1\n"
+                ),
+            "{tables}"
+        );
+        assert!(!tables.contains("vcld-b"), "{tables}");
+        let nft = run("iptables-nft", &["-t", "nat", "-S"]);
+        assert!(
+            !String::from_utf8_lossy(&nft.stdout).contains("vcld-"),
+            "{nft:?}"
+        );
+        let (code, stderr) = server.stop();
+        assert_eq!(code, Some(0), "{stderr}");
+        for want in [
+            "uid=1001 euid=0 mode=socket result=ok",
+            "uid=1001 euid=0 mode=socket result=denied",
+        ] {
+            assert!(stderr.contains(want), "missing {want:?} in\n{stderr}");
+        }
+        assert_eq!(
+            stderr
+                .matches("uid=1001 euid=0 mode=socket result=denied")
+                .count(),
+            2,
+            "{stderr}"
+        );
+    });
+}

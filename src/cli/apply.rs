@@ -3,8 +3,8 @@
 
 use std::io::{Read, Write};
 
+use super::context::Opened;
 use super::io_error;
-use xtnl::backend::Backend;
 use xtnl::error::{Error, Result};
 use xtnl::json;
 use xtnl::lock::{LockMode, WaitPolicy};
@@ -72,61 +72,56 @@ pub fn run(
             return Err(e);
         }
     };
-    // One backend for the whole document: the one the host's iptables uses (or --backend).
-    let (result, status) = match ctx.backend(family, false) {
-        Backend::Nft => {
-            let mut session = ctx
-                .session()
-                .lock(ctx.lock(wait))
-                .lock_mode(LockMode::Always)
-                .open()?;
-            let (result, status) = json::apply_each(&doc, |t| match t.layout {
-                xtnl::nathost::map::Layout::Map => {
-                    xtnl::nathost::map::transact_operations(&mut session, t.family, &t.operations)
-                }
-                xtnl::nathost::map::Layout::Chains => {
-                    xtnl::nathost::transact(&mut session, t.family, &t.operations)
-                }
-            });
-            writeln!(out, "{result}").map_err(io_error)?;
-            out.flush().map_err(io_error)?;
-            session.close_detached()?;
-            return Ok(status);
+    // One backend for the whole document: the one the host's iptables uses (or --backend),
+    // chosen by the run's context, opened once per family it serves (one nf_tables session
+    // serves every family).
+    // Opened before anything is sent, as a failure to open is no transaction's failure.
+    let mut opened: Vec<Opened> = Vec::new();
+    for t in &doc.transactions {
+        if t.layout == xtnl::nathost::map::Layout::Chains
+            && !opened.iter().any(|o| o.serves(t.family))
+        {
+            let lock = ctx.lock(wait);
+            opened.push(ctx.open_chosen_by(family, t.family, false, lock, LockMode::Always)?);
         }
-        Backend::Legacy => {
-            let mut by_family = std::collections::BTreeMap::new();
-            for t in &doc.transactions {
-                if let std::collections::btree_map::Entry::Vacant(e) = by_family.entry(t.family) {
-                    e.insert(ctx.legacy(t.family, ctx.lock(wait))?);
-                }
+    }
+    // The map layout lives in nf_tables whatever the iptables backend.
+    let mut map_session: Option<xtnl::nft::Session> = None;
+    let (result, status) = json::apply_each(&doc, |t| {
+        use xtnl::nathost::map::{Layout, transact_operations};
+        if t.layout == Layout::Map {
+            if let Some(s) = opened.iter_mut().find_map(Opened::nft) {
+                return transact_operations(s, t.family, &t.operations);
             }
-            // The map layout lives in nf_tables whatever the iptables backend.
-            let mut map_session = None;
-            json::apply_each(&doc, |t| match by_family.get_mut(&t.family) {
-                _ if t.layout == xtnl::nathost::map::Layout::Map => {
-                    if map_session.is_none() {
-                        map_session = Some(
-                            ctx.session()
-                                .lock(ctx.lock(wait))
-                                .lock_mode(LockMode::Always)
-                                .open()?,
-                        );
-                    }
-                    match map_session.as_mut() {
-                        Some(s) => {
-                            xtnl::nathost::map::transact_operations(s, t.family, &t.operations)
-                        }
-                        None => Err(Error::InvalidInput("no nf_tables session".into())),
-                    }
-                }
-                Some(legacy) => xtnl::nathost::transact(legacy, t.family, &t.operations),
-                None => Err(Error::InvalidInput(
-                    "no x_tables handle for this family".into(),
-                )),
-            })
+            if map_session.is_none() {
+                let s = ctx
+                    .session()
+                    .lock(ctx.lock(wait))
+                    .lock_mode(LockMode::Always)
+                    .open()?;
+                map_session = Some(s);
+            }
+            return match map_session.as_mut() {
+                Some(s) => transact_operations(s, t.family, &t.operations),
+                None => Err(Error::InvalidInput("no nf_tables session".into())),
+            };
         }
-    };
+        match opened.iter_mut().find(|o| o.serves(t.family)) {
+            Some(o) => o.transact(t.family, &t.operations),
+            None => Err(Error::InvalidInput(format!(
+                "no backend opened for {}",
+                t.family
+            ))),
+        }
+    });
     writeln!(out, "{result}").map_err(io_error)?;
     out.flush().map_err(io_error)?;
+    // A short-lived process: do not make the caller wait for the kernel's reclaim.
+    for o in opened {
+        o.close()?;
+    }
+    if let Some(s) = map_session {
+        s.close_detached()?;
+    }
     Ok(status)
 }

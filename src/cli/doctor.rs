@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 mod alternatives;
 
 use super::io_error;
-use xtnl::backend::{self, BACKEND_ENV, Backend, BackendChoice};
+use xtnl::backend::{self, BACKEND_ENV, BackendChoice};
 use xtnl::error::{Error, Result};
 use xtnl::model::Family;
 use xtnl::policy::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV};
@@ -348,23 +348,14 @@ fn kernel(r: &mut Report) {
     }
 }
 
-/// What `--backend auto` picks for each family, and why; `XTNL_BACKEND`.
+/// What `--backend auto` picks for each family, and why; `XTNL_BACKEND`. Both backends are
+/// held to the policy and write the audit (the x_tables backend judges the table it
+/// replaces against the table it read), so neither a delegated run nor a policy in force
+/// rules one out; a delegated run keeps `XTNL_BACKEND` and looks `iptables` up in its own
+/// fixed `PATH`, never the caller's.
 fn backends(r: &mut Report, delegated: bool) {
     let env = std::env::var(BACKEND_ENV).unwrap_or_default();
     let choice = match env.parse::<BackendChoice>() {
-        Ok(BackendChoice::Legacy) if delegated => {
-            r.add(
-                Level::Fail,
-                "backend",
-                format!("{BACKEND_ENV}=legacy in a delegated run"),
-                Some(
-                    "a delegated run refuses the legacy backend (status 5): it cannot check the \
-                     policy; unset it or use nft"
-                        .into(),
-                ),
-            );
-            BackendChoice::Nft
-        }
         Ok(c) => {
             if !env.is_empty() {
                 r.add(
@@ -389,46 +380,37 @@ fn backends(r: &mut Report, delegated: bool) {
             return;
         }
     };
+    let secure = std::ffi::OsStr::new(super::delegated::SECURE_PATH);
     for (family, program) in [(Family::Ipv4, "iptables"), (Family::Ipv6, "ip6tables")] {
-        if delegated {
-            let (b, why) = backend::detect(program, None);
+        if !delegated {
+            let (b, why) = choice.resolve(family);
             r.add(
                 Level::Ok,
                 "backend",
-                format!(
-                    "{}: a delegated run always uses nf_tables (auto does not follow the caller's \
-                     PATH there, and the legacy backend cannot check the policy); outside one, \
-                     auto would pick {} ({why})",
-                    program,
-                    b.as_str()
-                ),
+                format!("{program}: {} ({why})", b.as_str()),
                 None,
             );
             continue;
         }
-        let (b, why) = choice.resolve(family);
-        let policy_in_force = std::env::var_os(POLICY_PATH_ENV).is_some_and(|v| !v.is_empty())
-            || Path::new(DEFAULT_POLICY_PATH).exists();
-        if b == Backend::Legacy && policy_in_force {
-            r.add(
-                Level::Fail,
-                "backend",
-                format!("{program}: {} ({why})", b.as_str()),
-                Some(
-                    "a policy is in force and the legacy backend does not check it, so changes \
-                     are refused: pass --backend nft, or switch the host's iptables to \
-                     iptables-nft"
-                        .into(),
-                ),
-            );
-        } else {
-            r.add(
-                Level::Ok,
-                "backend",
-                format!("{program}: {} ({why})", b.as_str()),
-                None,
-            );
-        }
+        // What auto finds in the delegated run's own PATH, whatever the caller's says.
+        let (auto, auto_why) = backend::detect(program, Some(secure));
+        let (b, why) = match choice {
+            BackendChoice::Auto => (auto, auto_why.clone()),
+            c => c.resolve(family),
+        };
+        r.add(
+            Level::Ok,
+            "backend",
+            format!(
+                "{program}: {} ({why}); a delegated run looks {program} up in {} (not the \
+                 caller's PATH), where auto picks {} ({auto_why}); either backend is held to \
+                 the policy",
+                b.as_str(),
+                super::delegated::SECURE_PATH,
+                auto.as_str()
+            ),
+            None,
+        );
     }
 }
 

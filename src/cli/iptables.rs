@@ -3,10 +3,10 @@
 
 use std::io::Write;
 
-use super::context::{Ctx, Opened};
+use super::context::Ctx;
 use super::io_error;
 use xtnl::error::Result;
-use xtnl::ipt::{exec, parse};
+use xtnl::ipt::parse;
 use xtnl::lock::LockMode;
 use xtnl::model::Family;
 
@@ -61,10 +61,7 @@ pub(super) fn run(
         LockMode::Never
     };
     let mut backend = ctx.open(inv.family, inv.verbose, lock, mode)?;
-    let text = match &mut backend {
-        Opened::Nft(session) => exec::execute(session, &inv)?,
-        Opened::Legacy(legacy) => xtnl::legacy::execute(legacy, &inv)?,
-    };
+    let text = backend.execute(&inv)?;
     let text = one_rule(text, &inv);
     out.write_all(text.as_bytes()).map_err(io_error)?;
     out.flush().map_err(io_error)?;

@@ -7,12 +7,10 @@ use std::time::Duration;
 
 use super::context::Ctx;
 use super::io_error;
-use xtnl::backend::Backend;
 use xtnl::error::{Error, Result};
 use xtnl::lock::{LockMode, WaitPolicy};
 use xtnl::model::{Family, IpNet, PortRange};
-use xtnl::nathost::{self, Forward, ForwardKey, HostSetup, Operation, Report, Reservation};
-use xtnl::nft::Session;
+use xtnl::nathost::{Forward, ForwardKey, HostSetup, Operation, Report, Reservation};
 
 pub const USAGE: &str = "\
 NAT-host operations (each is one atomic transaction; idempotent; [-4|-6] [-t TABLE] [-w [SECS]]
@@ -196,13 +194,6 @@ fn forward_with(spec: &str, rest: &[(String, Option<String>)]) -> Result<Forward
     Ok(f)
 }
 
-fn open(c: &Common, ctx: &Ctx) -> Result<Session> {
-    ctx.session()
-        .lock(ctx.lock(c.wait))
-        .lock_mode(LockMode::Always)
-        .open()
-}
-
 /// Runs `xtnl reservation|forward|teardown|sweep|host ...` (`args` starts with the command).
 pub(super) fn run(out: &mut impl Write, args: &[String], ctx: &Ctx) -> Result<()> {
     let (cmd, sub, rest_args) = match args.first().map(String::as_str) {
@@ -216,14 +207,13 @@ pub(super) fn run(out: &mut impl Write, args: &[String], ctx: &Ctx) -> Result<()
     let (c, mut rest) = common(rest_args)?;
     let layout = super::nathost_map::take_layout(&mut rest)?;
     if cmd == "migrate" || (cmd, sub) == ("forward", "list") {
-        let legacy = cmd == "migrate" && ctx.backend(c.family, false) == Backend::Legacy;
-        if legacy {
-            return Err(Error::InvalidInput(
+        if cmd == "migrate" {
+            ctx.require_nft(c.family, || {
                 "migrate moves iptables-nft's chains in one nf_tables transaction; this host's \
                  iptables is iptables-legacy, whose tables cannot join it (--backend nft to \
                  migrate iptables-nft's chains anyway)"
-                    .into(),
-            ));
+                    .into()
+            })?;
         }
         return super::nathost_map::run_other(out, cmd, &c.family, c.wait, c.json, &rest, ctx);
     }
@@ -380,20 +370,11 @@ pub(super) fn run(out: &mut impl Write, args: &[String], ctx: &Ctx) -> Result<()
         let report = super::nathost_map::run(&op, family, c.wait, map_teardown_keys, ctx)?;
         return print_report(out, &report, c.json);
     }
-    match ctx.backend(family, false) {
-        Backend::Nft => {
-            let mut session = open(&c, ctx)?;
-            let report = nathost::run_one(&mut session, family, op)?;
-            print_report(out, &report, c.json)?;
-            // A short-lived process: do not make the caller wait for the kernel's reclaim.
-            session.close_detached()
-        }
-        Backend::Legacy => {
-            let mut legacy = ctx.legacy(family, ctx.lock(c.wait))?;
-            let report = nathost::run_one(&mut legacy, family, op)?;
-            print_report(out, &report, c.json)
-        }
-    }
+    let mut backend = ctx.open(family, false, ctx.lock(c.wait), LockMode::Always)?;
+    let report = backend.run_one(family, op)?;
+    print_report(out, &report, c.json)?;
+    // A short-lived process: do not make the caller wait for the kernel's reclaim.
+    backend.close()
 }
 
 fn parse_net(s: &str) -> Result<IpNet> {

@@ -5,7 +5,6 @@ use std::io::{BufRead, Read, Write};
 
 use super::context::{Ctx, Opened};
 use super::io_error;
-use xtnl::backend::Backend;
 use xtnl::error::{Error, Result};
 use xtnl::ipt::restore;
 use xtnl::lock::{LockMode, WaitPolicy};
@@ -144,8 +143,11 @@ pub(super) fn run_restore(
     // `--test`: the whole file parsed (every line checked), nothing sent. iptables-legacy-
     // restore -t -v still prints what it would do (it reads the kernel); -nft prints nothing.
     if opts.test {
-        if verbose && !opts.noflush && ctx.backend(family, verbose) == Backend::Legacy {
-            let legacy = ctx.legacy(family, ctx.lock(opts.wait))?;
+        let legacy = match verbose && !opts.noflush {
+            true => ctx.legacy_if_chosen(family, verbose, ctx.lock(opts.wait))?,
+            false => None,
+        };
+        if let Some(legacy) = legacy {
             out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
                 .map_err(io_error)?;
         }

@@ -375,6 +375,9 @@ pub fn listings(
     Ok(all)
 }
 
+/// x_tables as a whole backend: its listings and its NAT-host commits.
+impl crate::seam::Backend for Legacy {}
+
 impl crate::seam::ListTables for Legacy {
     fn listings(
         &mut self,

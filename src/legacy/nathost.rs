@@ -15,7 +15,7 @@ use super::table::{Carry, Chain, Table};
 use crate::error::{Error, OpFailure, Result};
 use crate::ipt::tables;
 use crate::model::Family;
-use crate::nathost::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
+use crate::seam::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
 
 /// Tables read for one run of a plan, each once.
 struct View<'l> {

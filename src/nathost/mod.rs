@@ -27,9 +27,9 @@ mod spec;
 
 use plan::*;
 
-pub use backend::{
-    Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess, check_chain_name,
-};
+/// The seam's traits and types, re-exported where the NAT-host operations use them.
+pub use crate::seam::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
+pub use backend::check_chain_name;
 pub use host_setup::{HostSetup, PlacedRule};
 pub use spec::{Forward, ForwardKey, ForwardProtocol, MAX_COMMENT, Reservation, rule_from_words};
 

@@ -7,10 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use super::backend::{ChainInfo, Change, Lookup, RuleEntry, TableAccess};
 use crate::error::Result;
 use crate::ipt::{IptRule, tables};
 use crate::model::Family;
+use crate::seam::{ChainInfo, Change, Lookup, RuleEntry, TableAccess};
 
 /// Provisional ids of rules added in this transaction: above any kernel handle in practice
 /// (handles count up from 1 per table) and any x_tables rule index.

@@ -14,17 +14,23 @@
 //! the end. The few places where iptables-nft and iptables-legacy answer the same command
 //! differently are [`Flavour`] questions, answered here, not by two copies of the
 //! interpreter.
+//!
+//! Every trait a backend implements is defined here: [`IptTable`] (the iptables commands),
+//! [`ListTables`] (the listings), [`RulesetBackend`] and [`TableAccess`] (the NAT-host
+//! operations and `apply`, in [`ruleset`]), and [`Backend`], the two a whole backend is.
 
 #![deny(missing_docs)]
 
 mod enforce;
 mod interp;
 pub mod memory;
+pub mod ruleset;
 #[cfg(test)]
 mod tests;
 
 pub use enforce::Enforcement;
 pub use interp::{declare_chain, interpret, restore_block, restore_line};
+pub use ruleset::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
 
 use crate::error::Result;
 use crate::ipt::IptRule;
@@ -185,3 +191,13 @@ pub trait ListTables {
     /// The tables iptables-save prints, in its order (only `table` when given).
     fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>>;
 }
+
+/// A backend as the command line and `xtnl serve` hold it: its tables listed as iptables
+/// lists them ([`ListTables`]) and changed by plans committed atomically
+/// ([`RulesetBackend`]). nf_tables' [`crate::nft::Session`] and x_tables'
+/// [`crate::legacy::Legacy`] are both; the iptables commands reach each through
+/// [`IptTable`] (whose views are per command), the NAT-host operations and `apply` through
+/// this.
+pub trait Backend: ListTables + RulesetBackend {}
+
+impl Backend for crate::nft::Session {}
