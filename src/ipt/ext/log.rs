@@ -81,7 +81,7 @@ impl Ext for Log {
         if numeric {
             let _ = write!(out, " flags {} level {}", l.flags(), l.level());
         } else {
-            match crate::ipt::listing::table::level_name(l.level()) {
+            match level_name(l.level()) {
                 Some(name) => {
                     let _ = write!(out, " level {name}");
                 }
@@ -110,4 +110,13 @@ impl Ext for Log {
         Some(())
     }
     canonical_via!(Info);
+}
+
+/// syslog's `prioritynames`, first name per level (what LOG prints).
+pub(crate) fn level_name(level: u8) -> Option<&'static str> {
+    [
+        "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
+    ]
+    .get(level as usize)
+    .copied()
 }

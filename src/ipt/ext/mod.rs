@@ -36,6 +36,7 @@ mod ipv6header;
 mod length;
 mod limit;
 mod log;
+pub(crate) use log::level_name;
 mod mac;
 mod mark;
 mod misc;

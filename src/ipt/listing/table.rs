@@ -45,15 +45,6 @@ fn count_notable(n: u64, exact: bool) -> String {
     format!("{v}T ")
 }
 
-/// syslog's `prioritynames`, first name per level (what LOG prints).
-pub(crate) fn level_name(level: u8) -> Option<&'static str> {
-    [
-        "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
-    ]
-    .get(level as usize)
-    .copied()
-}
-
 /// A port as `-L` prints it: a service name unless `-n`.
 fn port_name(port: u16, proto: &str, numeric: bool) -> String {
     if !numeric && let Some(name) = crate::ipt::protocols::service_of(port, proto) {
@@ -200,7 +191,7 @@ fn matches_text(rule: &IptRule, numeric: bool) -> String {
         }
         Some(IptTarget::Log(l)) => {
             s.push_str(" LOG");
-            match level_name(l.level).filter(|_| !numeric) {
+            match crate::ipt::ext::level_name(l.level).filter(|_| !numeric) {
                 Some(name) => {
                     let _ = write!(s, " level {name}");
                 }
