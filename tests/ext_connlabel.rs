@@ -1,5 +1,5 @@
 //! `-m connlabel` against the real iptables, both backends, IPv4 and IPv6: each rule is
-//! written by one tool and listed (`-S`), checked (`-C`) and deleted (`-D`) by the other,
+//! written by one tool and listed (`-S`; `-L` and `-nL` too when iptables wrote it), checked (`-C`) and deleted (`-D`) by the other,
 //! in every table. A test of its own beside tests/ext_diff.rs because iptables prints a
 //! warning on stderr for each connlabel rule it lists when /etc/xtables/connlabel.conf is
 //! missing (as on a stock Debian host): the listings are compared on stdout, and iptables'
@@ -108,6 +108,16 @@ fn check(oracle: &'static str, legacy: bool, six: bool) -> Vec<String> {
                 let (theirs, _) = list_theirs();
                 if out(&ours) != theirs || !ours.stderr.is_empty() {
                     bad.push(format!("written by {oracle}: {theirs} xtnl {}", all(&ours)));
+                }
+                // `-L` and `-nL` (stdout only: iptables warns on stderr).
+                for opts in [&["-L"][..], &["-n", "-L"][..]] {
+                    let mut a = vec!["-t", table];
+                    a.extend(opts);
+                    a.push(chain);
+                    let (theirs, ours) = (out(&run(oracle, &a)), out(&xtnl(&a)));
+                    if theirs != ours {
+                        bad.push(format!("{opts:?}: {oracle} [{theirs}] xtnl [{ours}]"));
+                    }
                 }
                 for cmd in ["-C", "-D"] {
                     let o = xtnl(&args(cmd));

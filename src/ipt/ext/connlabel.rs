@@ -101,5 +101,25 @@ impl Ext for Connlabel {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let i = Info::decode(info).ok()?;
+        if i.options & !(op::INVERT | op::SET) != 0 || i.bit > CONNLABEL_MAXBIT {
+            return None;
+        }
+        out.push_str(" connlabel");
+        bang(out, i.options & op::INVERT != 0);
+        match map().iter().find(|(b, _)| *b == i.bit) {
+            Some((_, name)) if !numeric => {
+                let _ = write!(out, " '{name}'");
+            }
+            _ => {
+                let _ = write!(out, " {}", i.bit);
+            }
+        }
+        if i.options & op::SET != 0 {
+            out.push_str(" set");
+        }
+        Some(())
+    }
     canonical_via!(Info);
 }

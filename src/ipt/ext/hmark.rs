@@ -281,5 +281,70 @@ impl Ext for Hmark {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
+        let i = Info::decode(info).ok()?;
+        if i.flags & !0x1fff != 0 {
+            return None;
+        }
+        let has = |b: u32| i.flags & b != 0;
+        // iptables' words, each with a space after it.
+        out.push_str(" HMARK ");
+        if has(f::MODULUS) {
+            let _ = write!(out, "mod {} ", i.hmodulus);
+        }
+        if has(f::OFFSET) {
+            let _ = write!(out, "+ 0x{:x} ", i.hoffset);
+        }
+        if has(f::CT) {
+            out.push_str("ct, ");
+        }
+        if has(f::SADDR_MASK) {
+            let _ = write!(out, "src-prefix {} ", list_prefix(&i.src_mask, family));
+        }
+        if has(f::DADDR_MASK) {
+            let _ = write!(out, "dst-prefix {} ", list_prefix(&i.dst_mask, family));
+        }
+        let (pm, ps) = (i.port_mask.0, i.port_set.0);
+        let hi = |b: [u8; 4]| u16::from_be_bytes([b[0], b[1]]);
+        let lo = |b: [u8; 4]| u16::from_be_bytes([b[2], b[3]]);
+        if has(f::SPORT_MASK) {
+            let _ = write!(out, "sport-mask 0x{:x} ", hi(pm));
+        }
+        if has(f::DPORT_MASK) {
+            let _ = write!(out, "dport-mask 0x{:x} ", lo(pm));
+        }
+        if has(f::SPI_MASK) {
+            let _ = write!(out, "spi-mask 0x{:x} ", u32::from_be_bytes(pm));
+        }
+        if has(f::SPORT) {
+            let _ = write!(out, "sport 0x{:x} ", hi(ps));
+        }
+        if has(f::DPORT) {
+            let _ = write!(out, "dport 0x{:x} ", lo(ps));
+        }
+        if has(f::SPI) {
+            let _ = write!(out, "spi 0x{:x} ", u32::from_be_bytes(ps));
+        }
+        if has(f::PROTO_MASK) {
+            let _ = write!(out, "proto-mask 0x{:x} ", i.proto_mask);
+        }
+        if has(f::RND) {
+            let _ = write!(out, "rnd 0x{:x} ", i.hashrnd);
+        }
+        Some(())
+    }
     canonical_via!(Info);
+}
+
+/// A prefix mask as `iptables -L` prints it in HMARK: its length (IPv4: `4294967295`, the
+/// C `-1`, for a mask that is not a prefix; IPv6: the mask's address form then, and
+/// nothing for a length of 128, as ip6tables 1.8.9 prints: it skips the `/` of an empty
+/// suffix).
+fn list_prefix(m: &Raw<16>, family: Family) -> String {
+    match (mask_len(m, family), family) {
+        (Some(128), Family::Ipv6) => String::new(),
+        (Some(l), _) => l.to_string(),
+        (None, Family::Ipv6) => std::net::Ipv6Addr::from(m.0).to_string(),
+        (None, _) => u32::MAX.to_string(),
+    }
 }

@@ -122,5 +122,31 @@ impl Ext for Ipv6header {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, numeric: bool, out: &mut String) -> Option<()> {
+        let i = Info::decode(info).ok()?;
+        out.push_str(" ipv6header");
+        if i.matchflags != 0 || i.invflags != 0 {
+            let inv = if i.invflags != 0 { "!" } else { "" };
+            if numeric {
+                let _ = write!(out, " flags:{inv}0x{:02X}", i.matchflags);
+            } else {
+                let names: Vec<String> = FLAGS
+                    .iter()
+                    .filter(|(_, b)| i.matchflags & b != 0)
+                    .map(|(p, _)| header_name(*p))
+                    .collect();
+                let names = if names.is_empty() {
+                    "NONE".to_string()
+                } else {
+                    names.join(",")
+                };
+                let _ = write!(out, " flags:{inv}{names}");
+            }
+        }
+        if i.modeflag != 0 {
+            out.push_str(" soft");
+        }
+        Some(())
+    }
     canonical_via!(Info);
 }

@@ -36,6 +36,7 @@ mod ipv6header;
 mod length;
 mod limit;
 mod log;
+pub(crate) use log::level_name;
 mod mac;
 mod mark;
 mod misc;
@@ -580,5 +581,7 @@ pub(crate) use list_ports::list_ports;
 pub(crate) use log::level_name;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_list_round3;
 #[cfg(test)]
 mod tests_round3;

@@ -159,62 +159,10 @@ impl Ext for Policy {
         Ok(info.encode())
     }
     fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()> {
-        let i = Info::decode(info).ok()?;
-        let len = usize::from(i.len);
-        if len > POLICY_MAX_ELEM || i.flags & !0xf != 0 {
-            return None;
-        }
-        out.push_str(if i.flags & f::IN != 0 {
-            " --dir in"
-        } else {
-            " --dir out"
-        });
-        out.push_str(if i.flags & f::NONE != 0 {
-            " --pol none"
-        } else {
-            " --pol ipsec"
-        });
-        if i.flags & f::STRICT != 0 {
-            out.push_str(" --strict");
-        }
-        for n in 0..len {
-            let e = i.elem(n);
-            if e.matches & !0x3f != 0 || e.mode > 1 {
-                return None;
-            }
-            let on = |b: u8| e.matches & b != 0;
-            let inv = |out: &mut String, b: u8| bang(out, e.invert & b != 0);
-            if on(s::REQID) {
-                inv(out, s::REQID);
-                let _ = write!(out, " --reqid {}", e.reqid);
-            }
-            if on(s::SPI) {
-                inv(out, s::SPI);
-                let _ = write!(out, " --spi 0x{:x}", e.spi);
-            }
-            if on(s::PROTO) {
-                inv(out, s::PROTO);
-                let _ = write!(out, " --proto {}", proto_name(e.proto));
-            }
-            if on(s::MODE) {
-                inv(out, s::MODE);
-                let _ = write!(out, " --mode {}", MODES[usize::from(e.mode)]);
-            }
-            if on(s::DADDR) {
-                inv(out, s::DADDR);
-                out.push_str(" --tunnel-dst");
-                print_host_mask(out, &e.daddr.0, &e.dmask.0, family);
-            }
-            if on(s::SADDR) {
-                inv(out, s::SADDR);
-                out.push_str(" --tunnel-src");
-                print_host_mask(out, &e.saddr.0, &e.smask.0, family);
-            }
-            if n + 1 < len {
-                out.push_str(" --next");
-            }
-        }
-        Some(())
+        words(info, family, None, out)
+    }
+    fn list(&self, info: &[u8], family: Family, numeric: bool, out: &mut String) -> Option<()> {
+        words(info, family, Some(numeric), out)
     }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         let mut i = Info::decode(info).ok()?;
@@ -225,4 +173,74 @@ impl Ext for Policy {
         }
         Some(i.encode())
     }
+}
+
+/// The words of a payload: `-S`'s (`list` none) or `-L`'s (`list`: whether `-n`), which
+/// drop the `--`, begin with `policy match`, number the elements and print `-n` protocols
+/// as numbers.
+fn words(info: &[u8], family: Family, list: Option<bool>, out: &mut String) -> Option<()> {
+    let i = Info::decode(info).ok()?;
+    let len = usize::from(i.len);
+    if len > POLICY_MAX_ELEM || i.flags & !0xf != 0 {
+        return None;
+    }
+    let p = if list.is_some() { "" } else { "--" };
+    if list.is_some() {
+        out.push_str(" policy match");
+    }
+    let dir = if i.flags & f::IN != 0 { "in" } else { "out" };
+    let pol = if i.flags & f::NONE != 0 {
+        "none"
+    } else {
+        "ipsec"
+    };
+    let _ = write!(out, " {p}dir {dir} {p}pol {pol}");
+    if i.flags & f::STRICT != 0 {
+        let _ = write!(out, " {p}strict");
+    }
+    for n in 0..len {
+        let e = i.elem(n);
+        if e.matches & !0x3f != 0 || e.mode > 1 {
+            return None;
+        }
+        if list.is_some() && len > 1 {
+            let _ = write!(out, " [{n}]");
+        }
+        let on = |b: u8| e.matches & b != 0;
+        let inv = |out: &mut String, b: u8| bang(out, e.invert & b != 0);
+        if on(s::REQID) {
+            inv(out, s::REQID);
+            let _ = write!(out, " {p}reqid {}", e.reqid);
+        }
+        if on(s::SPI) {
+            inv(out, s::SPI);
+            let _ = write!(out, " {p}spi 0x{:x}", e.spi);
+        }
+        if on(s::PROTO) {
+            inv(out, s::PROTO);
+            if list == Some(true) {
+                let _ = write!(out, " {p}proto {}", e.proto);
+            } else {
+                let _ = write!(out, " {p}proto {}", proto_name(e.proto));
+            }
+        }
+        if on(s::MODE) {
+            inv(out, s::MODE);
+            let _ = write!(out, " {p}mode {}", MODES[usize::from(e.mode)]);
+        }
+        if on(s::DADDR) {
+            inv(out, s::DADDR);
+            let _ = write!(out, " {p}tunnel-dst");
+            print_host_mask(out, &e.daddr.0, &e.dmask.0, family);
+        }
+        if on(s::SADDR) {
+            inv(out, s::SADDR);
+            let _ = write!(out, " {p}tunnel-src");
+            print_host_mask(out, &e.saddr.0, &e.smask.0, family);
+        }
+        if list.is_none() && n + 1 < len {
+            out.push_str(" --next");
+        }
+    }
+    Some(())
 }

@@ -126,6 +126,45 @@ impl Ext for Rt {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let r = Info::decode(info).ok()?;
+        if r.invflags & !7 != 0 || r.flags & !0x3f != 0 || usize::from(r.addrnr) > Info::HOPS {
+            return None;
+        }
+        let inv = |b: u8| if r.invflags & b != 0 { "!" } else { "" };
+        out.push_str(" rt");
+        if r.flags & Info::TYP != 0 {
+            // iptables prints the type as a signed number.
+            let _ = write!(out, " type:{}{}", inv(Info::INV_TYP), r.rt_type as i32);
+        }
+        let sgs = inv(Info::INV_SGS);
+        if (r.segs_min, r.segs_max) != (0, u32::MAX) || !sgs.is_empty() {
+            if r.segs_min == r.segs_max {
+                let _ = write!(out, " segsleft:{sgs}{}", r.segs_min);
+            } else {
+                let _ = write!(out, " segslefts:{sgs}{}:{}", r.segs_min, r.segs_max);
+            }
+        }
+        if r.flags & Info::LEN != 0 {
+            let _ = write!(out, " length:{}{}", inv(Info::INV_LEN), r.hdrlen);
+        }
+        if r.flags & Info::RES != 0 {
+            out.push_str(" reserved");
+        }
+        if r.flags & Info::FST != 0 {
+            out.push_str(" 0-addrs");
+        }
+        for i in 0..usize::from(r.addrnr) {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(&r.addrs.0[i * 16..i * 16 + 16]);
+            out.push(if i == 0 { ' ' } else { ',' });
+            let _ = write!(out, "{}", Ipv6Addr::from(a));
+        }
+        if r.flags & Info::FST_NSTRICT != 0 {
+            out.push_str(" 0-not-strict");
+        }
+        Some(())
+    }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         let mut r = Info::decode(info).ok()?;
         // The slots past the count are never read.

@@ -66,6 +66,30 @@ impl Ext for Synproxy {
         }
         Some(())
     }
+    fn list(&self, info: &[u8], _: Family, _: bool, out: &mut String) -> Option<()> {
+        let i = Info::decode(info).ok()?;
+        if i.options & !0x1f != 0 {
+            return None;
+        }
+        // iptables' words, each with a space after it.
+        out.push_str(" SYNPROXY ");
+        if i.options & o::SACK_PERM != 0 {
+            out.push_str("sack-perm ");
+        }
+        if i.options & o::TIMESTAMP != 0 {
+            out.push_str("timestamp ");
+        }
+        if i.options & o::WSCALE != 0 {
+            let _ = write!(out, "wscale {} ", i.wscale);
+        }
+        if i.options & o::MSS != 0 {
+            let _ = write!(out, "mss {} ", i.mss);
+        }
+        if i.options & o::ECN != 0 {
+            out.push_str("ecn ");
+        }
+        Some(())
+    }
     fn canonical(&self, info: &[u8]) -> Option<Vec<u8>> {
         let mut i = Info::decode(info).ok()?;
         // A value without its flag is never read; iptables leaves it zero.
