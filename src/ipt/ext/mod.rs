@@ -578,7 +578,6 @@ pub(crate) use canonical_via;
 
 mod list_ports;
 pub(crate) use list_ports::list_ports;
-pub(crate) use log::level_name;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
