@@ -310,7 +310,7 @@ const _: () = {
     // blob.rs's constants.
     assert!(blob::EXT_HEADER == size_of::<XtEntryMatch>());
     assert!(blob::COUNTERS_SIZE == size_of::<XtCounters>());
-    assert!(blob::GetInfo::SIZE == size_of::<IptGetinfo>());
+    assert!(super::sockopt::GetInfo::SIZE == size_of::<IptGetinfo>());
     assert!(offset_of!(IptGetinfo, valid_hooks) == 32);
     assert!(offset_of!(IptGetinfo, hook_entry) == 36);
     assert!(offset_of!(IptGetinfo, underflow) == 56);
@@ -387,7 +387,10 @@ mod tests {
         let e = expect::THIS.expect("an ABI class is known for the test machine");
         assert_eq!(e.replace_header_v4, REPLACE_HEADER_V4);
         assert_eq!(e.ip6t_entry_size, blob::V6.size);
-        assert_eq!(e.get_entries_header_v4, blob::GET_ENTRIES_HEADER);
+        assert_eq!(
+            e.get_entries_header_v4,
+            crate::legacy::sockopt::GET_ENTRIES_HEADER
+        );
         assert_eq!(e.counters_info_header, COUNTERS_INFO_HEADER);
     }
 }

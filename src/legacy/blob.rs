@@ -6,7 +6,8 @@
 //! [`super::abi`], which checks all of them against the target's C layout at compile time.
 //! Every decoder checks sizes and offsets and never panics.
 //!
-//! No I/O here: [`super::kernel`] moves these bytes through get/setsockopt.
+//! No I/O here: [`super::kernel`] moves these bytes through get/setsockopt; the
+//! socket options' own request and reply headers are in `sockopt.rs`.
 //!
 //! Over 600 lines, kept whole: it is one ABI (the structs of `linux/netfilter_ipv4/ip_tables.h`
 //! and `linux/netfilter_ipv6/ip6_tables.h`), its offsets, and the decoder and encoder of one
@@ -43,7 +44,9 @@ pub mod verdict {
     pub const RETURN: i32 = -5;
 }
 
-/// `ipt_ip.flags` / `ip6t_ip6.flags` bits (IPT_F_* and IP6T_F_* differ).
+/// `ipt_ip.flags` / `ip6t_ip6.flags` bits (IPT_F_* and IP6T_F_* differ). All of them, as the
+/// ABI defines them: `V4_FRAG` (`-f`) and `V6_TOS` are not produced by xtnl's parser yet.
+#[allow(dead_code)]
 pub mod flags {
     pub const V4_FRAG: u8 = 0x01;
     pub const V4_GOTO: u8 = 0x02;
@@ -134,11 +137,6 @@ pub(crate) fn layout(family: Family) -> Result<Layout, WireError> {
     }
 }
 
-/// `sizeof(struct ipt_entry)` or `sizeof(struct ip6t_entry)`.
-pub fn entry_header_size(family: Family) -> usize {
-    layout(family).map(|l| l.size).unwrap_or(0)
-}
-
 fn get<const N: usize>(b: &[u8], at: usize, what: &str) -> Result<[u8; N], WireError> {
     b.get(at..at + N)
         .and_then(|s| <[u8; N]>::try_from(s).ok())
@@ -149,15 +147,15 @@ fn u16_at(b: &[u8], at: usize, what: &str) -> Result<u16, WireError> {
     get::<2>(b, at, what).map(u16::from_ne_bytes)
 }
 
-fn u32_at(b: &[u8], at: usize, what: &str) -> Result<u32, WireError> {
+pub(super) fn u32_at(b: &[u8], at: usize, what: &str) -> Result<u32, WireError> {
     get::<4>(b, at, what).map(u32::from_ne_bytes)
 }
 
-fn u64_at(b: &[u8], at: usize, what: &str) -> Result<u64, WireError> {
+pub(super) fn u64_at(b: &[u8], at: usize, what: &str) -> Result<u64, WireError> {
     get::<8>(b, at, what).map(u64::from_ne_bytes)
 }
 
-fn put(b: &mut [u8], at: usize, v: &[u8]) {
+pub(super) fn put(b: &mut [u8], at: usize, v: &[u8]) {
     // Every offset written here is a constant of the layouts above within a buffer sized from
     // the same layout.
     if let Some(dst) = b.get_mut(at..at + v.len()) {
@@ -166,7 +164,7 @@ fn put(b: &mut [u8], at: usize, v: &[u8]) {
 }
 
 /// A NUL-terminated name in a fixed field; the field must hold a NUL.
-fn c_name(raw: &[u8], what: &str) -> Result<String, WireError> {
+pub(super) fn c_name(raw: &[u8], what: &str) -> Result<String, WireError> {
     let nul = raw
         .iter()
         .position(|&b| b == 0)
@@ -176,7 +174,13 @@ fn c_name(raw: &[u8], what: &str) -> Result<String, WireError> {
 }
 
 /// Writes `name` into a zeroed `char[cap]` field, refusing what would not fit with its NUL.
-fn put_name(b: &mut [u8], at: usize, cap: usize, name: &str, what: &str) -> Result<(), WireError> {
+pub(super) fn put_name(
+    b: &mut [u8],
+    at: usize,
+    cap: usize,
+    name: &str,
+    what: &str,
+) -> Result<(), WireError> {
     if name.len() >= cap || name.as_bytes().contains(&0) {
         return Err(WireError::bad_value(format!(
             "{name:?} does not fit {cap} bytes with its NUL"
@@ -225,10 +229,12 @@ impl IpHeader {
             invflags: 0,
         }
     }
+}
 
-    pub fn is_any(&self, family: Family) -> bool {
-        *self == IpHeader::any(family)
-    }
+/// `sizeof(struct ipt_entry)` or `sizeof(struct ip6t_entry)` (the tests' entry arithmetic).
+#[cfg(test)]
+pub fn entry_header_size(family: Family) -> usize {
+    layout(family).map(|l| l.size).unwrap_or(0)
 }
 
 /// A match or a target: `xt_entry_match` / `xt_entry_target` header and payload.
@@ -267,6 +273,7 @@ impl Ext {
     }
 
     /// The verdict of a standard target.
+    #[cfg(test)]
     pub fn standard_verdict(&self) -> Option<i32> {
         if self.name != STANDARD_TARGET {
             return None;
@@ -274,15 +281,6 @@ impl Ext {
         u32_at(&self.data, 0, "standard target")
             .ok()
             .map(|v| v as i32)
-    }
-
-    /// The name an error target carries.
-    pub fn error_name(&self) -> Option<String> {
-        if self.name != ERROR_TARGET {
-            return None;
-        }
-        let end = self.data.len().min(FUNCTION_MAXNAMELEN);
-        c_name(&self.data[..end], "error target").ok()
     }
 }
 
@@ -316,14 +314,12 @@ impl Entry {
         }
     }
 
-    /// `target_offset`.
-    pub fn target_offset(&self, family: Family) -> usize {
-        entry_header_size(family) + self.matches.iter().map(Ext::size).sum::<usize>()
-    }
-
-    /// `next_offset`: the entry's whole size.
+    /// `next_offset`: the entry's whole size (the tests' entry arithmetic).
+    #[cfg(test)]
     pub fn size(&self, family: Family) -> usize {
-        self.target_offset(family) + self.target.size()
+        entry_header_size(family)
+            + self.matches.iter().map(Ext::size).sum::<usize>()
+            + self.target.size()
     }
 
     /// Appends the entry's bytes to `out`.
@@ -411,11 +407,6 @@ pub struct EntryParts<'a> {
     pub counters: Counters,
     pub matches: &'a [Ext],
     pub target: &'a Ext,
-}
-
-/// The size of an entry with these matches and target.
-pub fn entry_size(family: Family, matches: &[Ext], target: &Ext) -> usize {
-    entry_header_size(family) + matches.iter().map(Ext::size).sum::<usize>() + target.size()
 }
 
 /// Appends an entry's bytes to `out`.
@@ -642,7 +633,9 @@ pub(crate) fn scan<'a>(l: &Layout, b: &'a [u8]) -> Result<Scan<'a>, WireError> {
     })
 }
 
-/// Splits a whole table blob into its entries, each with its offset.
+/// Splits a whole table blob into its entries, each with its offset (the tests' reader of
+/// captured blobs; the backend reads through `table::Table::from_blob`).
+#[cfg(test)]
 pub fn decode_entries(family: Family, blob: &[u8]) -> Result<Vec<(usize, Entry)>, WireError> {
     let mut out = Vec::new();
     let mut at = 0;
@@ -653,151 +646,4 @@ pub fn decode_entries(family: Family, blob: &[u8]) -> Result<Vec<(usize, Entry)>
         at += size;
     }
     Ok(out)
-}
-
-/// `struct ipt_getinfo` (`ip6t_getinfo` is the same).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct GetInfo {
-    /// The table's name (at most `XT_TABLE_MAXNAMELEN` - 1 bytes).
-    pub name: String,
-    /// Bit `1 << hook` set for each netfilter hook (`NF_INET_PRE_ROUTING`...) the table has a
-    /// built-in chain on.
-    pub valid_hooks: u32,
-    /// Byte offset in the entries blob of each hook's first rule (the built-in chain's start).
-    pub hook_entry: [u32; NUMHOOKS],
-    /// Byte offset in the entries blob of each hook's policy entry (the chain's underflow).
-    pub underflow: [u32; NUMHOOKS],
-    /// How many entries (rules, chain heads, policies, the final error entry) the table holds.
-    pub num_entries: u32,
-    /// Size of the entries blob in bytes (what `IPT_SO_GET_ENTRIES` must ask for).
-    pub size: u32,
-}
-
-impl GetInfo {
-    /// Size of `struct ipt_getinfo` in bytes (the same on every architecture).
-    pub const SIZE: usize = 84;
-
-    /// The request: the table name, the rest zero.
-    pub fn request(table: &str) -> Result<Vec<u8>, WireError> {
-        let mut b = vec![0u8; Self::SIZE];
-        put_name(&mut b, 0, TABLE_MAXNAMELEN, table, "table name")?;
-        Ok(b)
-    }
-
-    /// Reads the kernel's answer to `IPT_SO_GET_INFO`.
-    ///
-    /// # Errors
-    /// A [`WireError`] when `b` is not exactly [`GetInfo::SIZE`] bytes.
-    pub fn decode(b: &[u8]) -> Result<GetInfo, WireError> {
-        if b.len() != Self::SIZE {
-            return Err(
-                WireError::bad_value(format!("{} bytes, not 84", b.len())).within("getinfo")
-            );
-        }
-        let arr = |at: usize| -> Result<[u32; NUMHOOKS], WireError> {
-            let mut x = [0u32; NUMHOOKS];
-            for (i, v) in x.iter_mut().enumerate() {
-                *v = u32_at(b, at + 4 * i, "getinfo")?;
-            }
-            Ok(x)
-        };
-        Ok(GetInfo {
-            name: c_name(&b[..TABLE_MAXNAMELEN], "getinfo name")?,
-            valid_hooks: u32_at(b, 32, "getinfo")?,
-            hook_entry: arr(36)?,
-            underflow: arr(56)?,
-            num_entries: u32_at(b, 76, "getinfo")?,
-            size: u32_at(b, 80, "getinfo")?,
-        })
-    }
-}
-
-/// `offsetof(struct ipt_get_entries, entrytable)`: 32 + 4, aligned for the u64 counters (40;
-/// 36 on i386).
-pub const GET_ENTRIES_HEADER: usize = super::abi::GET_ENTRIES_HEADER_V4;
-
-/// The `ipt_get_entries` request for a blob of `size` bytes (the kernel insists the buffer
-/// is exactly header + size).
-pub fn get_entries_request(table: &str, size: u32) -> Result<Vec<u8>, WireError> {
-    let mut b = vec![0u8; GET_ENTRIES_HEADER + size as usize];
-    put_name(&mut b, 0, TABLE_MAXNAMELEN, table, "table name")?;
-    put(&mut b, 32, &size.to_ne_bytes());
-    Ok(b)
-}
-
-/// `struct ipt_replace` up to `entries`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Replace {
-    pub name: String,
-    pub valid_hooks: u32,
-    pub num_entries: u32,
-    pub size: u32,
-    pub hook_entry: [u32; NUMHOOKS],
-    pub underflow: [u32; NUMHOOKS],
-    /// Entries of the table being replaced: the kernel refuses (EAGAIN) unless this is still
-    /// the table's entry count, and writes that many old counters back.
-    pub num_counters: u32,
-}
-
-impl Replace {
-    /// `offsetof(struct ipt_replace, entries)` (96; 92 on i386).
-    pub const HEADER: usize = super::abi::REPLACE_HEADER_V4;
-    pub const NUM_COUNTERS_AT: usize = super::abi::REPLACE_NUM_COUNTERS_AT;
-    /// `offsetof(struct ipt_replace, counters)` (a user pointer: 8 bytes on 64-bit targets,
-    /// 4 on 32-bit ones).
-    pub const COUNTERS_AT: usize = super::abi::REPLACE_COUNTERS_AT;
-
-    /// The header followed by the blob; the counters pointer is left zero for
-    /// `sys::setsockopt_replace` to fill.
-    pub fn encode(&self, blob: &[u8]) -> Result<Vec<u8>, WireError> {
-        let mut b = vec![0u8; Self::HEADER];
-        self.write(&mut b)?;
-        b.extend_from_slice(blob);
-        Ok(b)
-    }
-
-    /// Writes the header over the first [`Replace::HEADER`] bytes of `b` (which the blob
-    /// follows); the counters pointer is left as it is (zero) for
-    /// `sys::setsockopt_replace` to fill.
-    pub fn write(&self, b: &mut [u8]) -> Result<(), WireError> {
-        if b.len() < Self::HEADER {
-            return Err(WireError::truncated(Self::HEADER, b.len()).within("ipt_replace"));
-        }
-        b[..Self::HEADER].fill(0);
-        put_name(b, 0, TABLE_MAXNAMELEN, &self.name, "table name")?;
-        put(b, 32, &self.valid_hooks.to_ne_bytes());
-        put(b, 36, &self.num_entries.to_ne_bytes());
-        put(b, 40, &self.size.to_ne_bytes());
-        for i in 0..NUMHOOKS {
-            put(b, 44 + 4 * i, &self.hook_entry[i].to_ne_bytes());
-            put(b, 64 + 4 * i, &self.underflow[i].to_ne_bytes());
-        }
-        put(b, Self::NUM_COUNTERS_AT, &self.num_counters.to_ne_bytes());
-        Ok(())
-    }
-}
-
-/// `struct xt_counters_info` with its counters (`IPT_SO_SET_ADD_COUNTERS`).
-pub fn counters_info(table: &str, counters: &[Counters]) -> Result<Vec<u8>, WireError> {
-    const HEADER: usize = super::abi::COUNTERS_INFO_HEADER;
-    let num =
-        u32::try_from(counters.len()).map_err(|_| WireError::bad_value("too many counters"))?;
-    let mut b = vec![0u8; HEADER];
-    put_name(&mut b, 0, TABLE_MAXNAMELEN, table, "table name")?;
-    put(&mut b, 32, &num.to_ne_bytes());
-    for c in counters {
-        b.extend_from_slice(&c.packets.to_ne_bytes());
-        b.extend_from_slice(&c.bytes.to_ne_bytes());
-    }
-    Ok(b)
-}
-
-/// The old counters the kernel wrote back after a replace.
-pub fn decode_counters(b: &[u8]) -> Vec<Counters> {
-    b.chunks_exact(COUNTERS_SIZE)
-        .map(|c| Counters {
-            packets: u64_at(c, 0, "counters").unwrap_or(0),
-            bytes: u64_at(c, 8, "counters").unwrap_or(0),
-        })
-        .collect()
 }

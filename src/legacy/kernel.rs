@@ -7,7 +7,8 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use nix::sys::socket::{AddressFamily, SockFlag, SockProtocol, SockType, socket};
 
-use super::blob::{self, COUNTERS_SIZE, GET_ENTRIES_HEADER, GetInfo, Replace, opt};
+use super::blob::{COUNTERS_SIZE, opt};
+use super::sockopt::{self, GET_ENTRIES_HEADER, GetInfo, Replace};
 use super::table::{Carry, Layout, Table};
 use crate::error::{Error, OpFailure, Result};
 use crate::model::{Counters, Family};
@@ -116,7 +117,7 @@ impl XtSocket {
     /// starts at [`GET_ENTRIES_HEADER`].
     fn get_entries(&self, table: &str) -> std::result::Result<(GetInfo, Vec<u8>), XtError> {
         let info = self.info(table)?;
-        let mut buf = blob::get_entries_request(table, info.size)
+        let mut buf = sockopt::get_entries_request(table, info.size)
             .map_err(|e| Error::InvalidInput(e.to_string()))?;
         match crate::sys::getsockopt_buf(
             self.fd.as_fd(),
@@ -154,25 +155,6 @@ impl XtSocket {
         self.replace_laid_out(&t.name, t.valid_hooks, t.entries_read, layout)
     }
 
-    /// Replaces the table with the very blob `info` and `blob` describe (as read), every
-    /// entry keeping its counters: the least any read-and-replace costs, for benchmarks.
-    pub fn replace_raw(
-        &self,
-        table: &str,
-        info: &GetInfo,
-        blob: &[u8],
-    ) -> std::result::Result<Committed, XtError> {
-        let mut buf = vec![0u8; Replace::HEADER];
-        buf.extend_from_slice(blob);
-        let layout = Layout {
-            blob: buf,
-            hook_entry: info.hook_entry,
-            underflow: info.underflow,
-            carry: (0..info.num_entries as usize).map(Carry::From).collect(),
-        };
-        self.replace_laid_out(table, info.valid_hooks, info.num_entries, layout)
-    }
-
     fn replace_laid_out(
         &self,
         name: &str,
@@ -206,7 +188,7 @@ impl XtSocket {
             }
             return Err(failure(format!("replace x_tables table {name}"), &e).into());
         }
-        let old = blob::decode_counters(&old);
+        let old = sockopt::decode_counters(&old);
         let counters: Vec<Counters> = layout
             .carry
             .iter()
@@ -219,7 +201,7 @@ impl XtSocket {
         // The new table counts from zero; adding is only needed where something was counted.
         let mut counters_carried = true;
         if counters.iter().any(|c| c.packets != 0 || c.bytes != 0) {
-            let req = blob::counters_info(name, &counters).map_err(Error::from)?;
+            let req = sockopt::counters_info(name, &counters).map_err(Error::from)?;
             if let Err(e) = crate::sys::setsockopt_buf(
                 self.fd.as_fd(),
                 opt::level(self.family),

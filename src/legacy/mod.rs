@@ -16,20 +16,16 @@
 // the public API shows only what `raw`, `table` and `kernel` make of them.
 pub(crate) mod abi;
 // Private (issue 14): reading, decoding and laying out blobs, and applying commands to a
-// table, are the backend's business; `raw` is their public face. Made private, `blob` and
-// `kernel` show items only their former public use kept alive (the layouts' flag constants,
-// `entry_size`, `Replace::encode`, `replace_raw`...): to prune once the seam's rewrite of
-// this backend has landed.
-#[allow(dead_code)]
+// table, are the backend's business; `raw` is their public face.
 pub(crate) mod blob;
 mod convert;
 pub(crate) mod exec;
 mod guard;
-#[allow(dead_code)]
 pub(crate) mod kernel;
 mod nathost;
 mod raw;
 mod rule;
+pub(crate) mod sockopt;
 pub(crate) mod table;
 #[cfg(test)]
 mod tests;
@@ -41,11 +37,11 @@ use crate::ipt::parse::{Command, Invocation};
 use crate::ipt::restore::Block;
 use crate::lock::XtablesLock;
 use crate::model::Family;
-pub use blob::GetInfo;
 use exec::LegacyTable;
 pub use kernel::Committed;
 use kernel::{MAX_ATTEMPTS, XtError, XtSocket};
 pub use raw::RawTable;
+pub use sockopt::GetInfo;
 pub use table::{Layout, Table};
 
 /// A handle on one family's x_tables (a raw socket) and the xtables lock to write under.

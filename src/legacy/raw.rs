@@ -3,8 +3,8 @@
 //! (benches/legacy.rs) and for the fuzz target of the blob decoder (fuzz/harness.rs). The
 //! modules that read, decode and lay out blobs stay private; this is their public face.
 
-use super::blob::GetInfo;
 use super::kernel::XtError;
+use super::sockopt::GetInfo;
 use super::table::Table;
 use super::{Legacy, exec::LegacyTable};
 use crate::error::{Error, Result};
