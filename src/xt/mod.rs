@@ -30,7 +30,9 @@ mod udp;
 // Payloads declared with [`layout::xt_struct!`], one file per extension, used by the
 // extension registry (`crate::ipt::ext`).
 pub mod addrtype;
+pub mod bpf;
 pub mod checksum;
+pub mod cluster;
 pub mod connlabel;
 pub mod connlimit;
 pub mod connmark;
@@ -41,6 +43,7 @@ pub mod hashlimit;
 pub mod hmark;
 pub mod icmp;
 pub mod ip6hdr;
+pub mod ipcomp;
 pub mod iprange;
 pub mod ipv6header;
 pub mod layout;
@@ -65,7 +68,9 @@ pub mod string;
 pub mod synproxy;
 pub mod tcpmss;
 pub mod tcpoptstrip;
+pub mod time;
 pub mod tproxy;
+pub mod u32_match;
 
 use crate::model::Family;
 use crate::wire::WireError;

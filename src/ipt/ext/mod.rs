@@ -17,7 +17,9 @@
 #![deny(missing_docs)]
 
 mod addrtype;
+mod bpf;
 mod checksum;
+mod cluster;
 mod connlabel;
 mod connlimit;
 mod connmark;
@@ -30,6 +32,7 @@ mod hashlimit;
 mod hmark;
 mod icmp;
 mod ip6hdr;
+mod ipcomp;
 mod iprange;
 mod ipset;
 mod ipv6header;
@@ -57,13 +60,16 @@ mod string;
 mod synproxy;
 mod tcp;
 mod tcpoptstrip;
+mod time;
 mod tos;
 mod tproxy;
+mod trace;
 mod ttl;
+mod u32_match;
 
 use std::fmt::Write;
 
-use super::rule::{IptRule, XtPayload};
+use super::rule::{IptRule, IptTarget, XtPayload};
 use crate::error::{Error, Result};
 use crate::model::{Family, L4Proto};
 use crate::wire::WireError;
@@ -271,6 +277,12 @@ static REGISTRY: &[&dyn Ext] = &[
     &tproxy::Tproxy,
     &tproxy::Tee,
     &ecn_target::EcnTarget,
+    &time::Time,
+    &trace::Trace,
+    &ipcomp::Ipcomp,
+    &u32_match::U32Match,
+    &cluster::Cluster,
+    &bpf::Bpf,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
