@@ -417,6 +417,11 @@ const EXT_LATER: &[(&str, u32, bool)] = &[
     ("cluster", 0, false),
     ("bpf", 1, false),
     ("TRACE", 0, true),
+    ("osf", 0, false),
+    ("ipvs", 0, false),
+    ("eui64", 0, false),
+    ("DNPT", 0, true),
+    ("SNPT", 0, true),
 ];
 
 /// The extension registry's decoders (`src/ipt/ext/`), reached as the kernel's bytes reach

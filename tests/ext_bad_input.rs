@@ -53,6 +53,14 @@ const ROWS: &[(&str, &str)] = &[
         "--object-pinned",
     ),
     ("-A INPUT -j TRACE --foo", "--foo"),
+    ("-A INPUT -p tcp -m osf --ttl 1 -j ACCEPT", "--genre"),
+    (
+        "-A INPUT -p tcp -m osf --genre linux --ttl 3 -j ACCEPT",
+        "3",
+    ),
+    ("-A INPUT -m ipvs -j ACCEPT", "At least one option"),
+    ("-A INPUT -m ipvs ! --ipvs --vport 80 -j ACCEPT", "! --ipvs"),
+    ("-A INPUT -m ipvs --vdir SIDEWAYS -j ACCEPT", "SIDEWAYS"),
     ("-A INPUT -j SET", "--add-set"),
     (
         "-A INPUT -j SET --add-set no-such-set src",
@@ -377,6 +385,16 @@ fn bad_extension_options_are_refused_and_change_nothing() {
 /// IPv6-only modules, as `xtnl -6` against ip6tables-nft: (command line, words the message
 /// must contain).
 const ROWS6: &[(&str, &str)] = &[
+    (
+        "-t mangle -A PREROUTING -j DNPT --src-pfx 2001:db8::1 --dst-pfx fd00::/64",
+        "64",
+    ),
+    (
+        "-t mangle -A PREROUTING -j DNPT --src-pfx 2001:db8::/64",
+        "--dst-pfx",
+    ),
+    ("-t mangle -A INPUT -j SNPT", "--src-pfx"),
+    ("-A INPUT -m eui64 --foo -j DROP", "--foo"),
     ("-A INPUT -m ipv6header -j DROP", "--header"),
     ("-A INPUT -m ipv6header --header tcp -j DROP", "6"),
     ("-A INPUT -m ipv6header --header bogus -j DROP", "bogus"),

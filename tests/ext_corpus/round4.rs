@@ -1,5 +1,6 @@
 //! The corpus' fourth part (issue 13's last modules): `time`, `u32`, `ipcomp`, `cluster`,
-//! `bpf` crossed with every table, and the `TRACE` target in the raw table's chains.
+//! `bpf`, `osf` crossed with every table, the `TRACE` target in the raw table's chains,
+//! `DNPT`/`SNPT` in the mangle chains the kernel allows them in.
 //! Written for xtnl from the iptables man pages' option lists.
 
 use super::{ExtSpec, Hook, TABLES, chain};
@@ -85,11 +86,51 @@ const MATCHES: &[(&str, Hook, bool, bool)] = &[
         true,
         false,
     ),
+    (
+        "-p tcp -m osf --genre Linux --ttl 0 --log 0",
+        Hook::In,
+        true,
+        false,
+    ),
+    (
+        "-p tcp -m osf ! --genre Windows --ttl 2",
+        Hook::In,
+        true,
+        false,
+    ),
 ];
 
 /// (target, table, chain, IPv4, IPv6), like `TARGETS`.
 const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
     ("-j TRACE", "raw", "PREROUTING", true, true),
+    (
+        "-j DNPT --src-pfx 2001:db8:1::/48 --dst-pfx 2001:db8:2::/48",
+        "mangle",
+        "PREROUTING",
+        false,
+        true,
+    ),
+    (
+        "-d 2001:db8:3::/64 -j DNPT --src-pfx 2001:db8:3::/ffff:ffff:ffff:ffff:: --dst-pfx fd00::/64",
+        "mangle",
+        "OUTPUT",
+        false,
+        true,
+    ),
+    (
+        "-j SNPT --src-pfx fd00:1::/64 --dst-pfx 2001:db8:4::/64",
+        "mangle",
+        "POSTROUTING",
+        false,
+        true,
+    ),
+    (
+        "-s fd00:2::/56 -j SNPT --src-pfx fd00:2::/56 --dst-pfx 2001:db8:5::/56",
+        "mangle",
+        "INPUT",
+        false,
+        true,
+    ),
     ("-p tcp --dport 22 -j TRACE", "raw", "OUTPUT", true, true),
     (
         "-m comment --comment \"trace me\" -j TRACE",

@@ -36,6 +36,7 @@ mod ipcomp;
 mod iprange;
 mod ipset;
 mod ipv6header;
+mod ipvs;
 mod length;
 mod limit;
 mod log;
@@ -47,6 +48,8 @@ mod nat;
 pub(crate) mod native;
 mod netmap;
 mod nflog;
+mod npt;
+mod osf;
 mod pkttype;
 mod policy;
 mod recent;
@@ -283,6 +286,11 @@ static REGISTRY: &[&dyn Ext] = &[
     &u32_match::U32Match,
     &cluster::Cluster,
     &bpf::Bpf,
+    &npt::DNPT,
+    &npt::SNPT,
+    &npt::Eui64,
+    &osf::Osf,
+    &ipvs::Ipvs,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -596,3 +604,5 @@ mod tests;
 mod tests_list_round3;
 #[cfg(test)]
 mod tests_round3;
+#[cfg(test)]
+mod tests_round4;
