@@ -408,6 +408,22 @@ const EXT_TARGETS: &[(&str, u32)] = &[
     ("ECN", 0),
 ];
 
+/// Extensions added later, after both lists so that the first byte of the seeds and
+/// regressions above keeps naming the same extension: (name, revision, target).
+const EXT_LATER: &[(&str, u32, bool)] = &[
+    ("time", 0, false),
+    ("u32", 0, false),
+    ("ipcomp", 0, false),
+    ("cluster", 0, false),
+    ("bpf", 1, false),
+    ("TRACE", 0, true),
+    ("osf", 0, false),
+    ("ipvs", 0, false),
+    ("eui64", 0, false),
+    ("DNPT", 0, true),
+    ("SNPT", 0, true),
+];
+
 /// The extension registry's decoders (`src/ipt/ext/`), reached as the kernel's bytes reach
 /// them: an nft_compat `match`/`target` expression read back in an iptables table. First
 /// byte: which extension and revision; second: bit 0 the family, bit 1 the table (filter or
@@ -425,9 +441,17 @@ pub fn ext_decode(data: &[u8]) {
     } else {
         Family::Ipv4
     };
-    let which = usize::from(*which) % (EXT_MATCHES.len() + EXT_TARGETS.len());
-    let (expr, table) = match EXT_MATCHES.get(which) {
-        Some(&(name, rev)) => {
+    let which = usize::from(*which) % (EXT_MATCHES.len() + EXT_TARGETS.len() + EXT_LATER.len());
+    let later = which
+        .checked_sub(EXT_MATCHES.len() + EXT_TARGETS.len())
+        .and_then(|i| EXT_LATER.get(i));
+    let matched = match later {
+        Some(&(name, rev, false)) => Some((name, rev)),
+        Some(_) => None,
+        None => EXT_MATCHES.get(which).copied(),
+    };
+    let (expr, table) = match matched {
+        Some((name, rev)) => {
             let m = Match {
                 name: name.into(),
                 rev,
@@ -439,7 +463,10 @@ pub fn ext_decode(data: &[u8]) {
             )
         }
         None => {
-            let (name, rev) = EXT_TARGETS[which - EXT_MATCHES.len()];
+            let (name, rev) = match later {
+                Some(&(name, rev, _)) => (name, rev),
+                None => EXT_TARGETS[which - EXT_MATCHES.len()],
+            };
             let nat = matches!(name, "DNAT" | "SNAT" | "MASQUERADE" | "REDIRECT" | "NETMAP");
             let t = Target {
                 name: name.into(),

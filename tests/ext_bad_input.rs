@@ -8,6 +8,59 @@ use common::{in_netns, nft_ruleset, private_lock_path, run};
 
 /// (command line, words the message must contain)
 const ROWS: &[(&str, &str)] = &[
+    // time (issue 13's fourth round): iptables' own refusals.
+    ("-A INPUT -m time --weekdays 0 -j ACCEPT", "Sunday"),
+    ("-A INPUT -m time --timestart 24:00 -j ACCEPT", "\"24:00\""),
+    (
+        "-A INPUT -m time --timestart 10:00 --timestop 11:00 --contiguous -j ACCEPT",
+        "--contiguous",
+    ),
+    ("-A INPUT -m time --datestart 1969 -j ACCEPT", "\"1969\""),
+    ("-A INPUT -m time --monthdays 32 -j ACCEPT", "32"),
+    ("-A INPUT -m time --utc --kerneltz -j ACCEPT", "--utc"),
+    ("-A INPUT -m time --weekdays Xy -j ACCEPT", "Xy"),
+    ("-A INPUT -m u32 -j ACCEPT", "--u32"),
+    ("-A INPUT -m u32 --u32 0= -j ACCEPT", "no value"),
+    ("-A INPUT -m u32 --u32 0<1=1 -j ACCEPT", "second '<'"),
+    (
+        "-A INPUT -m u32 --u32 0=4294967296 -j ACCEPT",
+        "out of range",
+    ),
+    (
+        "-A INPUT -p ipcomp -m ipcomp --ipcompspi x -j ACCEPT",
+        "\"x\"",
+    ),
+    (
+        "-A INPUT -m cluster --cluster-total-nodes 2 --cluster-local-node 3 --cluster-hash-seed 1 -j ACCEPT",
+        "--cluster-total-nodes",
+    ),
+    (
+        "-A INPUT -m cluster --cluster-total-nodes 3 --cluster-local-node 1 -j ACCEPT",
+        "--cluster-hash-seed",
+    ),
+    (
+        "-A INPUT -m cluster --cluster-total-nodes 33 --cluster-local-node 1 --cluster-hash-seed 1 -j ACCEPT",
+        "33",
+    ),
+    ("-A INPUT -m bpf -j ACCEPT", "--bytecode"),
+    (
+        "-A INPUT -m bpf --bytecode \"2,6 0 0 0\" -j ACCEPT",
+        "less than",
+    ),
+    ("-A INPUT -m bpf --bytecode \"0,\" -j ACCEPT", "zero length"),
+    (
+        "-A INPUT -m bpf --object-pinned /sys/fs/bpf/none -j ACCEPT",
+        "--object-pinned",
+    ),
+    ("-A INPUT -j TRACE --foo", "--foo"),
+    ("-A INPUT -p tcp -m osf --ttl 1 -j ACCEPT", "--genre"),
+    (
+        "-A INPUT -p tcp -m osf --genre linux --ttl 3 -j ACCEPT",
+        "3",
+    ),
+    ("-A INPUT -m ipvs -j ACCEPT", "At least one option"),
+    ("-A INPUT -m ipvs ! --ipvs --vport 80 -j ACCEPT", "! --ipvs"),
+    ("-A INPUT -m ipvs --vdir SIDEWAYS -j ACCEPT", "SIDEWAYS"),
     ("-A INPUT -j SET", "--add-set"),
     (
         "-A INPUT -j SET --add-set no-such-set src",
@@ -332,6 +385,16 @@ fn bad_extension_options_are_refused_and_change_nothing() {
 /// IPv6-only modules, as `xtnl -6` against ip6tables-nft: (command line, words the message
 /// must contain).
 const ROWS6: &[(&str, &str)] = &[
+    (
+        "-t mangle -A PREROUTING -j DNPT --src-pfx 2001:db8::1 --dst-pfx fd00::/64",
+        "64",
+    ),
+    (
+        "-t mangle -A PREROUTING -j DNPT --src-pfx 2001:db8::/64",
+        "--dst-pfx",
+    ),
+    ("-t mangle -A INPUT -j SNPT", "--src-pfx"),
+    ("-A INPUT -m eui64 --foo -j DROP", "--foo"),
     ("-A INPUT -m ipv6header -j DROP", "--header"),
     ("-A INPUT -m ipv6header --header tcp -j DROP", "6"),
     ("-A INPUT -m ipv6header --header bogus -j DROP", "bogus"),

@@ -3,6 +3,8 @@
 //! those projects' documentation): loaded by the real iptables-restore, `xtnl save` must
 //! print what iptables-save prints; `xtnl save | xtnl restore` must change nothing; and
 //! `xtnl restore` of the file must give what iptables-restore gives. Both backends.
+//! Also an edge gateway's (time, cluster, u32, bpf, ipcomp, TRACE) and an IPv6 site's
+//! (DNPT/SNPT, eui64), written for xtnl from the iptables man pages.
 
 mod common;
 
@@ -11,7 +13,9 @@ use std::process::{Command, Output, Stdio};
 
 use common::{in_netns, private_lock_path};
 
-const RULESETS: [(&str, bool, &str); 5] = [
+const RULESETS: [(&str, bool, &str); 7] = [
+    ("gateway", false, include_str!("rulesets/gateway.v4")),
+    ("npt", true, include_str!("rulesets/npt.v6")),
     ("docker", false, include_str!("rulesets/docker.v4")),
     ("kube-proxy", false, include_str!("rulesets/kube-proxy.v4")),
     ("libvirt", false, include_str!("rulesets/libvirt.v4")),

@@ -6,6 +6,7 @@
 
 mod more;
 mod round3;
+mod round4;
 
 pub struct ExtSpec {
     pub six: bool,
@@ -549,5 +550,6 @@ pub fn ext_corpus() -> Vec<ExtSpec> {
         }
     }
     out.extend(round3::specs());
+    out.extend(round4::specs());
     out
 }

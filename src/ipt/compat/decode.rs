@@ -123,6 +123,15 @@ pub fn decode(table: &TableRef, raw: &RawRule) -> IptRule {
                         skip -= 1;
                         continue;
                     }
+                    // TRACE: iptables-nft's two expressions at the end of the rule.
+                    if last_part
+                        && k + 2 == count
+                        && let Some(t) = crate::ipt::ext::native::decode_trace(&exprs[k..], family)
+                    {
+                        r.target = Some(t);
+                        skip = 1;
+                        continue;
+                    }
                     // Modules iptables-nft writes as native expressions (mark, limit, NFLOG).
                     if last_part
                         && k + 1 == count

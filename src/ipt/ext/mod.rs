@@ -17,7 +17,9 @@
 #![deny(missing_docs)]
 
 mod addrtype;
+mod bpf;
 mod checksum;
+mod cluster;
 mod connlabel;
 mod connlimit;
 mod connmark;
@@ -30,9 +32,11 @@ mod hashlimit;
 mod hmark;
 mod icmp;
 mod ip6hdr;
+mod ipcomp;
 mod iprange;
 mod ipset;
 mod ipv6header;
+mod ipvs;
 mod length;
 mod limit;
 mod log;
@@ -44,6 +48,8 @@ mod nat;
 pub(crate) mod native;
 mod netmap;
 mod nflog;
+mod npt;
+mod osf;
 mod pkttype;
 mod policy;
 mod recent;
@@ -57,13 +63,16 @@ mod string;
 mod synproxy;
 mod tcp;
 mod tcpoptstrip;
+mod time;
 mod tos;
 mod tproxy;
+mod trace;
 mod ttl;
+mod u32_match;
 
 use std::fmt::Write;
 
-use super::rule::{IptRule, XtPayload};
+use super::rule::{IptRule, IptTarget, XtPayload};
 use crate::error::{Error, Result};
 use crate::model::{Family, L4Proto};
 use crate::wire::WireError;
@@ -271,6 +280,17 @@ static REGISTRY: &[&dyn Ext] = &[
     &tproxy::Tproxy,
     &tproxy::Tee,
     &ecn_target::EcnTarget,
+    &time::Time,
+    &trace::Trace,
+    &ipcomp::Ipcomp,
+    &u32_match::U32Match,
+    &cluster::Cluster,
+    &bpf::Bpf,
+    &npt::DNPT,
+    &npt::SNPT,
+    &npt::Eui64,
+    &osf::Osf,
+    &ipvs::Ipvs,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -584,3 +604,5 @@ mod tests;
 mod tests_list_round3;
 #[cfg(test)]
 mod tests_round3;
+#[cfg(test)]
+mod tests_round4;

@@ -44,6 +44,9 @@ mod log_attr {
 
 /// The native expression for a target iptables-nft writes natively (NFLOG), or `None`.
 pub(crate) fn encode_target(p: &XtPayload) -> Option<Vec<Expr>> {
+    if (p.name.as_str(), p.rev) == ("TRACE", 0) {
+        return Some(super::trace::native());
+    }
     if (p.name.as_str(), p.rev) != ("NFLOG", 0) {
         return None;
     }
@@ -65,6 +68,11 @@ pub(crate) fn encode_target(p: &XtPayload) -> Option<Vec<Expr>> {
         name: "log".into(),
         data,
     })])
+}
+
+/// `-j TRACE` as iptables-nft writes it (two expressions; see `super::trace`).
+pub(crate) fn decode_trace(exprs: &[Expr], family: Family) -> Option<IptTarget> {
+    super::trace::decode_native(exprs, family)
 }
 
 /// A target iptables-nft wrote natively (NFLOG as a `log` expression with a group).
