@@ -29,10 +29,12 @@ mod ecn_target;
 mod hashlimit;
 mod hmark;
 mod icmp;
+mod idletimer;
 mod ip6hdr;
 mod iprange;
 mod ipset;
 mod ipv6header;
+mod led;
 mod length;
 mod limit;
 mod log;
@@ -43,12 +45,15 @@ mod misc;
 mod nat;
 pub(crate) mod native;
 mod netmap;
+mod nfacct;
 mod nflog;
 mod pkttype;
 mod policy;
+mod rateest;
 mod recent;
 mod rt;
 mod sctp;
+mod secmark;
 mod set;
 mod simple;
 mod srh;
@@ -75,6 +80,9 @@ pub(crate) enum Arg {
     One,
     /// `--tcp-flags mask comp`.
     Two,
+    /// One word if the next one is no option (`--rateest-bps [RATE]`): iptables' test
+    /// `!argv[optind] || *argv[optind] == '-' || *argv[optind] == '!'`.
+    Optional,
 }
 
 /// One option of an extension's table.
@@ -94,6 +102,23 @@ macro_rules! opts {
     }};
 }
 pub(crate) use opts;
+
+impl Opt {
+    /// The option with an [`Arg::Optional`] argument resolved: one word when `has_arg`.
+    pub(crate) fn resolved(self, has_arg: bool) -> Opt {
+        match self.arg {
+            Arg::Optional if has_arg => Opt {
+                arg: Arg::One,
+                ..self
+            },
+            Arg::Optional => Opt {
+                arg: Arg::None,
+                ..self
+            },
+            _ => self,
+        }
+    }
+}
 
 pub(crate) const fn opt(name: &'static str, arg: Arg, invert: bool) -> Opt {
     Opt { name, arg, invert }
@@ -271,6 +296,13 @@ static REGISTRY: &[&dyn Ext] = &[
     &tproxy::Tproxy,
     &tproxy::Tee,
     &ecn_target::EcnTarget,
+    &secmark::Connsecmark,
+    &secmark::Secmark,
+    &idletimer::Idletimer,
+    &nfacct::Nfacct,
+    &led::Led,
+    &rateest::RateestTarget,
+    &rateest::Rateest,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -452,7 +484,7 @@ impl Pending {
             )));
         }
         let want = match o.arg {
-            Arg::None => 0,
+            Arg::None | Arg::Optional => 0,
             Arg::One => 1,
             Arg::Two => 2,
         };
