@@ -8,6 +8,52 @@ use common::{in_netns, nft_ruleset, private_lock_path, run};
 
 /// (command line, words the message must contain)
 const ROWS: &[(&str, &str)] = &[
+    ("-t mangle -A INPUT -j CONNSECMARK", "parameter required"),
+    (
+        "-t mangle -A INPUT -j CONNSECMARK --save --restore",
+        "cannot be used together",
+    ),
+    ("-t mangle -A INPUT -j CONNSECMARK --save --save", "--save"),
+    ("-t security -A INPUT -j SECMARK", "--selctx"),
+    ("-A INPUT -j IDLETIMER --timeout 42", "--label"),
+    ("-A INPUT -j IDLETIMER --label x", "--timeout"),
+    ("-A INPUT -j IDLETIMER --timeout x --label x", "--timeout"),
+    (
+        "-A INPUT -j IDLETIMER --timeout 1 --label 0123456789012345678901234567",
+        "too long",
+    ),
+    (
+        "-A INPUT -j IDLETIMER --timeout 1 --label x --alarm --alarm",
+        "--alarm",
+    ),
+    ("-A INPUT -j RATEEST --rateest-name x", "--rateest-interval"),
+    (
+        "-A INPUT -j RATEEST --rateest-name x --rateest-interval 1h --rateest-ewmalog 1s",
+        "bad interval value",
+    ),
+    (
+        "-A INPUT -j RATEEST --rateest-name x --rateest-interval 9s --rateest-ewmalog 1s",
+        "too large",
+    ),
+    (
+        "-A INPUT -j RATEEST --rateest-name x --rateest-interval 1s --rateest-ewmalog 1s",
+        "out of range",
+    ),
+    (
+        "-A INPUT -m rateest --rateest a --rateest1 b --rateest-lt --rateest-pps 1",
+        "--rateest1 twice",
+    ),
+    (
+        "-A INPUT -m rateest --rateest a --rateest-lt --rateest-bps 1furlong",
+        "could not parse rate",
+    ),
+    ("-A INPUT -m nfacct", "--nfacct-name"),
+    ("-A INPUT -m nfacct --nfacct-name ''", "minimum length"),
+    ("-A INPUT -j LED", "--led-trigger-id"),
+    (
+        "-A INPUT -j LED --led-trigger-id x --led-delay soon",
+        "Delay value",
+    ),
     ("-A INPUT -j SET", "--add-set"),
     (
         "-A INPUT -j SET --add-set no-such-set src",

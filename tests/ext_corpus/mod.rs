@@ -4,6 +4,7 @@
 //! iptables-nft and iptables-legacy in both directions.
 #![allow(dead_code)]
 
+mod ext6;
 mod more;
 mod round3;
 
@@ -512,6 +513,7 @@ pub fn make_sets() {
             .expect("ipset (.ci/run installs it)");
         assert!(o.status.success(), "ipset create {name}: {o:?}");
     }
+    ext6::make_objects();
 }
 
 pub fn ext_corpus() -> Vec<ExtSpec> {
@@ -549,5 +551,6 @@ pub fn ext_corpus() -> Vec<ExtSpec> {
         }
     }
     out.extend(round3::specs());
+    out.extend(ext6::specs());
     out
 }
