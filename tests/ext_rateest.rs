@@ -380,3 +380,39 @@ fn kernel_refusals_are_reported_and_change_nothing() {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     });
 }
+
+/// Refused on purpose where iptables cuts the value silently (docs/extensions.md): status 2,
+/// the ruleset unchanged, while iptables-nft accepts a shortened one.
+#[test]
+fn values_iptables_would_cut_are_refused() {
+    in_netns(|| {
+        let lock = private_lock_path();
+        let lock = lock.to_str().expect("utf-8 path").to_owned();
+        for (line, needle) in [
+            (
+                "-A INPUT -j IDLETIMER --timeout 1 --label xtnl-01234567890123456789012",
+                "--label\" is too long (max 27",
+            ),
+            (
+                "-A INPUT -j RATEEST --rateest-name xtnl-0123456789ab --rateest-interval 1s --rateest-ewmalog 4s",
+                "--rateest-name\" is too long (max 15",
+            ),
+            (
+                "-A INPUT -m nfacct --nfacct-name xtnl-0123456789012345678901234567",
+                "--nfacct-name\" is too long (max 31",
+            ),
+        ] {
+            let w = words(line);
+            let a: Vec<&str> = w.iter().map(String::as_str).collect();
+            let before = common::nft_ruleset();
+            let o = run_env(
+                common::xtnl_bin(),
+                &a,
+                &[("XTABLES_LOCKFILE", lock.as_str())],
+            );
+            assert_eq!(o.status.code(), Some(2), "{line}: {}", text(&o));
+            assert!(text(&o).contains(needle), "{line}: {}", text(&o));
+            assert_eq!(common::nft_ruleset(), before, "{line}");
+        }
+    });
+}
