@@ -60,7 +60,7 @@ const SPECS: &[(&str, &str, &str, bool, bool)] = &[
         true,
     ),
     (
-        "-j IDLETIMER --timeout 4294967295 --label xtnl-c3",
+        "-j IDLETIMER --timeout 2147482 --label xtnl-c3",
         "filter",
         "OUTPUT",
         true,
