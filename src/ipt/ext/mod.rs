@@ -613,6 +613,8 @@ pub(crate) use list_ports::list_ports;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_ext6;
+#[cfg(test)]
 mod tests_list_round3;
 #[cfg(test)]
 mod tests_round3;
