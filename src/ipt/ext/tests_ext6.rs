@@ -84,10 +84,7 @@ fn rateest_bytes_and_words() {
     let mut want = label("RE1", 16);
     want.extend([0xfe, 1]);
     want.resize(32, 0);
-    assert_eq!(
-        (p.name.as_str(), p.rev, p.info),
-        ("RATEEST".into(), 0, want)
-    );
+    assert_eq!((p.name.as_str(), p.rev, p.info), ("RATEEST", 0, want));
     // iptables' quantisation: the next interval 2^k/4 s, the log of the time constant.
     assert_eq!(
         spec("-A X -j RATEEST --rateest-name r --rateest-interval 300ms --rateest-ewmalog 1.5s"),
