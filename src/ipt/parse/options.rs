@@ -462,8 +462,9 @@ impl<'a> Parser<'a> {
             self.family,
         );
         let inline = a.inline.take();
-        // Whether an option with an optional argument has one (`--rateest-bps [RATE]`).
-        let has_arg = inline.is_some() || a.peek().is_some_and(|v| !v.starts_with('-') && v != "!");
+        // Whether an option with an optional argument has one (`--rateest-bps [RATE]`): the
+        // next word, as iptables' parser takes it (`--opt=value` is refused, as by getopt).
+        let has_arg = inline.is_none() && a.peek().is_some_and(|v| !v.starts_with('-') && v != "!");
         let mut next = || a.next();
         if let Some(t) = target.as_mut()
             && let Some(o) = t.knows(opt)
