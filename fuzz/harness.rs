@@ -422,6 +422,12 @@ const EXT_LATER: &[(&str, u32, bool)] = &[
     ("eui64", 0, false),
     ("DNPT", 0, true),
     ("SNPT", 0, true),
+    ("CONNSECMARK", 0, true),
+    ("SECMARK", 1, true),
+    ("IDLETIMER", 1, true),
+    ("IDLETIMER", 0, true),
+    ("RATEEST", 0, true),
+    ("LED", 0, true),
 ];
 
 /// The extension registry's decoders (`src/ipt/ext/`), reached as the kernel's bytes reach
@@ -514,6 +520,11 @@ pub fn ext_decode(data: &[u8]) {
     // A rate iptables prints rounded (`limit`, `hashlimit`: `N/unit` of a period that is no
     // whole fraction of the unit) reads back as another period, in iptables too.
     if spec.contains("limit") {
+        return;
+    }
+    // So does a RATEEST time constant past 2^32 us (iptables' unsigned arithmetic wraps;
+    // src/ipt/ext/tests_ext6.rs checks the others read back).
+    if spec.contains("-j RATEEST") {
         return;
     }
     assert_eq!(print::rule_spec(again), spec, "printed again differently");

@@ -61,6 +61,48 @@ const ROWS: &[(&str, &str)] = &[
     ("-A INPUT -m ipvs -j ACCEPT", "At least one option"),
     ("-A INPUT -m ipvs ! --ipvs --vport 80 -j ACCEPT", "! --ipvs"),
     ("-A INPUT -m ipvs --vdir SIDEWAYS -j ACCEPT", "SIDEWAYS"),
+    ("-t mangle -A INPUT -j CONNSECMARK", "parameter required"),
+    (
+        "-t mangle -A INPUT -j CONNSECMARK --save --restore",
+        "cannot be used together",
+    ),
+    ("-t mangle -A INPUT -j CONNSECMARK --save --save", "--save"),
+    ("-t security -A INPUT -j SECMARK", "--selctx"),
+    ("-A INPUT -j IDLETIMER --timeout 42", "--label"),
+    ("-A INPUT -j IDLETIMER --label x", "--timeout"),
+    ("-A INPUT -j IDLETIMER --timeout x --label x", "--timeout"),
+    (
+        "-A INPUT -j IDLETIMER --timeout 1 --label x --alarm --alarm",
+        "--alarm",
+    ),
+    ("-A INPUT -j RATEEST --rateest-name x", "--rateest-interval"),
+    (
+        "-A INPUT -j RATEEST --rateest-name x --rateest-interval 1h --rateest-ewmalog 1s",
+        "bad interval value",
+    ),
+    (
+        "-A INPUT -j RATEEST --rateest-name x --rateest-interval 9s --rateest-ewmalog 1s",
+        "too large",
+    ),
+    (
+        "-A INPUT -j RATEEST --rateest-name x --rateest-interval 1s --rateest-ewmalog 1s",
+        "out of range",
+    ),
+    (
+        "-A INPUT -m rateest --rateest a --rateest1 b --rateest-lt --rateest-pps 1",
+        "--rateest1 twice",
+    ),
+    (
+        "-A INPUT -m rateest --rateest a --rateest-lt --rateest-bps 1furlong",
+        "could not parse rate",
+    ),
+    ("-A INPUT -m nfacct", "--nfacct-name"),
+    ("-A INPUT -m nfacct --nfacct-name \"\"", "minimum length"),
+    ("-A INPUT -j LED", "--led-trigger-id"),
+    (
+        "-A INPUT -j LED --led-trigger-id x --led-delay soon",
+        "Delay value",
+    ),
     ("-A INPUT -j SET", "--add-set"),
     (
         "-A INPUT -j SET --add-set no-such-set src",

@@ -66,9 +66,19 @@ def main():
         fams = ["4", "6"] if f.startswith("libxt_") else (["6"] if f.startswith("libip6t_") else ["4"])
         table, chains = "filter", ["INPUT", "FORWARD", "OUTPUT"]
         stats = collections.Counter()
+        # `%iptables -I ...` lines: rules a module's lines need (RATEEST's estimators for
+        # rateest), put back before every write since each case flushes its chain.
+        prereqs = []
         lines = open(os.path.join(extdir, f)).read().splitlines()
         for line in lines:
             if not line or line.startswith("#"):
+                continue
+            if line.startswith("%"):
+                w = shlex.split(line[1:])[1:]
+                if w[:1] == ["-D"]:
+                    prereqs = [p for p in prereqs if p[1:] != w[1:]]
+                else:
+                    prereqs.append(w)
                 continue
             if line.startswith(":"):
                 chains = line[1:].split(",")
@@ -90,9 +100,14 @@ def main():
                     words = shlex.split(rule)
                 except ValueError:
                     continue
+                def prep():
+                    for p in prereqs:
+                        run([oracle, "-D"] + p[1:], env)
+                        run([oracle] + p, env)
                 for chain in chains:
                     stats["lines"] += 1
                     base = ["-t", table]
+                    prep()
                     # Some .t rules jump to user chains; create them as the upstream runner does.
                     for c in ("LOG_ACCEPT",):
                         run([oracle] + base + ["-N", c], env)
@@ -116,6 +131,7 @@ def main():
                         elif run(xt + base + ["-D", chain] + words, env)[0] != 0:
                             agree, why = False, "xtnl -D"
                     run([oracle] + base + ["-F", chain], env)
+                    prep()
                     xrc, xout = run(xt + base + ["-A", chain] + words, env)
                     if (xrc == 0) != (rc == 0):
                         agree, why = False, "accept/refuse: iptables %d xtnl %d %s" % (rc, xrc, xout.strip()[:160])

@@ -61,10 +61,13 @@ const RAW: [Builtin; 2] = [
     b("PREROUTING", Hook::Prerouting, -300, ChainType::Filter),
     b("OUTPUT", Hook::Output, -300, ChainType::Filter),
 ];
+// iptables-nft 1.8.9 writes security's chains at 150, not NF_IP_PRI_SECURITY (50), and
+// calls a security table with other priorities incompatible (its nft.c, "150, /*
+// NF_IP_PRI_SECURITY */"); found by the CONNSECMARK corpus specs.
 const SECURITY: [Builtin; 3] = [
-    b("INPUT", Hook::Input, 50, ChainType::Filter),
-    b("FORWARD", Hook::Forward, 50, ChainType::Filter),
-    b("OUTPUT", Hook::Output, 50, ChainType::Filter),
+    b("INPUT", Hook::Input, 150, ChainType::Filter),
+    b("FORWARD", Hook::Forward, 150, ChainType::Filter),
+    b("OUTPUT", Hook::Output, 150, ChainType::Filter),
 ];
 
 /// The built-in chains of one of iptables' tables, in the order `iptables -S` prints them;

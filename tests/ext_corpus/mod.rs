@@ -4,6 +4,7 @@
 //! iptables-nft and iptables-legacy in both directions.
 #![allow(dead_code)]
 
+mod ext6;
 mod more;
 mod round3;
 mod round4;
@@ -513,6 +514,7 @@ pub fn make_sets() {
             .expect("ipset (.ci/run installs it)");
         assert!(o.status.success(), "ipset create {name}: {o:?}");
     }
+    ext6::make_objects();
 }
 
 pub fn ext_corpus() -> Vec<ExtSpec> {
@@ -551,5 +553,6 @@ pub fn ext_corpus() -> Vec<ExtSpec> {
     }
     out.extend(round3::specs());
     out.extend(round4::specs());
+    out.extend(ext6::specs());
     out
 }

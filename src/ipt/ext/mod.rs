@@ -31,12 +31,14 @@ mod ecn_target;
 mod hashlimit;
 mod hmark;
 mod icmp;
+mod idletimer;
 mod ip6hdr;
 mod ipcomp;
 mod iprange;
 mod ipset;
 mod ipv6header;
 mod ipvs;
+mod led;
 mod length;
 mod limit;
 mod log;
@@ -47,14 +49,17 @@ mod misc;
 mod nat;
 pub(crate) mod native;
 mod netmap;
+mod nfacct;
 mod nflog;
 mod npt;
 mod osf;
 mod pkttype;
 mod policy;
+mod rateest;
 mod recent;
 mod rt;
 mod sctp;
+mod secmark;
 mod set;
 mod simple;
 mod srh;
@@ -69,6 +74,7 @@ mod tproxy;
 mod trace;
 mod ttl;
 mod u32_match;
+mod values;
 
 use std::fmt::Write;
 
@@ -84,6 +90,9 @@ pub(crate) enum Arg {
     One,
     /// `--tcp-flags mask comp`.
     Two,
+    /// One word if the next one is no option (`--rateest-bps [RATE]`): iptables' test
+    /// `!argv[optind] || *argv[optind] == '-' || *argv[optind] == '!'`.
+    Optional,
 }
 
 /// One option of an extension's table.
@@ -103,6 +112,23 @@ macro_rules! opts {
     }};
 }
 pub(crate) use opts;
+
+impl Opt {
+    /// The option with an [`Arg::Optional`] argument resolved: one word when `has_arg`.
+    pub(crate) fn resolved(self, has_arg: bool) -> Opt {
+        match self.arg {
+            Arg::Optional if has_arg => Opt {
+                arg: Arg::One,
+                ..self
+            },
+            Arg::Optional => Opt {
+                arg: Arg::None,
+                ..self
+            },
+            _ => self,
+        }
+    }
+}
 
 pub(crate) const fn opt(name: &'static str, arg: Arg, invert: bool) -> Opt {
     Opt { name, arg, invert }
@@ -291,6 +317,13 @@ static REGISTRY: &[&dyn Ext] = &[
     &npt::Eui64,
     &osf::Osf,
     &ipvs::Ipvs,
+    &secmark::Connsecmark,
+    &secmark::Secmark,
+    &idletimer::Idletimer,
+    &nfacct::Nfacct,
+    &led::Led,
+    &rateest::RateestTarget,
+    &rateest::Rateest,
 ];
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
@@ -472,7 +505,7 @@ impl Pending {
             )));
         }
         let want = match o.arg {
-            Arg::None => 0,
+            Arg::None | Arg::Optional => 0,
             Arg::One => 1,
             Arg::Two => 2,
         };
@@ -546,45 +579,7 @@ pub(crate) fn get<'g>(given: &'g [Given], opt: &str) -> Option<&'g Given> {
     given.iter().rev().find(|g| g.opt == opt)
 }
 
-/// An unsigned number as iptables' `strtoul(s, 0)` reads it: decimal, `0x` hex or `0`
-/// octal, within `max`.
-pub(crate) fn num(s: &str, max: u64, what: &str) -> Result<u64> {
-    let t = s.trim();
-    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16)
-    } else if t.len() > 1 && t.starts_with('0') {
-        u64::from_str_radix(&t[1..], 8)
-    } else {
-        t.parse::<u64>()
-    };
-    match v {
-        Ok(n) if n <= max && !t.is_empty() => Ok(n),
-        _ => Err(bad(format!(
-            "{what}: \"{s}\" is not a number from 0 to {max}"
-        ))),
-    }
-}
-
-/// `value[/mask]` as iptables' XTTYPE_MARKMASK32 reads it; the mask defaults to all ones.
-pub(crate) fn markmask(s: &str, what: &str) -> Result<(u32, u32)> {
-    let (v, m) = match s.split_once('/') {
-        Some((v, m)) => (v, Some(m)),
-        None => (s, None),
-    };
-    let v = num(v, u64::from(u32::MAX), what)? as u32;
-    let m = match m {
-        Some(m) => num(m, u64::from(u32::MAX), what)? as u32,
-        None => u32::MAX,
-    };
-    Ok((v, m))
-}
-
-/// ` !` when negated.
-pub(crate) fn bang(out: &mut String, neg: bool) {
-    if neg {
-        out.push_str(" !");
-    }
-}
+pub(crate) use values::{bang, markmask, num};
 
 /// A decode then an encode through the typed struct.
 macro_rules! canonical_via {
@@ -600,6 +595,8 @@ mod list_ports;
 pub(crate) use list_ports::list_ports;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ext6;
 #[cfg(test)]
 mod tests_list_round3;
 #[cfg(test)]

@@ -462,18 +462,21 @@ impl<'a> Parser<'a> {
             self.family,
         );
         let inline = a.inline.take();
+        // Whether an option with an optional argument has one (`--rateest-bps [RATE]`): the
+        // next word, as iptables' parser takes it (`--opt=value` is refused, as by getopt).
+        let has_arg = inline.is_none() && a.peek().is_some_and(|v| !v.starts_with('-') && v != "!");
         let mut next = || a.next();
         if let Some(t) = target.as_mut()
             && let Some(o) = t.knows(opt)
         {
-            t.take(o, neg, inline, &mut next)?;
+            t.take(o.resolved(has_arg), neg, inline, &mut next)?;
             return Ok(true);
         }
         for m in modules.iter_mut().rev() {
             if let Pending::Ext(p) = m
                 && let Some(o) = p.knows(opt)
             {
-                p.take(o, neg, inline, &mut next)?;
+                p.take(o.resolved(has_arg), neg, inline, &mut next)?;
                 return Ok(true);
             }
         }
