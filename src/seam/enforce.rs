@@ -59,13 +59,16 @@ impl Enforcement {
 
     /// The one judgement of a commit made of `changes` (each one operation or edit, see
     /// [`super::judge`]): their number against the policy's `max_ops`, then every touch;
-    /// each touch names its change (`by operation #i (text)`). A denial is recorded and
-    /// returned; nothing is recorded when allowed (see [`Enforcement::record`]).
+    /// each touch names its change (`by operation #i (text)`, the text without the rule in
+    /// iptables syntax that audit records add after `: `, as nf_tables' denials name their
+    /// operations). A denial is recorded and returned; nothing is recorded when allowed (see
+    /// [`Enforcement::record`]).
     pub fn check(&self, changes: &mut [Judged]) -> Result<()> {
         for (i, j) in changes.iter_mut().enumerate() {
+            let short = j.text.split(": ").next().unwrap_or(&j.text);
             for t in &mut j.touches {
                 t.op_index = i;
-                t.op = j.text.clone();
+                t.op = short.to_owned();
             }
         }
         let Some(p) = &self.policy else {

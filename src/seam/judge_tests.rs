@@ -247,7 +247,7 @@ fn the_one_judgement_allows_and_denies_by_the_derived_touches() {
         (
             "-t nat -D PREROUTING 1",
             "denied: delete-rule in ip nat PREROUTING (a rule jumping to other) by operation #0 \
-             (delete rule ip nat PREROUTING: -t nat -D PREROUTING -j other)",
+             (delete rule ip nat PREROUTING)",
         ),
         (
             "-t nat -R PREROUTING 1 -j vcld-1",
