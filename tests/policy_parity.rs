@@ -85,6 +85,20 @@ verbs = ["add-rule", "delete-rule"]
 jump_to = ["*"]
 "#;
 
+/// Chains created and deleted anywhere in nat; PREROUTING may only jump to vcld-*: a rename
+/// must not retarget PREROUTING's jump to a chain outside the reservations.
+const RETARGET: &str = r#"[[allow]]
+table = "nat"
+chains = ["*"]
+verbs = ["create", "delete"]
+
+[[allow]]
+table = "nat"
+chains = ["PREROUTING"]
+verbs = ["add-rule", "delete-rule"]
+jump_to = ["vcld-*"]
+"#;
+
 /// The cases: xtnl's arguments, with `{FILE}` standing for a file holding the second field
 /// (a restore block or a JSON document).
 const CASES: &[(&str, &str)] = &[
@@ -95,6 +109,8 @@ const CASES: &[(&str, &str)] = &[
     ("-t filter -P INPUT ACCEPT", ""),
     ("-t nat -E vcld-1 vcld-2", ""),
     ("-t nat -E vcld-1 other3", ""),
+    ("-t nat -E vcld-1 x1", ""),
+    ("-t nat -E other vcld-o", ""),
     ("-t nat -X vcld-e", ""),
     ("-t nat -X spare", ""),
     ("-t nat -Z", ""),
@@ -293,6 +309,7 @@ fn both_backends_judge_and_audit_every_case_the_same() {
             ("nat-host", NAT_HOST),
             ("no-jumps", NO_JUMPS),
             ("anything", ANYTHING),
+            ("retarget", RETARGET),
         ] {
             let policy = dir.join(format!("{name}.toml"));
             std::fs::write(&policy, text).unwrap();
@@ -316,6 +333,30 @@ fn both_backends_judge_and_audit_every_case_the_same() {
                         nft.audit.iter().any(|a| a.contains("result=denied")),
                         "{name}: {args}: {nft:?}"
                     );
+                }
+                // A rename is judged with the jumps it retargets, on both backends.
+                if name == "retarget" && args.starts_with("-t nat -E ") {
+                    let says = match args.rsplit(' ').next() {
+                        Some("vcld-2") => None,
+                        Some("vcld-o") => {
+                            Some("delete-rule in ip nat PREROUTING (a rule jumping to other)")
+                        }
+                        Some("x1") => Some("add-rule in ip nat PREROUTING (a rule jumping to x1)"),
+                        _ => Some("add-rule in ip nat PREROUTING (a rule jumping to other3)"),
+                    };
+                    assert_eq!(
+                        nft.code,
+                        if says.is_some() { 5 } else { 0 },
+                        "{args}: {nft:?}"
+                    );
+                    if let Some(says) = says {
+                        assert!(
+                            nft.denial
+                                .iter()
+                                .any(|d| d.contains(&format!("denied: {says}"))),
+                            "{args}: {nft:?}"
+                        );
+                    }
                 }
                 judged += 1;
             }

@@ -192,10 +192,30 @@ impl Judge {
             // `:BUILTIN -` changes no policy on x_tables (see `Edit::DeclareBuiltin`).
             Edit::DeclareBuiltin { policy: None, .. } => {}
             Edit::Rename { from, to } => {
-                let touches = vec![
+                let mut touches = vec![
                     self.touch(Some(from), Verb::Delete),
                     self.touch(Some(to), Verb::Create),
                 ];
+                // The jumps to the chain now jump to its new name.
+                let mut jumping = Vec::new();
+                for c in view.chain_order()? {
+                    for i in 1..=view.rule_count(&c)? {
+                        let rule = view.rule_at(&c, i)?;
+                        if rule.as_ref().and_then(IptRule::jump_target) == Some(from.as_str()) {
+                            jumping.push(c.clone());
+                        }
+                    }
+                }
+                jumping.sort();
+                for c in jumping {
+                    touches.extend(crate::policy::retargeted(
+                        self.family,
+                        &self.table,
+                        &c,
+                        from,
+                        to,
+                    ));
+                }
                 let text = format!("rename chain {} {} {from} to {to}", self.family, self.table);
                 self.push(touches, text);
             }

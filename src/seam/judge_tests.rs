@@ -75,12 +75,15 @@ fn each_command_is_judged_by_what_it_means_on_either_flavour() {
             &[(Verb::Policy, Some("PREROUTING"), None)],
             &["add chain ip nat PREROUTING: -t nat -P PREROUTING ACCEPT"],
         ),
-        // A rename is one change: the old name deleted, the new one created.
+        // A rename is one change: the old name deleted, the new one created, and the jumps
+        // to it (PREROUTING's) retargeted.
         (
             "-t nat -E vcld-1 vcld-2",
             &[
                 (Verb::Delete, Some("vcld-1"), None),
                 (Verb::Create, Some("vcld-2"), None),
+                (Verb::DeleteRule, Some("PREROUTING"), Some("vcld-1")),
+                (Verb::AddRule, Some("PREROUTING"), Some("vcld-2")),
             ],
             &["rename chain ip nat vcld-1 to vcld-2"],
         ),
@@ -318,4 +321,39 @@ fn nat_host_changes_are_judged_by_the_rules_the_view_holds() {
     assert_eq!(j[3].touches[0].jump_to, some("other"));
     assert!(!j[3].touches[0].rule_absent);
     assert!(j[4].touches[0].rule_absent);
+}
+
+#[test]
+fn a_rename_cannot_retarget_an_allowed_jump_to_a_chain_the_policy_refuses() {
+    // Chains may be created and deleted anywhere; PREROUTING may only jump to vcld-*.
+    let text = r#"[[allow]]
+table = "nat"
+chains = ["*"]
+verbs = ["create", "delete"]
+
+[[allow]]
+table = "nat"
+chains = ["PREROUTING"]
+verbs = ["add-rule", "delete-rule"]
+jump_to = ["vcld-*"]
+"#;
+    let p = Policy::parse(text, Path::new("p.toml")).expect("policy");
+    let e = Enforcement::new(Some(Arc::new(p)), None);
+    for (cmd, denied) in [
+        ("-t nat -E vcld-1 x1", true),
+        ("-t nat -E vcld-1 vcld-2", false),
+    ] {
+        let mut t = table(Flavour::Legacy);
+        run(&mut t, cmd);
+        let mut j = t.judge.take().expect("judge").judged;
+        let r = e.check(&mut j);
+        assert_eq!(r.is_err(), denied, "{cmd}: {r:?}");
+        if let Err(e) = r {
+            assert!(
+                e.to_string()
+                    .contains("denied: add-rule in ip nat PREROUTING (a rule jumping to x1)"),
+                "{e}"
+            );
+        }
+    }
 }
