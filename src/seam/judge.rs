@@ -40,6 +40,9 @@ pub struct Judge {
     before_reset: Option<Vec<String>>,
     /// What was derived so far.
     pub judged: Vec<Judged>,
+    /// The length of the texts so far: past what an audit record shows
+    /// ([`crate::policy::audit::MAX_OPS_TEXT`]), rules are no longer printed into them.
+    text_len: usize,
 }
 
 fn policy_word(p: ChainPolicy) -> &'static str {
@@ -65,6 +68,7 @@ impl Judge {
             table: table.to_owned(),
             before_reset: None,
             judged: Vec::new(),
+            text_len: 0,
         }
     }
 
@@ -80,6 +84,7 @@ impl Judge {
     }
 
     fn push(&mut self, touches: Vec<Touch>, text: String) {
+        self.text_len += text.len() + 2;
         self.judged.push(Judged { touches, text });
     }
 
@@ -88,6 +93,11 @@ impl Judge {
     }
 
     fn rule_text(&self, what: &str, chain: &str, flag: &str, rule: &IptRule) -> String {
+        // An audit record stops at the first change that does not fit (and a denial names a
+        // change without its rule): a restore of 10,000 rules does not print them all.
+        if self.text_len > crate::policy::audit::MAX_OPS_TEXT {
+            return format!("{what} rule {} {} {chain}", self.family, self.table);
+        }
         format!(
             "{what} rule {} {} {chain}: -t {} {flag} {chain}{}",
             self.family,
@@ -262,16 +272,24 @@ pub fn of_changes(
 ) -> Vec<Judged> {
     let mut out = Vec::with_capacity(changes.len() + 1);
     let mut ensured: Vec<&str> = Vec::new();
+    let mut len = 0;
     for c in changes {
         match c {
             Change::CreateChain { table, chain } => {
-                let j = Judge::new(family, table);
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
                 if !ensured.contains(&table.as_str()) {
                     ensured.push(table);
-                    out.push(Judged {
-                        touches: vec![j.touch(None, Verb::CreateTable)],
-                        text: format!("add table {family} {table}"),
-                    });
+                    push(
+                        &mut out,
+                        &mut len,
+                        Judged {
+                            touches: vec![j.touch(None, Verb::CreateTable)],
+                            text: format!("add table {family} {table}"),
+                        },
+                    );
                 }
                 let verb = if crate::ipt::tables::builtin(table, chain).is_some() {
                     Verb::Policy
@@ -282,37 +300,62 @@ pub fn of_changes(
                 if verb == Verb::Policy {
                     text.push_str(&format!(": -t {table} -P {chain} ACCEPT"));
                 }
-                out.push(Judged {
-                    touches: vec![j.touch(Some(chain), verb)],
-                    text,
-                });
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![j.touch(Some(chain), verb)],
+                        text,
+                    },
+                );
             }
             Change::FlushChain { table, chain } => {
-                let j = Judge::new(family, table);
-                out.push(Judged {
-                    touches: vec![j.touch(Some(chain), Verb::Flush)],
-                    text: j.chain_text("flush", chain),
-                });
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![j.touch(Some(chain), Verb::Flush)],
+                        text: j.chain_text("flush", chain),
+                    },
+                );
             }
             Change::DeleteChain { table, chain } => {
-                let j = Judge::new(family, table);
-                out.push(Judged {
-                    touches: vec![j.touch(Some(chain), Verb::Delete)],
-                    text: j.chain_text("delete", chain),
-                });
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![j.touch(Some(chain), Verb::Delete)],
+                        text: j.chain_text("delete", chain),
+                    },
+                );
             }
             Change::InsertRule { table, chain, rule }
             | Change::AppendRule { table, chain, rule } => {
-                let j = Judge::new(family, table);
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
                 let (what, flag) = if matches!(c, Change::InsertRule { .. }) {
                     ("insert", "-I")
                 } else {
                     ("add", "-A")
                 };
-                out.push(Judged {
-                    touches: vec![j.rule_touch(chain, Verb::AddRule, Some(rule))],
-                    text: j.rule_text(what, chain, flag, rule),
-                });
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![j.rule_touch(chain, Verb::AddRule, Some(rule))],
+                        text: j.rule_text(what, chain, flag, rule),
+                    },
+                );
             }
             Change::ReplaceRule {
                 table,
@@ -320,15 +363,22 @@ pub fn of_changes(
                 id,
                 rule,
             } => {
-                let j = Judge::new(family, table);
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
                 let was = old(table, chain, *id);
-                out.push(Judged {
-                    touches: vec![
-                        absent_if(j.rule_touch(chain, Verb::DeleteRule, was.as_ref()), &was),
-                        j.rule_touch(chain, Verb::AddRule, Some(rule)),
-                    ],
-                    text: j.rule_text("replace", chain, "-R", rule),
-                });
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![
+                            absent_if(j.rule_touch(chain, Verb::DeleteRule, was.as_ref()), &was),
+                            j.rule_touch(chain, Verb::AddRule, Some(rule)),
+                        ],
+                        text: j.rule_text("replace", chain, "-R", rule),
+                    },
+                );
             }
             Change::DeleteRule {
                 table, chain, id, ..
@@ -336,23 +386,36 @@ pub fn of_changes(
             | Change::DeleteGuessedJump {
                 table, chain, id, ..
             } => {
-                let j = Judge::new(family, table);
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
                 let was = old(table, chain, *id);
                 let text = match &was {
                     Some(r) => j.rule_text("delete", chain, "-D", r),
                     None => format!("delete rule {family} {table} {chain}"),
                 };
-                out.push(Judged {
-                    touches: vec![absent_if(
-                        j.rule_touch(chain, Verb::DeleteRule, was.as_ref()),
-                        &was,
-                    )],
-                    text,
-                });
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![absent_if(
+                            j.rule_touch(chain, Verb::DeleteRule, was.as_ref()),
+                            &was,
+                        )],
+                        text,
+                    },
+                );
             }
         }
     }
     out
+}
+
+/// Adds a change, counting its text's length (see [`Judge::rule_text`]).
+fn push(out: &mut Vec<Judged>, len: &mut usize, j: Judged) {
+    *len += j.text.len() + 2;
+    out.push(j);
 }
 
 /// A rule the view does not hold: the kernel refuses its deletion, so what it jumps to does

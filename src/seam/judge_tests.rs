@@ -357,3 +357,28 @@ jump_to = ["vcld-*"]
         }
     }
 }
+
+#[test]
+fn rules_are_printed_into_texts_only_as_far_as_an_audit_record_shows_them() {
+    let mut t = table(Flavour::Legacy);
+    for port in 1..=100 {
+        run(
+            &mut t,
+            &format!("-t nat -A vcld-1 -p tcp --dport {port} -j RETURN"),
+        );
+    }
+    let j = t.judge.take().expect("judge").judged;
+    assert_eq!(j.len(), 100);
+    assert_eq!(
+        j[0].text,
+        "add rule ip nat vcld-1: -t nat -A vcld-1 -p tcp -m tcp --dport 1 -j RETURN"
+    );
+    assert_eq!(j[99].text, "add rule ip nat vcld-1");
+    // What the record shows is the same as with every rule printed.
+    let shown: usize = j
+        .iter()
+        .take_while(|j| j.text.contains(": -t nat"))
+        .map(|j| j.text.len() + 2)
+        .sum();
+    assert!(shown > crate::policy::audit::MAX_OPS_TEXT, "{shown}");
+}
