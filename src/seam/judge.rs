@@ -191,7 +191,7 @@ impl Judge {
             }
             Edit::Zero(chain) => {
                 let j = zero(self.family, &self.table, chain.as_deref());
-                self.judged.push(j);
+                self.push(j.touches, j.text);
             }
             Edit::Policy { chain, policy } => self.policy(chain, *policy),
             Edit::DeclareBuiltin {
