@@ -32,6 +32,8 @@ pub struct LegacyTable<'t> {
     pub verbose: bool,
     /// Whether anything changed (a `-C`, or a failed check, changes nothing).
     pub changed: bool,
+    /// Under a policy or an auditor: what the edits touch ([`crate::seam::judge`]).
+    pub judge: Option<crate::seam::Judge>,
 }
 
 fn policy_verdict(p: ChainPolicy) -> i32 {
@@ -49,7 +51,22 @@ impl<'t> LegacyTable<'t> {
             verbose_lines: Vec::new(),
             verbose,
             changed: false,
+            judge: None,
         }
+    }
+
+    /// The view, judging its edits when `judge` (see [`crate::seam::judge`]).
+    pub fn judging(mut self, judge: bool) -> Self {
+        self.judge = judge.then(|| crate::seam::Judge::new(self.table.family, &self.table.name));
+        self
+    }
+
+    /// What the edits touched (empty when not judging).
+    pub fn judged(&mut self) -> Vec<crate::seam::Judged> {
+        self.judge
+            .as_mut()
+            .map(|j| std::mem::take(&mut j.judged))
+            .unwrap_or_default()
     }
 
     fn chain_mut(&mut self, name: &str) -> Result<&mut Chain> {
@@ -174,6 +191,14 @@ impl IptTable for LegacyTable<'_> {
             .filter(|c| !c.is_builtin())
             .map(|c| c.name.clone())
             .collect())
+    }
+
+    fn take_judge(&mut self) -> Option<crate::seam::Judge> {
+        self.judge.take()
+    }
+
+    fn put_judge(&mut self, judge: crate::seam::Judge) {
+        self.judge = Some(judge);
     }
 
     fn encode(&mut self, rule: &IptRule) -> Result<super::table::Rule> {

@@ -102,30 +102,46 @@ impl Legacy {
     pub fn transact<T>(
         &self,
         table: &str,
-        plan: impl FnMut(&mut Table) -> Result<(T, bool)>,
-    ) -> Result<Outcome<T>> {
-        self.transact_with(table, Vec::new(), plan)
-    }
-
-    /// [`Self::transact`], with changes the table comparison cannot see (zeroing counters)
-    /// checked and recorded too. Under a policy (or with an auditor) the table as read and
-    /// the table about to be committed are compared, the difference is checked by the
-    /// policy and recorded before the replace, and the result after it (see [`guard`]).
-    fn transact_with<T>(
-        &self,
-        table: &str,
-        extra: Vec<guard::Described>,
         mut plan: impl FnMut(&mut Table) -> Result<(T, bool)>,
     ) -> Result<Outcome<T>> {
-        let enforcement = guard::Enforcement::of(&self.enforcement);
+        // Any closure may have changed the table: only the table as read against the table
+        // about to be committed says how (under a policy; an auditor alone is told the
+        // table was replaced, see [`guard`]).
+        let compares = self.enforcement.policy.is_some();
+        let active = self.enforcement.is_active();
+        self.transact_judged(table, |t| {
+            let before = compares.then(|| t.clone());
+            let (value, changed) = plan(t)?;
+            let judged = match &before {
+                _ if !changed => Vec::new(),
+                Some(b) => guard::changes(b, t),
+                None if active => vec![guard::replace_of(t)],
+                None => Vec::new(),
+            };
+            Ok((value, changed, judged))
+        })
+    }
+
+    /// Whether this backend's plans must say what they touch (a policy or an auditor is in
+    /// force).
+    fn judges(&self) -> bool {
+        self.enforcement.is_active()
+    }
+
+    /// [`Self::transact`] for plans that say what they change as the policy and the audit
+    /// see it ([`crate::seam::judge`]): `plan` returns its value, whether it changed the
+    /// table, and its changes judged. They are checked by the policy and recorded before
+    /// the replace, and the result after it; a replace refused because the table changed
+    /// runs the plan, and so the judgement, again.
+    fn transact_judged<T>(
+        &self,
+        table: &str,
+        mut plan: impl FnMut(&mut Table) -> Result<(T, bool, Vec<crate::seam::Judged>)>,
+    ) -> Result<Outcome<T>> {
         let _guard = self.lock.acquire()?;
         for attempt in 1..=MAX_ATTEMPTS {
             let mut t = self.sock.read_consistent(table)?;
-            let before = enforcement
-                .as_ref()
-                .filter(|e| e.compares())
-                .map(|_| t.clone());
-            let (value, changed) = plan(&mut t)?;
+            let (value, changed, judged) = plan(&mut t)?;
             if !changed {
                 return Ok(Outcome {
                     value,
@@ -133,13 +149,7 @@ impl Legacy {
                     committed: None,
                 });
             }
-            let mut changes = extra.clone();
-            match &before {
-                Some(b) => changes.extend(guard::changes(b, &t)),
-                None if enforcement.is_some() => changes.push(guard::replace_of(&t)),
-                None => {}
-            }
-            match guard::enforce(enforcement.as_ref(), changes, || self.sock.replace(&t))? {
+            match guard::enforce(&self.enforcement, judged, || self.sock.replace(&t))? {
                 Ok(c) => {
                     return Ok(Outcome {
                         value,
@@ -160,24 +170,6 @@ impl Legacy {
         Err(Error::GenerationConflict {
             attempts: MAX_ATTEMPTS,
         })
-    }
-
-    /// The zeroing of counters as the policy and the audit see it (nothing when neither is
-    /// in force).
-    fn zero_changes(&self, table: &str, chain: Option<&str>) -> Result<Vec<guard::Described>> {
-        match guard::Enforcement::of(&self.enforcement) {
-            None => Ok(Vec::new()),
-            Some(e) => {
-                let t = Table {
-                    family: self.family(),
-                    name: table.to_owned(),
-                    valid_hooks: 0,
-                    chains: Vec::new(),
-                    entries_read: 0,
-                };
-                e.zero(&t, chain)
-            }
-        }
     }
 }
 
@@ -210,8 +202,8 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
         }
         Command::List(chain) => {
             // `-L -Z`: list what is counted, then zero it, in one replace.
-            let zero = legacy.zero_changes(&inv.table, chain.as_deref())?;
-            let out = legacy.transact_with(&inv.table, zero, |t| {
+            let zero = crate::seam::judge::zero(inv.family, &inv.table, chain.as_deref());
+            let out = legacy.transact_judged(&inv.table, |t| {
                 let text = crate::ipt::listing::render_table(
                     &exec::chain_listings(t),
                     chain.as_deref(),
@@ -221,7 +213,7 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                 .map_err(words)?;
                 let mut a = LegacyTable::new(t, false);
                 crate::seam::interpret(&mut a, &Command::Zero(chain.clone()))?;
-                Ok((text, true))
+                Ok((text, true, vec![zero.clone()]))
             })?;
             return Ok(out.value);
         }
@@ -229,23 +221,24 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
     }
     if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
         // `-Z CHAIN N`: one rule's counters, in one replace.
-        let zero = legacy.zero_changes(&inv.table, Some(chain))?;
-        legacy.transact_with(&inv.table, zero, |t| {
+        let zero = crate::seam::judge::zero(inv.family, &inv.table, Some(chain));
+        legacy.transact_judged(&inv.table, |t| {
             exec::zero_rule(t, chain, n)?;
-            Ok(((), true))
+            Ok(((), true, vec![zero.clone()]))
         })?;
         return Ok(String::new());
     }
     let check = matches!(inv.command, Command::Check { .. });
-    let extra = match &inv.command {
-        Command::Zero(chain) => legacy.zero_changes(&inv.table, chain.as_deref())?,
-        _ => Vec::new(),
-    };
     let out = legacy
-        .transact_with(&inv.table, extra, |t| {
-            let mut a = LegacyTable::new(t, inv.verbose);
+        .transact_judged(&inv.table, |t| {
+            let mut a = LegacyTable::new(t, inv.verbose).judging(legacy.judges());
             crate::seam::interpret(&mut a, &inv.command)?;
-            Ok((std::mem::take(&mut a.verbose_lines), a.changed && !check))
+            let judged = a.judged();
+            Ok((
+                std::mem::take(&mut a.verbose_lines),
+                a.changed && !check,
+                judged,
+            ))
         })
         .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command, inv.family))?;
     if inv.verbose && out.attempts > 1 {
@@ -279,12 +272,12 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
     let mut replaces = 0;
     for name in order {
         let out = legacy
-            .transact(name, |t| {
-                let mut a = LegacyTable::new(t, false);
+            .transact_judged(name, |t| {
+                let mut a = LegacyTable::new(t, false).judging(legacy.judges());
                 for b in blocks.iter().filter(|b| b.table == name) {
                     crate::seam::restore_block(&mut a, b, noflush)?;
                 }
-                Ok(((), a.changed))
+                Ok(((), a.changed, a.judged()))
             })
             .map_err(|e| match e {
                 Error::NoSuchTable(_) => e.context(format!("table {name}")),

@@ -275,6 +275,30 @@ impl RulesetBackend for Legacy {
                 tables: BTreeMap::new(),
             };
             let (changes, value) = plan(&mut view)?;
+            // What the changes touch, judged on the tables this attempt read (under the
+            // lock: only a writer bypassing it can change them before the replace, which
+            // then fails and the plan, and this, run again), before they are applied.
+            let judged = if self.enforcement.is_active() {
+                let tables = &view.tables;
+                let family = self.family();
+                crate::seam::judge::of_changes(family, &changes, |table, chain, id| {
+                    let t = tables.get(table)?.as_ref()?;
+                    let r = t
+                        .chain(chain)?
+                        .rules
+                        .iter()
+                        .find(|r| id_of(r) == Some(id))?;
+                    Some(convert::to_ipt(family, r))
+                })
+            } else {
+                Vec::new()
+            };
+            // The policy before any refusal of the changes themselves, as on nf_tables
+            // (where the kernel refuses them only after the check).
+            if !changes.is_empty() {
+                let mut first = judged.clone();
+                self.enforcement.check(&mut first)?;
+            }
             // The tables changed, in the order the plan first changes them.
             let mut order: Vec<String> = Vec::new();
             for (i, c) in changes.iter().enumerate() {
@@ -296,26 +320,17 @@ impl RulesetBackend for Legacy {
                     order.push(name);
                 }
             }
-            // Under a policy (or with an auditor), the tables as they are now (under the
-            // lock: only a writer bypassing it can have changed them since the plan read
-            // them, and then the replace fails and the plan runs again) against the new ones.
-            let enforcement = super::guard::Enforcement::of(&self.enforcement);
-            let mut described = Vec::new();
-            if let Some(e) = &enforcement {
-                for name in &order {
-                    if let Some(Some(t)) = view.tables.get(name) {
-                        if e.compares() {
-                            let before = self.sock.read_consistent(name)?;
-                            described.extend(super::guard::changes(&before, t));
-                        } else {
-                            described.push(super::guard::replace_of(t));
-                        }
-                    }
-                }
+            if changes.is_empty() {
+                return Ok(Applied {
+                    value,
+                    changes,
+                    attempts: attempt,
+                    rule_handles: Vec::new(),
+                });
             }
             let tables = &view.tables;
             let sock = &self.sock;
-            let replaced = super::guard::enforce(enforcement.as_ref(), described, || {
+            let replaced = super::guard::enforce(&self.enforcement, judged, || {
                 for name in &order {
                     let Some(Some(t)) = tables.get(name) else {
                         continue;

@@ -230,7 +230,8 @@ fn the_policy_sees_what_a_replace_changes() {
     let summary = |after: &Table| -> Vec<(Verb, Option<String>, Option<String>)> {
         super::guard::changes(&before, after)
             .into_iter()
-            .map(|(t, _)| (t.verb, t.chain, t.jump_to))
+            .flat_map(|j| j.touches)
+            .map(|t| (t.verb, t.chain, t.jump_to))
             .collect()
     };
     let some = |s: &str| Some(s.to_owned());

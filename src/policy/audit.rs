@@ -195,6 +195,21 @@ pub fn describe_op(op: &Op) -> String {
             rule,
         } => (chain, Some(*position), model_rule_text(chain, rule)),
         Op::ReplaceRule { chain, rule, .. } => (chain, None, model_rule_text(chain, rule)),
+        // A built-in chain made or given its policy: the policy in iptables syntax.
+        Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
+            return match &chain.base {
+                Some(b) => format!(
+                    "{op}: -t {} -P {} {}",
+                    table.name,
+                    chain.name,
+                    match b.policy {
+                        crate::model::ChainPolicy::Accept => "ACCEPT",
+                        crate::model::ChainPolicy::Drop => "DROP",
+                    }
+                ),
+                None => op.to_string(),
+            };
+        }
         other => return other.to_string(),
     };
     let verb = match position {

@@ -37,7 +37,7 @@ use crate::nft::{ChainRef, Reader, Transaction};
 
 pub use caller::{Caller, accounts};
 pub use file::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, load_file, load_secure};
-pub use touch::{Touch, VERDICT_MAP, exprs_jump, touches, touches_of_op};
+pub use touch::{Touch, VERDICT_MAP, exprs_jump, retargeted, touches, touches_of_op};
 
 /// What an operation does to a table or chain, as policy files name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -389,6 +389,42 @@ impl Policy {
     pub fn check_transaction(&self, tx: &Transaction, reader: &mut Reader<'_>) -> Result<()> {
         self.check_size(tx.len())?;
         let mut ts = touches(tx);
+        // A rename retargets the jumps to the chain: each is judged as deleted and re-added.
+        for (i, op) in tx.ops().iter().enumerate() {
+            let crate::nft::Op::RenameChain {
+                chain, new_name, ..
+            } = op
+            else {
+                continue;
+            };
+            let mut from: Vec<String> = reader
+                .raw_rules(&chain.table, None)?
+                .iter()
+                .filter(|r| exprs_jump(&r.exprs).as_deref() == Some(chain.name.as_str()))
+                .map(|r| r.chain.name.clone())
+                .collect();
+            from.sort();
+            let desc = op.to_string();
+            let extra = from.iter().flat_map(|c| {
+                retargeted(
+                    chain.table.family,
+                    &chain.table.name,
+                    c,
+                    &chain.name,
+                    new_name,
+                )
+                .map(|t| Touch {
+                    op_index: i,
+                    op: desc.clone(),
+                    ..t
+                })
+            });
+            let at = ts
+                .iter()
+                .rposition(|t| t.op_index == i)
+                .map_or(ts.len(), |p| p + 1);
+            ts.splice(at..at, extra.collect::<Vec<_>>());
+        }
         let mut cache: std::collections::HashMap<ChainRef, Vec<crate::nft::RawRule>> =
             std::collections::HashMap::new();
         for t in &mut ts {

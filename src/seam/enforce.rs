@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use crate::nft::{Auditor, Guard, Session, SessionBuilder};
+use super::judge::Judged;
+use crate::error::Result;
+use crate::nft::{AuditOutcome, Auditor, Guard, Session, SessionBuilder};
 use crate::policy::Policy;
 
 /// The policy and the auditor in force (either may be absent: root's own run without a
@@ -53,5 +55,42 @@ impl Enforcement {
         Session::builder()
             .guard(self.guard())
             .auditor(self.auditor.clone())
+    }
+
+    /// The one judgement of a commit made of `changes` (each one operation or edit, see
+    /// [`super::judge`]): their number against the policy's `max_ops`, then every touch;
+    /// each touch names its change (`by operation #i (text)`, the text without the rule in
+    /// iptables syntax that audit records add after `: `, as nf_tables' denials name their
+    /// operations). A denial is recorded and returned; nothing is recorded when allowed (see
+    /// [`Enforcement::record`]).
+    pub fn check(&self, changes: &mut [Judged]) -> Result<()> {
+        for (i, j) in changes.iter_mut().enumerate() {
+            let short = j.text.split(": ").next().unwrap_or(&j.text);
+            for t in &mut j.touches {
+                t.op_index = i;
+                t.op = short.to_owned();
+            }
+        }
+        let Some(p) = &self.policy else {
+            return Ok(());
+        };
+        let touches: Vec<crate::policy::Touch> =
+            changes.iter().flat_map(|j| j.touches.clone()).collect();
+        let r = p.check_size(changes.len()).and_then(|()| p.check(&touches));
+        if let Err(e) = &r {
+            self.record(changes, AuditOutcome::Denied(e));
+        }
+        r
+    }
+
+    /// One audit record of `changes` (nothing without an auditor).
+    pub fn record(&self, changes: &[Judged], outcome: AuditOutcome<'_>) {
+        if let Some(a) = &self.auditor {
+            a.record(
+                changes.len(),
+                &mut changes.iter().map(|j| j.text.clone()),
+                outcome,
+            );
+        }
     }
 }

@@ -10,13 +10,19 @@ use crate::ipt::restore::{Block, Line};
 use crate::ipt::{IptRule, IptTarget};
 use crate::model::{ChainPolicy, Counters};
 
-/// Applies one edit to the backend's view and records it.
+/// Applies one edit to the backend's view and records it; a view that judges its edits
+/// ([`IptTable::take_judge`]) derives what it touches first, from the view as it stands.
 fn edit<T: IptTable>(
     t: &mut T,
     edits: &mut Vec<Edit>,
     e: Edit,
     encoded: Option<T::Encoded>,
 ) -> Result<()> {
+    if let Some(mut j) = t.take_judge() {
+        let noted = j.note(t, &e);
+        t.put_judge(j);
+        noted?;
+    }
     t.apply(&e, encoded)?;
     edits.push(e);
     Ok(())

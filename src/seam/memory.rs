@@ -46,6 +46,9 @@ pub struct MemoryTable {
     pub verbose: bool,
     /// The user chains that existed when the last restore reset began.
     before_reset: Vec<String>,
+    /// When set, what the edits touch is derived as the x_tables backend derives it under
+    /// a policy ([`super::judge`]).
+    pub judge: Option<super::Judge>,
 }
 
 impl MemoryTable {
@@ -68,6 +71,7 @@ impl MemoryTable {
             lines: Vec::new(),
             verbose: false,
             before_reset: Vec::new(),
+            judge: None,
         }
     }
 
@@ -203,6 +207,14 @@ impl IptTable for MemoryTable {
                 "a rule iptables syntax cannot express".into(),
             ))
         }
+    }
+
+    fn take_judge(&mut self) -> Option<super::Judge> {
+        self.judge.take()
+    }
+
+    fn put_judge(&mut self, judge: super::Judge) {
+        self.judge = Some(judge);
     }
 
     fn apply(&mut self, edit: &Edit, _: Option<()>) -> Result<()> {

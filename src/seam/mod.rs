@@ -23,6 +23,9 @@
 
 mod enforce;
 mod interp;
+pub mod judge;
+#[cfg(test)]
+mod judge_tests;
 pub mod memory;
 pub mod ruleset;
 #[cfg(test)]
@@ -30,6 +33,7 @@ mod tests;
 
 pub use enforce::Enforcement;
 pub use interp::{declare_chain, interpret, restore_block, restore_line};
+pub use judge::{Judge, Judged};
 pub use ruleset::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
 
 use crate::error::Result;
@@ -175,6 +179,15 @@ pub trait IptTable {
     /// Applies an edit the interpreter checked; `encoded` is the rule of an append, insert
     /// or replace.
     fn apply(&mut self, edit: &Edit, encoded: Option<Self::Encoded>) -> Result<()>;
+
+    /// The [`Judge`] deriving what this view's edits touch for the policy and the audit,
+    /// taken while it notes an edit (before the edit is applied). `None` (the default):
+    /// this view judges nothing from its edits.
+    fn take_judge(&mut self) -> Option<Judge> {
+        None
+    }
+    /// Gives back the judge [`IptTable::take_judge`] took.
+    fn put_judge(&mut self, _judge: Judge) {}
 }
 
 /// A backend's tables as iptables lists them: what `-S --json`, `save --json` and the

@@ -1,0 +1,428 @@
+//! What the policy judges and the audit records of a change, derived from what is
+//! backend-neutral: the interpreter's [`Edit`]s, each resolved against the table view it was
+//! planned on (before it is applied to it), and the NAT-host operations' [`Change`]s,
+//! resolved against the tables the plan read. Both backends' plans are made of these, so
+//! the same command, restore block, JSON `apply` or NAT-host operation is judged the same
+//! way whichever backend carries it (see docs/seam.md, "One judgement").
+//!
+//! Each entry is one change as a backend commits it (one nf_tables operation, one edit of
+//! an x_tables table), with the [`Touch`]es it makes (two for a replacement or a rename)
+//! and its description in the words the audit records of nf_tables use (`flush chain ip
+//! nat vcld-1`, `insert rule ip nat PREROUTING: -t nat -I PREROUTING -j vcld-1`). A rule
+//! deleted or replaced is judged by its real target, read from the view: the table (or
+//! generation) the commit is applied to, so a commit refused because the table changed is
+//! planned, derived and judged again.
+
+use super::{Change, Edit, IptTable};
+use crate::error::Result;
+use crate::ipt::IptRule;
+use crate::model::{ChainPolicy, Family};
+use crate::policy::{Touch, Verb};
+
+/// One change as the policy judges it and the audit records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    /// What it touches (two for a replacement or a rename, none for a change that touches
+    /// nothing a policy names).
+    pub touches: Vec<Touch>,
+    /// Its description (audit records, denial messages).
+    pub text: String,
+}
+
+/// Derives the [`Judged`] changes of the edits of one table, in order. The interpreter
+/// hands it every edit before applying it to the view ([`IptTable::take_judge`]), so that
+/// the rule a delete or a replacement removes is read as the view holds it.
+#[derive(Debug, Clone)]
+pub struct Judge {
+    family: Family,
+    table: String,
+    /// The user chains the view held when a restore block's reset began (`None`: no reset).
+    before_reset: Option<Vec<String>>,
+    /// What was derived so far.
+    pub judged: Vec<Judged>,
+    /// The length of the texts so far: past what an audit record shows
+    /// ([`crate::policy::audit::MAX_OPS_TEXT`]), rules are no longer printed into them.
+    text_len: usize,
+}
+
+fn policy_word(p: ChainPolicy) -> &'static str {
+    match p {
+        ChainPolicy::Accept => "ACCEPT",
+        ChainPolicy::Drop => "DROP",
+    }
+}
+
+/// A rule's text after `-t TABLE VERB CHAIN` (its matches and target, iptables syntax).
+fn spec(chain: &str, rule: &IptRule) -> String {
+    let line = crate::ipt::print::append_line(chain, rule, false);
+    line.strip_prefix(&format!("-A {chain}"))
+        .unwrap_or(&line)
+        .to_owned()
+}
+
+impl Judge {
+    /// A judge of the edits of `table`.
+    pub fn new(family: Family, table: &str) -> Judge {
+        Judge {
+            family,
+            table: table.to_owned(),
+            before_reset: None,
+            judged: Vec::new(),
+            text_len: 0,
+        }
+    }
+
+    fn touch(&self, chain: Option<&str>, verb: Verb) -> Touch {
+        Touch::new(self.family, &self.table, chain, verb)
+    }
+
+    fn rule_touch(&self, chain: &str, verb: Verb, rule: Option<&IptRule>) -> Touch {
+        Touch {
+            jump_to: rule.and_then(|r| r.jump_target().map(str::to_owned)),
+            ..self.touch(Some(chain), verb)
+        }
+    }
+
+    fn push(&mut self, touches: Vec<Touch>, text: String) {
+        self.text_len += text.len() + 2;
+        self.judged.push(Judged { touches, text });
+    }
+
+    fn chain_text(&self, what: &str, chain: &str) -> String {
+        format!("{what} chain {} {} {chain}", self.family, self.table)
+    }
+
+    fn rule_text(&self, what: &str, chain: &str, flag: &str, rule: &IptRule) -> String {
+        // An audit record stops at the first change that does not fit (and a denial names a
+        // change without its rule): a restore of 10,000 rules does not print them all.
+        if self.text_len > crate::policy::audit::MAX_OPS_TEXT {
+            return format!("{what} rule {} {} {chain}", self.family, self.table);
+        }
+        format!(
+            "{what} rule {} {} {chain}: -t {} {flag} {chain}{}",
+            self.family,
+            self.table,
+            self.table,
+            spec(chain, rule)
+        )
+    }
+
+    fn policy(&mut self, chain: &str, policy: ChainPolicy) {
+        let text = format!(
+            "{}: -t {} -P {chain} {}",
+            self.chain_text("add", chain),
+            self.table,
+            policy_word(policy)
+        );
+        let t = self.touch(Some(chain), Verb::Policy);
+        self.push(vec![t], text);
+    }
+
+    /// Derives what `edit` touches from `view`, as it stands before the edit is applied.
+    pub fn note<T: IptTable + ?Sized>(&mut self, view: &mut T, edit: &Edit) -> Result<()> {
+        match edit {
+            Edit::Append { chain, rule } => {
+                let t = self.rule_touch(chain, Verb::AddRule, Some(rule));
+                let text = self.rule_text("add", chain, "-A", rule);
+                self.push(vec![t], text);
+            }
+            Edit::Insert { chain, index, rule } => {
+                // Past the last rule an insert is an append (as nf_tables carries it).
+                let append = *index > 1 && *index > view.rule_count(chain)?;
+                let t = self.rule_touch(chain, Verb::AddRule, Some(rule));
+                let text = if append {
+                    self.rule_text("add", chain, "-A", rule)
+                } else {
+                    self.rule_text("insert", chain, "-I", rule)
+                };
+                self.push(vec![t], text);
+            }
+            Edit::Replace { chain, index, rule } => {
+                let old = view.rule_at(chain, *index)?;
+                let touches = vec![
+                    self.rule_touch(chain, Verb::DeleteRule, old.as_ref()),
+                    self.rule_touch(chain, Verb::AddRule, Some(rule)),
+                ];
+                let text = self.rule_text("replace", chain, "-R", rule);
+                self.push(touches, text);
+            }
+            Edit::Delete { chain, index } => {
+                let old = view.rule_at(chain, *index)?;
+                let t = self.rule_touch(chain, Verb::DeleteRule, old.as_ref());
+                let text = match &old {
+                    Some(r) => self.rule_text("delete", chain, "-D", r),
+                    None => format!("delete rule {} {} {chain}", self.family, self.table),
+                };
+                self.push(vec![t], text);
+            }
+            Edit::CreateChain(chain) => {
+                // A chain the block's reset removed and its declaration brings back was
+                // there before and is there after, empty: a flush (as nf_tables carries it).
+                let back = self
+                    .before_reset
+                    .as_ref()
+                    .is_some_and(|b| b.contains(chain));
+                let (verb, what) = if back {
+                    (Verb::Flush, "flush")
+                } else {
+                    (Verb::Create, "create")
+                };
+                let t = self.touch(Some(chain), verb);
+                let text = self.chain_text(what, chain);
+                self.push(vec![t], text);
+            }
+            Edit::DeleteChain(chain) => {
+                let t = self.touch(Some(chain), Verb::Delete);
+                let text = self.chain_text("delete", chain);
+                self.push(vec![t], text);
+            }
+            Edit::Flush(chain) => {
+                let t = self.touch(Some(chain), Verb::Flush);
+                let text = self.chain_text("flush", chain);
+                self.push(vec![t], text);
+            }
+            Edit::FlushAll | Edit::Reset => {
+                if matches!(edit, Edit::Reset) {
+                    self.before_reset = Some(view.user_chains()?);
+                }
+                let t = self.touch(None, Verb::FlushTable);
+                let text = format!("flush table {} {}", self.family, self.table);
+                self.push(vec![t], text);
+            }
+            Edit::Zero(chain) => {
+                let j = zero(self.family, &self.table, chain.as_deref());
+                self.push(j.touches, j.text);
+            }
+            Edit::Policy { chain, policy } => self.policy(chain, *policy),
+            Edit::DeclareBuiltin {
+                chain,
+                policy: Some(p),
+                ..
+            } => self.policy(chain, *p),
+            // `:BUILTIN -` changes no policy on x_tables (see `Edit::DeclareBuiltin`).
+            Edit::DeclareBuiltin { policy: None, .. } => {}
+            Edit::Rename { from, to } => {
+                let mut touches = vec![
+                    self.touch(Some(from), Verb::Delete),
+                    self.touch(Some(to), Verb::Create),
+                ];
+                // The jumps to the chain now jump to its new name.
+                let mut jumping = Vec::new();
+                for c in view.chain_order()? {
+                    for i in 1..=view.rule_count(&c)? {
+                        let rule = view.rule_at(&c, i)?;
+                        if rule.as_ref().and_then(IptRule::jump_target) == Some(from.as_str()) {
+                            jumping.push(c.clone());
+                        }
+                    }
+                }
+                jumping.sort();
+                for c in jumping {
+                    touches.extend(crate::policy::retargeted(
+                        self.family,
+                        &self.table,
+                        &c,
+                        from,
+                        to,
+                    ));
+                }
+                let text = format!("rename chain {} {} {from} to {to}", self.family, self.table);
+                self.push(touches, text);
+            }
+            Edit::FinishReset { declared } => {
+                let stale: Vec<String> = self
+                    .before_reset
+                    .take()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|c| !declared.contains(c))
+                    .collect();
+                for chain in stale {
+                    let t = self.touch(Some(&chain), Verb::Delete);
+                    let text = self.chain_text("delete", &chain);
+                    self.push(vec![t], text);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Zeroing counters (`-Z`, `-L -Z`, `-Z CHAIN N` on x_tables) of a table or one chain.
+pub fn zero(family: Family, table: &str, chain: Option<&str>) -> Judged {
+    let text = match chain {
+        Some(c) => format!("zero counters {family} {table} {c}"),
+        None => format!("zero counters {family} {table}"),
+    };
+    Judged {
+        touches: vec![Touch::new(family, table, chain, Verb::Zero)],
+        text,
+    }
+}
+
+/// What a NAT-host plan's changes touch, in order, as nf_tables carries them: the first
+/// chain created in a table ensures the table first (`add table`); a chain created with a
+/// built-in's name is a base chain (judged as `policy`). `old` gives the rule a change
+/// deletes or replaces (by table, chain and id) as the plan's view holds it, for its real
+/// target; a rule it does not find is judged as absent (the commit fails on it anyway).
+pub fn of_changes(
+    family: Family,
+    changes: &[Change],
+    mut old: impl FnMut(&str, &str, u64) -> Option<IptRule>,
+) -> Vec<Judged> {
+    let mut out = Vec::with_capacity(changes.len() + 1);
+    let mut ensured: Vec<&str> = Vec::new();
+    let mut len = 0;
+    for c in changes {
+        match c {
+            Change::CreateChain { table, chain } => {
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
+                if !ensured.contains(&table.as_str()) {
+                    ensured.push(table);
+                    push(
+                        &mut out,
+                        &mut len,
+                        Judged {
+                            touches: vec![j.touch(None, Verb::CreateTable)],
+                            text: format!("add table {family} {table}"),
+                        },
+                    );
+                }
+                let verb = if crate::ipt::tables::builtin(table, chain).is_some() {
+                    Verb::Policy
+                } else {
+                    Verb::Create
+                };
+                let mut text = j.chain_text("create", chain);
+                if verb == Verb::Policy {
+                    text.push_str(&format!(": -t {table} -P {chain} ACCEPT"));
+                }
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![j.touch(Some(chain), verb)],
+                        text,
+                    },
+                );
+            }
+            Change::FlushChain { table, chain } => {
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![j.touch(Some(chain), Verb::Flush)],
+                        text: j.chain_text("flush", chain),
+                    },
+                );
+            }
+            Change::DeleteChain { table, chain } => {
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![j.touch(Some(chain), Verb::Delete)],
+                        text: j.chain_text("delete", chain),
+                    },
+                );
+            }
+            Change::InsertRule { table, chain, rule }
+            | Change::AppendRule { table, chain, rule } => {
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
+                let (what, flag) = if matches!(c, Change::InsertRule { .. }) {
+                    ("insert", "-I")
+                } else {
+                    ("add", "-A")
+                };
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![j.rule_touch(chain, Verb::AddRule, Some(rule))],
+                        text: j.rule_text(what, chain, flag, rule),
+                    },
+                );
+            }
+            Change::ReplaceRule {
+                table,
+                chain,
+                id,
+                rule,
+            } => {
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
+                let was = old(table, chain, *id);
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![
+                            absent_if(j.rule_touch(chain, Verb::DeleteRule, was.as_ref()), &was),
+                            j.rule_touch(chain, Verb::AddRule, Some(rule)),
+                        ],
+                        text: j.rule_text("replace", chain, "-R", rule),
+                    },
+                );
+            }
+            Change::DeleteRule {
+                table, chain, id, ..
+            }
+            | Change::DeleteGuessedJump {
+                table, chain, id, ..
+            } => {
+                let j = Judge {
+                    text_len: len,
+                    ..Judge::new(family, table)
+                };
+                let was = old(table, chain, *id);
+                let text = match &was {
+                    Some(r) => j.rule_text("delete", chain, "-D", r),
+                    None => format!("delete rule {family} {table} {chain}"),
+                };
+                push(
+                    &mut out,
+                    &mut len,
+                    Judged {
+                        touches: vec![absent_if(
+                            j.rule_touch(chain, Verb::DeleteRule, was.as_ref()),
+                            &was,
+                        )],
+                        text,
+                    },
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Adds a change, counting its text's length (see [`Judge::rule_text`]).
+fn push(out: &mut Vec<Judged>, len: &mut usize, j: Judged) {
+    *len += j.text.len() + 2;
+    out.push(j);
+}
+
+/// A rule the view does not hold: the kernel refuses its deletion, so what it jumps to does
+/// not matter (as [`Touch::rule_absent`] on nf_tables).
+fn absent_if(t: Touch, was: &Option<IptRule>) -> Touch {
+    Touch {
+        rule_absent: was.is_none(),
+        ..t
+    }
+}
