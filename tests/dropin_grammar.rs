@@ -104,6 +104,53 @@ const CASES: &[(&str, &str, &str)] = &[
     ("", "iptables", "-S nochain"),
     ("", "iptables", "-F c 1"),
     // an option given twice
+    // multiport's two refusals (libxt_multiport.c, check_proto)
+    ("", "iptables", "-A c -m multiport --dports 1,2"),
+    ("", "iptables", "-A c ! -p tcp -m multiport --dports 1,2"),
+    ("", "iptables", "-A c -p icmp -m multiport --dports 1,2"),
+    ("", "iptables", "-A c -p udplite -m multiport --dports 1,2"),
+    // NAT ports: after -p tcp, udp, sctp, dccp or icmp, inverted or not (libxt_NAT.c
+    // looks at the protocol number alone); refused otherwise, in iptables' words.
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p sctp -j DNAT --to-destination 192.0.2.1:80",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p dccp -j REDIRECT --to-ports 80-90",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p icmp -j SNAT --to-source 192.0.2.1:7",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c ! -p tcp -j MASQUERADE --to-ports 1024",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -j DNAT --to-destination 192.0.2.1:80",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -p gre -j MASQUERADE --to-ports 1024",
+    ),
+    (
+        "",
+        "ip6tables",
+        "-t nat -A PREROUTING -p icmpv6 -j DNAT --to-destination [2001:db8::1]:80",
+    ),
+    (
+        "-t nat -A c -p sctp -j DNAT --to-destination 192.0.2.1:80",
+        "iptables",
+        "-t nat -D c -p sctp -j DNAT --to-destination 192.0.2.1:80",
+    ),
     (
         "",
         "iptables",

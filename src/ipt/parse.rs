@@ -16,6 +16,7 @@ use std::time::Duration;
 mod command;
 mod options;
 mod target;
+pub(crate) use target::NAT_PORTS_NEED_PROTO;
 #[cfg(test)]
 mod tests;
 mod values;

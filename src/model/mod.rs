@@ -121,6 +121,14 @@ impl L4Proto {
     pub fn has_ports(self) -> bool {
         matches!(self, L4Proto::Tcp | L4Proto::Udp)
     }
+
+    /// Whether iptables' NAT targets (`DNAT`, `SNAT`, `MASQUERADE`, `REDIRECT`) take a port
+    /// after `-p` of this protocol: TCP, UDP, SCTP, DCCP and ICMP (its id), in both families,
+    /// whether or not `-p` is inverted (libxt_NAT.c, `__NAT_parse`, looks at the protocol
+    /// number alone).
+    pub fn nat_ports_ok(self) -> bool {
+        matches!(self.number(), 6 | 17 | 132 | 33 | 1)
+    }
 }
 
 impl fmt::Display for L4Proto {

@@ -104,12 +104,9 @@ impl Ext for Nat {
             .filter(|(n, _)| get(given, n).is_some())
             .fold(0, |a, (_, f)| a | f);
         let ports_proto = || -> Result<()> {
-            match ctx.proto() {
-                Some(p) if p.has_ports() => Ok(()),
-                _ => Err(bad(format!(
-                    "{}: a port needs `-p tcp' or `-p udp'",
-                    self.name
-                ))),
+            match &ctx.rule.proto {
+                Some(p) if p.value.nat_ports_ok() => Ok(()),
+                _ => Err(bad(crate::ipt::parse::NAT_PORTS_NEED_PROTO)),
             }
         };
         let ro = self.range_opt();

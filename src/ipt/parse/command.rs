@@ -41,11 +41,21 @@ impl Parser<'_> {
                 Pending::Tcp(p) => IptMatch::Tcp(p),
                 Pending::Udp(p) => IptMatch::Udp(p),
                 Pending::Multiport(Some(mp)) => {
-                    // tcp, udp, udplite, sctp, dccp: the protocols xt_multiport accepts.
-                    if !rule.proto.as_ref().is_some_and(|p| {
-                        !p.negated && matches!(p.value.number(), 6 | 17 | 33 | 132 | 136)
-                    }) {
-                        return Err(bad("multiport needs `-p tcp' or `-p udp'"));
+                    // tcp, udp, udplite, sctp, dccp: the protocols xt_multiport accepts;
+                    // iptables' two refusals as libxt_multiport.c's check_proto words them.
+                    match &rule.proto {
+                        Some(p)
+                            if !p.negated
+                                && matches!(p.value.number(), 6 | 17 | 33 | 132 | 136) => {}
+                        Some(p) if p.negated || p.value.number() != 0 => {
+                            return Err(bad(
+                                "multiport only works with TCP, UDP, UDPLITE, SCTP and DCCP",
+                            ));
+                        }
+                        _ => {
+                            return Err(bad("multiport needs `-p tcp', `-p udp', \
+                                 `-p udplite', `-p sctp' or `-p dccp'"));
+                        }
                     }
                     IptMatch::Multiport(mp)
                 }

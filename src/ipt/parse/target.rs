@@ -4,6 +4,9 @@
 use super::*;
 use crate::ipt::ext;
 
+/// iptables' refusal of a NAT port after no `-p` or the wrong one (libxt_NAT.c).
+pub(crate) const NAT_PORTS_NEED_PROTO: &str = "Need TCP, UDP, SCTP or DCCP with port specification";
+
 pub(super) fn is_known_target(name: &str) -> bool {
     matches!(
         name,
@@ -70,15 +73,11 @@ pub(super) fn parse_target(
             .find(|(k, _)| k == o)
             .map(|(_, v)| v.as_str())
     };
-    let needs_ports_proto = |what: &str| -> Result<()> {
-        if rule
-            .proto
-            .as_ref()
-            .is_some_and(|p| !p.negated && p.value.has_ports())
-        {
+    let needs_ports_proto = || -> Result<()> {
+        if rule.proto.as_ref().is_some_and(|p| p.value.nat_ports_ok()) {
             Ok(())
         } else {
-            Err(bad(format!("{what}: a port needs `-p tcp' or `-p udp'")))
+            Err(bad(NAT_PORTS_NEED_PROTO))
         }
     };
     if goto {
@@ -102,7 +101,7 @@ pub(super) fn parse_target(
                 .ok_or_else(|| bad(format!("{name}: option \"{opt}\" must be specified")))?;
             let r = parse_nat_range(v, family, opt)?;
             if r.ports.is_some() {
-                needs_ports_proto(name)?;
+                needs_ports_proto()?;
             }
             if name == "DNAT" {
                 IptTarget::Dnat(r)
@@ -113,7 +112,7 @@ pub(super) fn parse_target(
         "MASQUERADE" | "REDIRECT" => {
             let p = get("--to-ports").map(parse_to_ports).transpose()?;
             if p.is_some() {
-                needs_ports_proto(name)?;
+                needs_ports_proto()?;
             }
             if name == "MASQUERADE" {
                 IptTarget::Masquerade(p)
