@@ -248,3 +248,49 @@ fn policy_counters_as_iptables_legacy() {
     common::require_kernel!();
     compare(Side::Legacy);
 }
+
+/// The `--json` listing carries a built-in chain's policy counters (`null` for user chains),
+/// read from what the real tool restored, on both backends.
+#[test]
+fn json_listing_carries_policy_counters() {
+    common::require_kernel!();
+    for (backend, restore) in [
+        ("nft", "iptables-nft-restore"),
+        ("legacy", "iptables-legacy-restore"),
+    ] {
+        let lock = private_lock_path();
+        let got = common::in_netns(move || {
+            let lock = lock.to_str().expect("UTF-8").to_owned();
+            let file = "*filter\n:INPUT DROP [12:3456]\n:c - [0:0]\nCOMMIT\n";
+            let o = common::run_env(
+                "sh",
+                &["-c", &format!("printf '{file}' | {restore} -c")],
+                &[("XTABLES_LOCKFILE", &lock)],
+            );
+            assert!(o.status.success(), "{}", dropin::text(&o));
+            let o = common::run_env(
+                common::xtnl_bin(),
+                &["--backend", backend, "-S", "--json"],
+                &[("XTABLES_LOCKFILE", &lock)],
+            );
+            assert!(o.status.success(), "{}", dropin::text(&o));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        });
+        let v: serde_json::Value = serde_json::from_str(&got).expect("JSON");
+        let chains = &v["tables"][0]["chains"];
+        let chain = |n: &str| {
+            chains
+                .as_array()
+                .expect("chains")
+                .iter()
+                .find(|c| c["name"] == n)
+                .unwrap_or_else(|| panic!("{backend}: no chain {n} in {got}"))
+                .clone()
+        };
+        let input = chain("INPUT");
+        assert_eq!(input["policy"], "DROP", "{backend}: {got}");
+        assert_eq!(input["policy_packets"], 12, "{backend}: {got}");
+        assert_eq!(input["policy_bytes"], 3456, "{backend}: {got}");
+        assert!(chain("c")["policy_packets"].is_null(), "{backend}: {got}");
+    }
+}
