@@ -104,6 +104,8 @@ fn cases() -> Vec<(&'static str, Vec<Step>)> {
                 Step::new("ip6tables", w("-S -v")),
                 Step::new("ip6tables", w("-L -v -n")),
                 Step::new("ip6tables", w("-L OUTPUT -v -n -x")),
+                Step::new("iptables", w("-t nat -L -Z -v -n -x")),
+                Step::new("iptables", w("-t nat -L -v -n -x")),
             ],
         ),
         (
@@ -178,7 +180,7 @@ fn cases() -> Vec<(&'static str, Vec<Step>)> {
                 Step::new("iptables", w("-Z c")),
                 Step::new("iptables", w("-t nat -Z")),
                 real_save("-c -t nat"),
-                Step::new("iptables", w("-t mangle -L -Z -n -x")),
+                Step::new("iptables", w("-t mangle -L -Z -v -n -x")),
                 Step::new("iptables", w("-t mangle -L -v -n -x")),
                 Step::new("iptables", w("-t raw -Z OUTPUT")),
                 Step::new("ip6tables", w("-Z")),
