@@ -108,6 +108,24 @@ fn transactions() -> Vec<(&'static str, Transaction)> {
         });
     }
 
+    // `restore -c` of `:INPUT DROP [12:3456]`: the base chain's policy with its counters
+    // (`NFTA_CHAIN_COUNTERS`, packets then bytes, as iptables-nft-restore -c sends them).
+    let filter = TableRef::new(Family::Ipv4, "filter");
+    let mut counted = Transaction::new();
+    counted.ensure_table(&filter).ensure_chain(
+        &filter,
+        ChainSpec::base(
+            "INPUT",
+            xtnl::ipt::tables::builtin("filter", "INPUT")
+                .unwrap()
+                .base(xtnl::model::ChainPolicy::Drop),
+        )
+        .with_counters(xtnl::model::Counters {
+            packets: 12,
+            bytes: 3456,
+        }),
+    );
+
     let mut teardown = Transaction::new();
     teardown
         .flush_chain(&work)
@@ -119,6 +137,7 @@ fn transactions() -> Vec<(&'static str, Transaction)> {
         ("table_and_chains", tables),
         ("native_rules", native),
         ("iptables_nft_rules", ipt),
+        ("policy_counters", counted),
         ("teardown", teardown),
     ]
 }
@@ -255,5 +274,20 @@ fn the_kernel_accepts_the_captured_batches() {
                 first_difference(&got, &want)
             );
         }
+        // The kernel keeps the counters the policy was sent with, and reports them.
+        let chains = s
+            .list_chains(&TableRef::new(Family::Ipv4, "filter"))
+            .expect("list filter");
+        let input = chains
+            .iter()
+            .find(|c| c.chain.name == "INPUT")
+            .expect("INPUT");
+        assert_eq!(
+            input.counters,
+            Some(xtnl::model::Counters {
+                packets: 12,
+                bytes: 3456
+            })
+        );
     });
 }

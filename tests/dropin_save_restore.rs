@@ -410,15 +410,20 @@ fn save_never_loses_a_rule_silently() {
 }
 
 /// `restore -c` starts a built-in chain's policy counters from its `[packets:bytes]`, as
-/// iptables-legacy-restore does (iptables' ipt-save/0002load-fedora27-firewalld). x_tables
-/// only: xtnl's nf_tables backend does not set base-chain counters yet (docs/drop-in.md).
+/// iptables-restore does (iptables' ipt-save/0002load-fedora27-firewalld), on both backends
+/// (more in tests/dropin_policy_counters.rs).
 #[test]
-fn restore_c_sets_builtin_policy_counters_on_x_tables() {
+fn restore_c_sets_builtin_policy_counters() {
     common::require_kernel!();
-    let side = Side::Legacy;
+    for side in [Side::Legacy, Side::Nft] {
+        restore_c_policy_counters(side);
+    }
+}
+
+fn restore_c_policy_counters(side: Side) {
     let names = side.link_names();
     let dir = links(
-        "policycounters",
+        &format!("policycounters-{side:?}"),
         &names.iter().map(String::as_str).collect::<Vec<_>>(),
     );
     let steps = vec![

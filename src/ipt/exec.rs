@@ -64,6 +64,8 @@ struct ChainState {
     base: Option<BaseChain>,
     /// The kernel's use count when read: rules in the chain plus jumps to it.
     use_count: u32,
+    /// A base chain's policy counters when read, if the kernel keeps them.
+    counters: Option<crate::model::Counters>,
     /// Loaded on first need (a single `-A` does not read the chain's rules).
     rules: Option<Vec<Slot>>,
     /// How many rules the chain had in the kernel when its rules were loaded.
@@ -85,6 +87,7 @@ impl ChainState {
             handle: c.handle,
             base: c.base,
             use_count: c.use_count,
+            counters: c.counters,
             rules: None,
             kernel_rules: 0,
             flushed_unread: false,
@@ -98,6 +101,7 @@ impl ChainState {
             handle: None,
             base: Some(b.base(ChainPolicy::Accept)),
             use_count: 0,
+            counters: None,
             rules: Some(Vec::new()),
             kernel_rules: 0,
             flushed_unread: false,
@@ -111,6 +115,7 @@ impl ChainState {
             handle: None,
             base: None,
             use_count: 0,
+            counters: None,
             rules: Some(Vec::new()),
             kernel_rules: 0,
             flushed_unread: false,
@@ -360,11 +365,20 @@ impl Planner {
             .position(|s| s.rule().is_expressible() && norm(s.rule()) == want)
     }
 
-    fn set_policy(&mut self, b: Builtin, policy: ChainPolicy) {
+    /// Sets a built-in chain's policy, and its policy counters when `counters` is given
+    /// (iptables-nft sends them with every policy it sets: see [`ChainSpec::counters`]).
+    fn set_policy(
+        &mut self,
+        b: Builtin,
+        policy: ChainPolicy,
+        counters: Option<crate::model::Counters>,
+    ) {
         self.materialize(b.name);
+        let mut spec = ChainSpec::base(b.name, b.base(policy));
+        spec.counters = counters;
         let op = Op::EnsureChain {
             table: self.table.clone(),
-            chain: ChainSpec::base(b.name, b.base(policy)),
+            chain: spec,
         };
         match self.created_builtins.get(b.name) {
             Some(&i) => self.ops[i] = op,
@@ -372,6 +386,9 @@ impl Planner {
         }
         if let Some(c) = self.chains.get_mut(b.name) {
             c.base = Some(b.base(policy));
+            if counters.is_some() {
+                c.counters = counters;
+            }
         }
     }
 
@@ -413,7 +430,18 @@ impl Planner {
         chain: &str,
         policy: Option<ChainPolicy>,
     ) -> Result<()> {
-        crate::seam::declare_chain(&mut NftTable { p: self, r }, chain, policy, None).map(drop)
+        self.declare_chain_counted(r, chain, policy, None)
+    }
+
+    /// [`Planner::declare_chain`] with the line's `[packets:bytes]` under `restore -c`.
+    pub fn declare_chain_counted(
+        &mut self,
+        r: &mut Reader<'_>,
+        chain: &str,
+        policy: Option<ChainPolicy>,
+        counters: Option<crate::model::Counters>,
+    ) -> Result<()> {
+        crate::seam::declare_chain(&mut NftTable { p: self, r }, chain, policy, counters).map(drop)
     }
 
     /// `iptables-restore` without `--noflush`: every rule goes, then the user chains the

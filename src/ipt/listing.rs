@@ -21,7 +21,8 @@ pub struct ChainListing {
     pub name: String,
     /// `Some` for built-in (base) chains.
     pub policy: Option<ChainPolicy>,
-    /// A built-in chain's policy counters, where the backend keeps them (x_tables).
+    /// A built-in chain's policy counters, where the backend keeps them (x_tables always;
+    /// nf_tables for a base chain created or updated with counters, `None` read as zero).
     pub policy_counters: Option<Counters>,
     /// Jumps and gotos to it (user chains; counted only when the whole table was read).
     pub references: u32,
@@ -107,15 +108,14 @@ pub(super) fn read(
         |name: &str| -> Vec<(u64, IptRule)> { by_chain.remove(name).unwrap_or_default() };
     let mut out = Vec::new();
     for b in builtins.unwrap_or(&[]) {
-        let policy = chains
-            .iter()
-            .find(|c| c.chain.name == b.name)
+        let found = chains.iter().find(|c| c.chain.name == b.name);
+        let policy = found
             .and_then(|c| c.base.map(|x| x.policy))
             .unwrap_or(ChainPolicy::Accept);
         out.push(ChainListing {
             name: b.name.into(),
             policy: Some(policy),
-            policy_counters: None,
+            policy_counters: found.and_then(|c| c.counters),
             references: 0,
             rules: rules_of(b.name),
         });
@@ -129,7 +129,7 @@ pub(super) fn read(
         out.push(ChainListing {
             name: c.chain.name.clone(),
             policy: c.base.map(|b| b.policy),
-            policy_counters: None,
+            policy_counters: c.counters,
             references: 0,
             rules: rules_of(&c.chain.name),
         });

@@ -53,9 +53,13 @@ pub fn apply(
             let mut declared = Vec::new();
             for (n, line) in &block.lines {
                 let result = match line {
-                    Line::Chain { name, policy, .. } => {
+                    Line::Chain {
+                        name,
+                        policy,
+                        counters,
+                    } => {
                         declared.push(name.clone());
-                        p.declare_chain(r, name, *policy)
+                        p.declare_chain_counted(r, name, *policy, *counters)
                     }
                     Line::Command(cmd) => p
                         .plan(r, cmd)

@@ -177,10 +177,13 @@ impl Parser {
                 ));
             }
             // `-c`: a built-in chain's policy starts from its `[packets:bytes]`, as with
-            // iptables-restore -c (chains without a policy have none).
+            // iptables-restore -c (user chains have none). Both iptables refuse a built-in
+            // chain with a policy and without valid counters; for `:BUILTIN -`
+            // iptables-nft-restore reads them too, iptables-legacy-restore ignores them.
+            let builtin = tables::builtin(&block.table, name).is_some();
             let counters = f
                 .next()
-                .filter(|_| self.counters && policy.is_some())
+                .filter(|_| self.counters && builtin)
                 .and_then(|c| c.strip_prefix('[')?.strip_suffix(']')?.split_once(':'))
                 .and_then(|(p, b)| {
                     Some(crate::model::Counters {
@@ -188,6 +191,9 @@ impl Parser {
                         bytes: b.parse().ok()?,
                     })
                 });
+            if self.counters && builtin && policy.is_some() && counters.is_none() {
+                return Err(at(n, format!("invalid policy counters for chain '{name}'")));
+            }
             block.lines.push((
                 n,
                 Line::Chain {

@@ -155,6 +155,9 @@ pub fn table_value(table: &str, chains: &[ChainListing]) -> Value {
             "name": c.name,
             "builtin": c.policy.is_some(),
             "policy": c.policy.map(policy_name),
+            // A built-in chain's policy counters (`:INPUT DROP [p:b]`); null for user chains.
+            "policy_packets": c.policy.map(|_| c.policy_counters.unwrap_or_default().packets),
+            "policy_bytes": c.policy.map(|_| c.policy_counters.unwrap_or_default().bytes),
             "references": c.references,
             "rules": c.rules.iter().map(|(h, r)| rule_value(&c.name, *h, r)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),

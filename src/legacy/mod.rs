@@ -211,8 +211,14 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                     inv.family,
                 )
                 .map_err(words)?;
-                let mut a = LegacyTable::new(t, false);
+                // With `-v`, `-Z`'s `Zeroing chain` lines after the listing.
+                let mut a = LegacyTable::new(t, inv.verbose);
                 crate::seam::interpret(&mut a, &Command::Zero(chain.clone()))?;
+                let mut text = text;
+                for l in &a.verbose_lines {
+                    text.push_str(l);
+                    text.push('\n');
+                }
                 Ok((text, true, vec![zero.clone()]))
             })?;
             return Ok(out.value);

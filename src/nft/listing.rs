@@ -1,6 +1,6 @@
 #![deny(missing_docs)]
 
-use crate::model::{BaseChain, ChainPolicy, ChainType, Hook};
+use crate::model::{BaseChain, ChainPolicy, ChainType, Counters, Hook};
 use crate::model::{Family, Rule};
 use crate::wire::nftables::{ChainRepr, RuleRepr, TableRepr};
 
@@ -45,6 +45,9 @@ pub struct Chain {
     /// The kernel's use count: rules in the chain plus jumps and gotos to it. A chain can
     /// be deleted only when it is zero.
     pub use_count: u32,
+    /// A base chain's policy counters, when the kernel keeps them (`NFTA_CHAIN_COUNTERS`:
+    /// only for a chain created or updated with counters, as iptables-nft's policies are).
+    pub counters: Option<Counters>,
 }
 
 impl Chain {
@@ -71,6 +74,10 @@ impl Chain {
             base,
             base_unknown,
             use_count: r.use_count.unwrap_or(0),
+            counters: r.counters.map(|c| Counters {
+                packets: c.packets,
+                bytes: c.bytes,
+            }),
         })
     }
 }

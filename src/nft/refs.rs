@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::model::{BaseChain, Family};
+use crate::model::{BaseChain, Counters, Family};
 
 use super::codec;
 
@@ -63,6 +63,11 @@ pub struct ChainSpec {
     pub name: String,
     /// `Some` for a base chain: its type, hook, priority and policy.
     pub base: Option<BaseChain>,
+    /// A base chain's policy counters to set (`NFTA_CHAIN_COUNTERS`): iptables-nft sends
+    /// them with every policy it sets (zero unless `restore -c` gave them), which also makes
+    /// the kernel count packets that meet the policy. `None`: sent without, so the counts
+    /// stay as they are (a chain created so counts nothing).
+    pub counters: Option<Counters>,
 }
 
 impl ChainSpec {
@@ -71,6 +76,7 @@ impl ChainSpec {
         ChainSpec {
             name: name.into(),
             base: None,
+            counters: None,
         }
     }
     /// A base chain, attached to a hook.
@@ -78,7 +84,14 @@ impl ChainSpec {
         ChainSpec {
             name: name.into(),
             base: Some(base),
+            counters: None,
         }
+    }
+    /// The same chain, setting its policy counters (base chains only; see
+    /// [`ChainSpec::counters`]).
+    pub fn with_counters(mut self, counters: Counters) -> Self {
+        self.counters = Some(counters);
+        self
     }
 }
 

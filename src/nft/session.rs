@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::lock::{LockMode, WaitPolicy, XtablesLock};
 use crate::transport::{Batch, CommitFailure, NlSocket, Request};
 use crate::wire::nftables::{
-    ChainRepr, GenRepr, RuleRepr, TableRepr, msg, nfproto, split_nfgenmsg,
+    ChainCounters, ChainRepr, GenRepr, RuleRepr, TableRepr, msg, nfproto, split_nfgenmsg,
 };
 
 use super::listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};
@@ -374,7 +374,8 @@ impl Session {
     }
 
     /// Zeroes the counters of every rule of a table, or of one chain (`iptables -Z`): a dump
-    /// that resets what it reads, in the kernel, rule by rule.
+    /// that resets what it reads, in the kernel, rule by rule; then the policy counters of
+    /// its base chains, as iptables-nft does.
     pub fn reset_counters(&mut self, table: &TableRef, chain: Option<&str>) -> Result<()> {
         let what = match chain {
             Some(c) => format!("zero counters {table} {c}"),
@@ -420,7 +421,54 @@ impl Session {
             },
             |_, _| Ok(Some(())),
         )?;
-        Ok(())
+        self.zero_chain_counters(table, chain)
+    }
+
+    /// The policy counters of the table's base chains (or of `chain`, if it is one) back to
+    /// zero, as iptables-nft's `-Z` does: one `NEWCHAIN` per base chain carrying
+    /// `NFTA_CHAIN_COUNTERS` of zeros. Sent without hook, policy or `NLM_F_CREATE`, so it
+    /// only updates a chain that exists and leaves its policy as it is; the batch carries the
+    /// generation of the read, and is planned again if the ruleset changed in between.
+    fn zero_chain_counters(&mut self, table: &TableRef, chain: Option<&str>) -> Result<()> {
+        for _ in 0..self.max_attempts.max(1) {
+            let generation = get_generation(&mut self.sock)?;
+            let chains = dump_chains(&mut self.sock, &mut self.stats.dump_restarts, table)?;
+            let base: Vec<ChainRepr> = chains
+                .iter()
+                .filter(|c| {
+                    (c.base.is_some() || c.base_unknown) && chain.is_none_or(|n| n == c.chain.name)
+                })
+                .map(|c| ChainRepr {
+                    family: table.family.nfproto(),
+                    table: table.name.clone(),
+                    name: c.chain.name.clone(),
+                    counters: Some(ChainCounters::default()),
+                    ..Default::default()
+                })
+                .collect();
+            if base.is_empty() {
+                return Ok(());
+            }
+            let mut batch = Batch::new(&mut self.sock, Some(generation));
+            for c in &base {
+                let desc = format!("zero counters {table} {}", c.name);
+                batch.push(msg::NEWCHAIN, c.family, 0, desc, |w| c.emit(w));
+            }
+            let guard = match &self.lock {
+                Some(lock) => Some(lock.acquire()?),
+                None => None,
+            };
+            let result = batch.commit(&mut self.sock);
+            drop(guard);
+            match result {
+                Ok(_) => return Ok(()),
+                Err(CommitFailure::Error(e)) => return Err(e),
+                Err(CommitFailure::GenerationChanged) => self.stats.generation_retries += 1,
+            }
+        }
+        Err(Error::GenerationConflict {
+            attempts: self.max_attempts.max(1),
+        })
     }
 
     /// Runs `read` on a consistent view: its dumps are bracketed by generation reads and the

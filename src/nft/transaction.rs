@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::model::{Family, Rule, validate_name};
 use crate::transport::{Batch, BatchReply, CommitFailure, Transport};
 use crate::wire::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO, NLM_F_EXCL, NLM_F_REPLACE};
-use crate::wire::nftables::{ChainRepr, HookRepr, RuleRepr, SetElemsRepr, SetRepr, TableRepr, msg};
+use crate::wire::nftables::{
+    ChainCounters, ChainRepr, HookRepr, RuleRepr, SetElemsRepr, SetRepr, TableRepr, msg,
+};
 
 use super::codec;
 pub use super::refs::{ChainRef, ChainSpec, EncodedRule, RulePosition, TableRef};
@@ -319,6 +321,10 @@ fn chain_repr(table: &TableRef, spec: &ChainSpec) -> ChainRepr {
         });
         c.policy = Some(b.policy.verdict());
         c.chain_type = Some(b.chain_type.as_str().into());
+        c.counters = spec.counters.map(|n| ChainCounters {
+            packets: n.packets,
+            bytes: n.bytes,
+        });
     }
     c
 }

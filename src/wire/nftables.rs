@@ -117,7 +117,14 @@ mod chain_attr {
     pub const POLICY: u16 = 5;
     pub const USE: u16 = 6;
     pub const TYPE: u16 = 7;
+    pub const COUNTERS: u16 = 8;
     pub const FLAGS: u16 = 10;
+}
+
+/// `NFTA_COUNTER_*`: the nested attributes of a base chain's `NFTA_CHAIN_COUNTERS`.
+mod counter_attr {
+    pub const BYTES: u16 = 1;
+    pub const PACKETS: u16 = 2;
 }
 
 mod hook_attr {
@@ -251,6 +258,52 @@ pub struct ChainRepr {
     pub use_count: Option<u32>,
     /// `NFTA_CHAIN_FLAGS` (`NFT_CHAIN_BASE`, ...), when present.
     pub flags: Option<u32>,
+    /// `NFTA_CHAIN_COUNTERS`: a base chain's packets and bytes that met its policy. The
+    /// kernel keeps them only for a base chain created or updated with them (iptables-nft
+    /// sends them with every policy it sets); a dump reports them only then. In a request,
+    /// they replace the chain's counts (both attributes are required).
+    pub counters: Option<ChainCounters>,
+}
+
+/// A base chain's counters (`NFTA_CHAIN_COUNTERS`, nested `NFTA_COUNTER_PACKETS` and
+/// `NFTA_COUNTER_BYTES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChainCounters {
+    /// `NFTA_COUNTER_PACKETS`.
+    pub packets: u64,
+    /// `NFTA_COUNTER_BYTES`.
+    pub bytes: u64,
+}
+
+impl ChainCounters {
+    fn parse(a: &super::attr::Attr<'_>) -> Result<Self, WireError> {
+        let (mut packets, mut bytes) = (None, None);
+        for c in a.nested() {
+            let c = c.ctx("NFTA_CHAIN_COUNTERS")?;
+            match c.ty {
+                counter_attr::PACKETS => packets = Some(c.u64_be("NFTA_COUNTER_PACKETS")?),
+                counter_attr::BYTES => bytes = Some(c.u64_be("NFTA_COUNTER_BYTES")?),
+                _ => {}
+            }
+        }
+        // The kernel refuses a request without both, and dumps both.
+        Ok(ChainCounters {
+            packets: packets.ok_or_else(|| {
+                WireError::missing("NFTA_COUNTER_PACKETS").within("NFTA_CHAIN_COUNTERS")
+            })?,
+            bytes: bytes.ok_or_else(|| {
+                WireError::missing("NFTA_COUNTER_BYTES").within("NFTA_CHAIN_COUNTERS")
+            })?,
+        })
+    }
+
+    /// Packets first, then bytes, as libnftnl writes them for iptables-nft.
+    fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.nested(chain_attr::COUNTERS, |w| {
+            w.u64_be(counter_attr::PACKETS, self.packets)
+                .u64_be(counter_attr::BYTES, self.bytes);
+        });
+    }
 }
 
 impl ChainRepr {
@@ -271,6 +324,7 @@ impl ChainRepr {
                 chain_attr::USE => c.use_count = Some(a.u32_be("NFTA_CHAIN_USE")?),
                 chain_attr::TYPE => c.chain_type = Some(a.string("NFTA_CHAIN_TYPE")?),
                 chain_attr::FLAGS => c.flags = Some(a.u32_be("NFTA_CHAIN_FLAGS")?),
+                chain_attr::COUNTERS => c.counters = Some(ChainCounters::parse(&a).ctx("chain")?),
                 chain_attr::HOOK => {
                     let (mut num, mut prio, mut dev) = (None, None, None);
                     for h in a.nested() {
@@ -296,7 +350,7 @@ impl ChainRepr {
         Ok(c)
     }
 
-    /// Encodes the chain: table, name, then hook, policy, type and flags when set.
+    /// Encodes the chain: table, name, then hook, policy, counters, type and flags when set.
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
         w.strz(chain_attr::TABLE, &self.table);
         if let Some(h) = self.handle {
@@ -316,6 +370,9 @@ impl ChainRepr {
         }
         if let Some(p) = self.policy {
             w.u32_be(chain_attr::POLICY, p);
+        }
+        if let Some(c) = &self.counters {
+            c.emit(w);
         }
         if let Some(t) = &self.chain_type {
             w.strz(chain_attr::TYPE, t);

@@ -29,6 +29,56 @@ fn base_chain_round_trip() {
 }
 
 #[test]
+fn base_chain_counters_round_trip_and_layout() {
+    let c = ChainRepr {
+        family: nfproto::IPV4,
+        table: "filter".into(),
+        name: "INPUT".into(),
+        policy: Some(0),
+        counters: Some(ChainCounters {
+            packets: 12,
+            bytes: 3456,
+        }),
+        ..Default::default()
+    };
+    let bytes = emit(|w| c.emit(w));
+    assert_eq!(ChainRepr::parse(nfproto::IPV4, &bytes).unwrap(), c);
+    // NFTA_CHAIN_COUNTERS (8, nested): NFTA_COUNTER_PACKETS (2) then NFTA_COUNTER_BYTES (1),
+    // as libnftnl writes them.
+    let tail: &[u8] = &[
+        28, 0, 8, 0x80, 12, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 12, 12, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x0d,
+        0x80,
+    ];
+    assert!(bytes.ends_with(tail), "{bytes:02x?}");
+}
+
+#[test]
+fn chain_counters_need_both_counts() {
+    // NFTA_CHAIN_TABLE "t", NFTA_CHAIN_NAME "c", NFTA_CHAIN_COUNTERS with packets only.
+    let bytes = emit(|w| {
+        w.strz(1, "t").strz(3, "c").nested(8, |w| {
+            w.u64_be(2, 1);
+        });
+    });
+    let e = ChainRepr::parse(nfproto::IPV4, &bytes).unwrap_err();
+    assert!(e.to_string().contains("NFTA_COUNTER_BYTES"), "{e}");
+    // A kernel dump pads the u64s (NFTA_COUNTER_PAD, 3): ignored.
+    let bytes = emit(|w| {
+        w.strz(1, "t").strz(3, "c").nested(8, |w| {
+            w.bytes(3, &[]).u64_be(2, 5).bytes(3, &[]).u64_be(1, 6);
+        });
+    });
+    let c = ChainRepr::parse(nfproto::IPV4, &bytes).unwrap();
+    assert_eq!(
+        c.counters,
+        Some(ChainCounters {
+            packets: 5,
+            bytes: 6
+        })
+    );
+}
+
+#[test]
 fn rule_round_trip_with_comment() {
     let r = RuleRepr {
         family: nfproto::IPV4,

@@ -135,6 +135,9 @@ pub fn twin_run(
                         side.oracle(t)
                     };
                     owned_env.push((var.into(), p));
+                    // $REAL_IPT, $REAL_SAVE, ...: the real tool on both sides (the other
+                    // tool reading what this side's wrote).
+                    owned_env.push((format!("REAL_{var}"), side.oracle(t)));
                 }
                 let e = if ours && !setup {
                     side.ours(&dir, "iptables").1

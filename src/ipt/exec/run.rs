@@ -20,9 +20,16 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
                 .map_err(words);
         }
         Command::List(chain) => {
-            let text = listing::list_table(session, table, chain.as_deref(), inv).map_err(words)?;
+            let mut text =
+                listing::list_table(session, table, chain.as_deref(), inv).map_err(words)?;
             if inv.zero_after_list {
-                session.reset_counters(table, chain.as_deref())?;
+                // `-L -Z` is `-Z` after the listing (with `-v`, its `Zeroing chain` lines).
+                let zero = Invocation {
+                    command: Command::Zero(chain.clone()),
+                    zero_after_list: false,
+                    ..inv.clone()
+                };
+                text.push_str(&run(session, &zero, table)?);
             }
             return Ok(text);
         }

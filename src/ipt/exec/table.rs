@@ -7,7 +7,7 @@ use super::{ChainState, Planner, Slot};
 use crate::error::{Error, Result};
 use crate::ipt::IptRule;
 use crate::ipt::compat;
-use crate::model::{ChainPolicy, Family};
+use crate::model::{ChainPolicy, Counters, Family};
 use crate::nft::{ChainSpec, EncodedRule, Op, Reader, RulePosition};
 
 use crate::seam::{Edit, Flavour, IptTable};
@@ -275,8 +275,10 @@ impl IptTable for NftTable<'_, '_, '_> {
             }
             Edit::Policy { chain, policy } => {
                 p.lookup(r, chain)?;
+                // iptables-nft's `-P` sends the policy with counters of zero: the policy
+                // counters start again.
                 if let Some(b) = p.builtin(chain) {
-                    p.set_policy(b, *policy);
+                    p.set_policy(b, *policy, Some(Counters::default()));
                 }
             }
             Edit::Rename { from, to } => {
@@ -306,22 +308,41 @@ impl IptTable for NftTable<'_, '_, '_> {
                     c.rules = Some(Vec::new());
                     c.early.clear();
                 }
+                // iptables-nft-restore deletes the table: its built-ins come back with policy
+                // ACCEPT and no counts.
                 for b in crate::ipt::tables::builtins(&p.table.name).unwrap_or(&[]) {
-                    if p.chains.get(b.name).is_some_and(|c| {
-                        c.in_kernel && c.base.is_some_and(|x| x.policy != ChainPolicy::Accept)
-                    }) {
-                        p.set_policy(*b, ChainPolicy::Accept);
+                    let Some(c) = p.chains.get(b.name).filter(|c| c.in_kernel) else {
+                        continue;
+                    };
+                    let counted = c.counters.filter(|n| *n != Counters::default());
+                    if counted.is_some() || c.base.is_some_and(|x| x.policy != ChainPolicy::Accept)
+                    {
+                        p.set_policy(
+                            *b,
+                            ChainPolicy::Accept,
+                            counted.map(|_| Counters::default()),
+                        );
                     }
                 }
             }
-            Edit::DeclareBuiltin { chain, policy, .. } => {
+            Edit::DeclareBuiltin {
+                chain,
+                policy,
+                counters,
+            } => {
                 p.lookup(r, chain)?;
                 // `:BUILTIN -` under --noflush keeps the policy the chain has (iptables-nft's
-                // nft-only/0008-basechain-policy); after a flush it is ACCEPT again.
-                if let Some(b) = p.builtin(chain)
-                    && (policy.is_some() || !p.keep_builtin_policy)
-                {
-                    p.set_policy(b, policy.unwrap_or(ChainPolicy::Accept));
+                // nft-only/0008-basechain-policy); after a flush it is ACCEPT again. Either
+                // way iptables-nft-restore sends the chain's counters, `[p:b]` under `-c`
+                // and zero without: the policy counters start again.
+                if let Some(b) = p.builtin(chain) {
+                    let kept = p.chains.get(chain).and_then(|c| c.base).map(|x| x.policy);
+                    let policy = match policy {
+                        Some(x) => *x,
+                        None if p.keep_builtin_policy => kept.unwrap_or(ChainPolicy::Accept),
+                        None => ChainPolicy::Accept,
+                    };
+                    p.set_policy(b, policy, Some(counters.unwrap_or_default()));
                 }
             }
             Edit::FinishReset { declared } => p.finish_reset(declared),
