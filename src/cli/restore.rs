@@ -171,7 +171,7 @@ pub(super) fn run_restore(
     if verbose && !opts.noflush {
         let existing = restore::saved_tables(&mut session, family, None)?;
         let mut err = None;
-        let text = super::restore_verbose::text(&blocks, family, |t| {
+        let text = super::restore_verbose::text(&blocks, family, xtnl::ipt::Flavour::Nft, |t| {
             if !existing.iter().any(|e| e == t) {
                 return Vec::new();
             }
@@ -257,7 +257,7 @@ fn legacy_verbose(
     blocks: &[restore::Block],
     family: Family,
 ) -> String {
-    super::restore_verbose::text(blocks, family, |t| {
+    super::restore_verbose::text(blocks, family, xtnl::ipt::Flavour::Legacy, |t| {
         legacy
             .read(t)
             .map(|t| t.chains.into_iter().map(|c| c.name).collect())

@@ -205,6 +205,7 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                 chain.as_deref(),
                 inv,
                 inv.family,
+                crate::ipt::Flavour::Legacy,
             )
             .map_err(words);
         }
@@ -217,6 +218,7 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                     chain.as_deref(),
                     inv,
                     inv.family,
+                    crate::ipt::Flavour::Legacy,
                 )
                 .map_err(words)?;
                 let mut a = LegacyTable::new(t, false);

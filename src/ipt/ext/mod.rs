@@ -72,6 +72,7 @@ mod u32_match;
 
 use std::fmt::Write;
 
+use super::Flavour;
 use super::rule::{IptRule, IptTarget, XtPayload};
 use crate::error::{Error, Result};
 use crate::model::{Family, L4Proto};
@@ -199,6 +200,20 @@ pub(crate) trait Ext: Sync {
             let _ = write!(out, " {}", self.shown_name(info));
         }
         self.save(info, family, out)
+    }
+    /// [`Ext::list`] as the given iptables prints it, for the few modules where
+    /// iptables-legacy and iptables-nft list the same payload differently (legacy prints a
+    /// match's name where the module has no `print`; iptables-nft prints nothing).
+    fn list_as(
+        &self,
+        flavour: Flavour,
+        info: &[u8],
+        family: Family,
+        numeric: bool,
+        out: &mut String,
+    ) -> Option<()> {
+        let _ = flavour;
+        self.list(info, family, numeric, out)
     }
 }
 
@@ -397,20 +412,25 @@ fn save(p: &XtPayload, target: bool, out: &mut String) {
     }
 }
 
-/// A match payload as `iptables -L` prints it (`numeric`: `-n`).
-pub(crate) fn list_match(p: &XtPayload, numeric: bool, out: &mut String) {
-    list(p, false, numeric, out)
+/// A match payload as `iptables -L` of the given flavour prints it (`numeric`: `-n`).
+pub(crate) fn list_match(p: &XtPayload, numeric: bool, flavour: Flavour, out: &mut String) {
+    list(p, false, numeric, flavour, out)
 }
 
 /// A target payload as `iptables -L` prints it after the matches (`numeric`: `-n`).
-pub(crate) fn list_target(p: &XtPayload, numeric: bool, out: &mut String) {
-    list(p, true, numeric, out)
+pub(crate) fn list_target(p: &XtPayload, numeric: bool, flavour: Flavour, out: &mut String) {
+    list(p, true, numeric, flavour, out)
 }
 
-fn list(p: &XtPayload, target: bool, numeric: bool, out: &mut String) {
+fn list(p: &XtPayload, target: bool, numeric: bool, flavour: Flavour, out: &mut String) {
     let mut words = String::new();
     match printer(p, target) {
-        Some(e) if e.list(&p.info, p.family, numeric, &mut words).is_some() => out.push_str(&words),
+        Some(e)
+            if e.list_as(flavour, &p.info, p.family, numeric, &mut words)
+                .is_some() =>
+        {
+            out.push_str(&words)
+        }
         _ => {
             // What decodes always saves (see `decode`); this is a payload built elsewhere.
             let mut t = String::new();
