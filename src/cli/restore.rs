@@ -229,8 +229,11 @@ pub(super) fn run_save(
             let mut bodies = Vec::new();
             for name in restore::saved_tables(&mut session, family, table.as_deref())? {
                 let t = xtnl::nft::TableRef::new(family, &name);
-                let body =
-                    xtnl::ipt::listing::save_table_counters(&mut session, &t, opts.counters)?;
+                let chains = xtnl::ipt::listing::chains(&mut session, &t, None)?;
+                let body = xtnl::ipt::listing::render_save_counters(&chains, opts.counters);
+                // The process ends once the text is out: freeing every decoded rule one by
+                // one was some 5 ms of a 75 ms save of 10,000 rules (docs/extensions.md).
+                std::mem::forget(chains);
                 bodies.push((name, body));
             }
             bodies
