@@ -240,7 +240,7 @@ pub(super) fn run_save(
         }
     };
     let generated_by = super::dropin::save_generated_by(legacy);
-    let (text, lost) = super::saveopts::assemble(&bodies, generated_by.as_deref());
+    let (text, lost) = super::saveopts::assemble(bodies, generated_by.as_deref());
     match &opts.file {
         Some(path) => std::fs::write(path, text.as_bytes())
             .map_err(|e| bad(format!("cannot write {path}: {e}")))?,
