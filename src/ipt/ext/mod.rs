@@ -31,6 +31,7 @@ mod ecn_target;
 mod hashlimit;
 mod hmark;
 mod icmp;
+mod index;
 mod ip6hdr;
 mod ipcomp;
 mod iprange;
@@ -70,15 +71,14 @@ mod trace;
 mod ttl;
 mod u32_match;
 
-use std::collections::HashMap;
 use std::fmt::Write;
-use std::hash::BuildHasherDefault;
 
 use super::Flavour;
 use super::rule::{IptRule, IptTarget, XtPayload};
 use crate::error::{Error, Result};
 use crate::model::{Family, L4Proto};
 use crate::wire::WireError;
+use index::by_wire;
 
 /// How many words an option takes after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -351,48 +351,6 @@ pub(crate) fn known_names(target: bool) -> Vec<&'static str> {
         .filter(|e| e.is_target() == target)
         .map(|e| e.name())
         .collect()
-}
-
-/// The extension that reads a kernel payload of this name and revision.
-fn by_wire(name: &str, rev: u32, target: bool, family: Family) -> Option<&'static dyn Ext> {
-    // The registry by kernel name, each list in registry order. Every payload a listing
-    // decodes and prints is looked up twice; a scan of the whole registry with two dynamic
-    // calls per entry was about a tenth of `xtnl save`'s time on 10,000 rules.
-    type Index = HashMap<&'static str, Vec<&'static dyn Ext>, BuildHasherDefault<Fnv>>;
-    static BY_WIRE: std::sync::LazyLock<Index> = std::sync::LazyLock::new(|| {
-        let mut m = Index::default();
-        for e in REGISTRY {
-            m.entry(e.wire_name()).or_default().push(*e);
-        }
-        m
-    });
-    BY_WIRE
-        .get(name)?
-        .iter()
-        .copied()
-        .find(|e| e.is_target() == target && e.reads(rev) && fits(*e, family))
-}
-
-/// FNV-1a, for [`by_wire`]'s short, fixed keys (names from the registry, not from a caller
-/// who could choose collisions): a quarter of SipHash's time on them.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 = h;
-    }
 }
 
 /// A payload read from the kernel, in canonical form, if an extension here reads it and
