@@ -437,6 +437,7 @@ const EXT_LATER: &[(&str, u32, bool)] = &[
 /// rule that decodes as iptables syntax and that the parser accepts back must print the
 /// same again, and read the same once encoded again.
 pub fn ext_decode(data: &[u8]) {
+    use xtnl::ipt::Flavour;
     use xtnl::ipt::listing::{ChainListing, render_table};
     use xtnl::wire::expr::{Expr, Match, Target};
     let [which, mode, info @ ..] = data else {
@@ -502,7 +503,9 @@ pub fn ext_decode(data: &[u8]) {
     for args in [&["-n", "-L"][..], &["-L"], &["-n", "-v", "-L"]] {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         if let Ok(inv) = parse::parse(&args, family) {
-            let _ = render_table(&chains, None, &inv, family);
+            for flavour in [Flavour::Nft, Flavour::Legacy] {
+                let _ = render_table(&chains, None, &inv, family, flavour);
+            }
         }
     }
     if !rule.is_expressible() {

@@ -319,6 +319,8 @@ fn ip6tables_commands_as_ip6tables_legacy_runs_them() {
         "-N v6",
         "-I INPUT 1 -p tcp --dport 22 -j v6",
         "-A v6 -p ipv6-icmp -j ACCEPT",
+        "-v -A INPUT -s fe80::/64 -m eui64 -j ACCEPT",
+        "-v -C INPUT -s fe80::/64 -m eui64 -j ACCEPT",
         "-S",
         "-L -n -v",
         "-D INPUT -j DROP",

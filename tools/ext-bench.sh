@@ -3,10 +3,13 @@
 # first round's and the second's: sctp, hashlimit, connlimit, string, ecn, TCPOPTSTRIP), xtnl
 # against iptables-nft-restore/-save on the same file, each in a fresh network namespace
 # (never the host's). Prints the times and the ratios.
-#   sudo sh tools/ext-bench.sh [path/to/xtnl] [rules]
+#   sudo sh tools/ext-bench.sh [path/to/xtnl] [rules] [saves]
+# With `saves` > 1 each tool saves that many times after its restore and the median is shown
+# (a save is some 70 ms, where one run on a shared machine varies by 20 ms or more).
 set -eu
 X=${1:-target/x86_64-unknown-linux-gnu/release/xtnl}
 N=${2:-10000}
+R=${3:-1}
 F=$(mktemp)
 trap 'rm -f "$F"' EXIT
 {
@@ -39,7 +42,9 @@ run() {
   unshare -n sh -c "
     export XTABLES_LOCKFILE=/tmp/xtnl-ext-bench.lock
     t() { s=\$(date +%s%N); \"\$@\" > /dev/null; e=\$(date +%s%N); echo \$(( (e - s) / 1000000 )); }
-    r=\$(t $1 < '$F'); s=\$(t $2); echo \$r \$s"
+    r=\$(t $1 < '$F')
+    s=\$(i=0; while [ \$i -lt $R ]; do t $2; i=\$((i + 1)); done | sort -n | sed -n $(( (R + 1) / 2 ))p)
+    echo \$r \$s"
 }
 set -- $(run "iptables-nft-restore" "iptables-nft-save") $(run "$X restore" "$X save")
 echo "$N rules: iptables-nft-restore $1 ms, xtnl restore $3 ms (x$(echo "scale=2; $1 / $3" | bc)); iptables-nft-save $2 ms, xtnl save $4 ms (x$(echo "scale=2; $2 / $4" | bc))"

@@ -171,7 +171,7 @@ pub(super) fn run_restore(
     if verbose && !opts.noflush {
         let existing = restore::saved_tables(&mut session, family, None)?;
         let mut err = None;
-        let text = super::restore_verbose::text(&blocks, family, |t| {
+        let text = super::restore_verbose::text(&blocks, family, xtnl::ipt::Flavour::Nft, |t| {
             if !existing.iter().any(|e| e == t) {
                 return Vec::new();
             }
@@ -229,15 +229,18 @@ pub(super) fn run_save(
             let mut bodies = Vec::new();
             for name in restore::saved_tables(&mut session, family, table.as_deref())? {
                 let t = xtnl::nft::TableRef::new(family, &name);
-                let body =
-                    xtnl::ipt::listing::save_table_counters(&mut session, &t, opts.counters)?;
+                let chains = xtnl::ipt::listing::chains(&mut session, &t, None)?;
+                let body = xtnl::ipt::listing::render_save_counters(&chains, opts.counters);
+                // The process ends once the text is out: freeing every decoded rule one by
+                // one was some 5 ms of a 75 ms save of 10,000 rules (docs/extensions.md).
+                std::mem::forget(chains);
                 bodies.push((name, body));
             }
             bodies
         }
     };
     let generated_by = super::dropin::save_generated_by(legacy);
-    let (text, lost) = super::saveopts::assemble(&bodies, generated_by.as_deref());
+    let (text, lost) = super::saveopts::assemble(bodies, generated_by.as_deref());
     match &opts.file {
         Some(path) => std::fs::write(path, text.as_bytes())
             .map_err(|e| bad(format!("cannot write {path}: {e}")))?,
@@ -257,7 +260,7 @@ fn legacy_verbose(
     blocks: &[restore::Block],
     family: Family,
 ) -> String {
-    super::restore_verbose::text(blocks, family, |t| {
+    super::restore_verbose::text(blocks, family, xtnl::ipt::Flavour::Legacy, |t| {
         legacy
             .read(t)
             .map(|t| t.chains.into_iter().map(|c| c.name).collect())

@@ -4,6 +4,7 @@
 //! user chains, then each rule line of the table in the `-v -A` echo format. With
 //! `--noflush` iptables prints nothing at all (its shell test `ipt-restore/0014` checks both).
 
+use xtnl::ipt::Flavour;
 use xtnl::ipt::parse::Command;
 use xtnl::ipt::restore::{Block, Line};
 use xtnl::model::Family;
@@ -19,10 +20,11 @@ fn builtins(table: &str) -> &'static [&'static str] {
     }
 }
 
-/// The text, given the user chains each table holds before the restore (`user_chains`).
+/// The text as the given iptables prints it, given the user chains each table holds before the restore (`user_chains`).
 pub(super) fn text(
     blocks: &[Block],
     family: Family,
+    flavour: Flavour,
     mut user_chains: impl FnMut(&str) -> Vec<String>,
 ) -> String {
     let mut out = String::new();
@@ -47,7 +49,7 @@ pub(super) fn text(
                 | Command::Replace { rule, .. }
                 | Command::Delete { rule, .. } = cmd.as_ref()
             {
-                out.push_str(&xtnl::ipt::listing::change_line(rule, family));
+                out.push_str(&xtnl::ipt::listing::change_line(rule, family, flavour));
                 out.push('\n');
             }
         }

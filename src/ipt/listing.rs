@@ -1,6 +1,7 @@
 //! `iptables -S` and `iptables -L` over a consistent snapshot of a table.
 
 use crate::model::ChainPolicy;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::print;
@@ -71,38 +72,55 @@ pub(super) fn read(
     if !exists && builtins.is_none() {
         return Err(Error::NoSuchTable(table.name.clone()));
     }
-    let (chains, raw): (Vec<Chain>, Vec<RawRule>) = if exists {
+    type ByChain = HashMap<String, Vec<(u64, IptRule)>>;
+    let (chains, mut by_chain, references): (Vec<Chain>, ByChain, HashMap<String, u32>) = if exists
+    {
         session.read(|r| {
             // One chain asked for: fetch it alone rather than every chain of the table.
-            let chains = match only {
+            let chains: Vec<Chain> = match only {
                 Some(c) => r.chain(&table.chain(c))?.into_iter().collect(),
                 None => r.chains(table)?,
             };
-            let exists = |c: &str| chains.iter().any(|x| x.chain.name == c);
-            let raw = match only {
-                Some(c) if exists(c) => r.raw_rules(table, Some(c))?,
-                Some(_) => Vec::new(),
-                None => r.raw_rules(table, None)?,
+            let mut by_chain = ByChain::new();
+            let mut references: HashMap<String, u32> = HashMap::new();
+            // Each rule is decoded as it is read (its raw form freed at once), sorted by
+            // chain, and its jump counted.
+            let sort = |raw: RawRule| {
+                let decoded = compat::decode(table, &raw);
+                if let Some(t) = decoded.jump_target() {
+                    match references.get_mut(t) {
+                        Some(n) => *n += 1,
+                        None => {
+                            references.insert(t.to_string(), 1);
+                        }
+                    }
+                }
+                match by_chain.get_mut(&raw.chain.name) {
+                    Some(rules) => rules.push((raw.handle, decoded)),
+                    None => {
+                        // A chain's use count is its rules and the jumps to it: room
+                        // for all of them at once.
+                        let room = chains
+                            .iter()
+                            .find(|c| c.chain.name == raw.chain.name)
+                            .map_or(1, |c| c.use_count as usize);
+                        let mut rules = Vec::with_capacity(room.max(1));
+                        rules.push((raw.handle, decoded));
+                        by_chain.insert(raw.chain.name, rules);
+                    }
+                }
             };
-            Ok((chains, raw))
+            let exists = |c: &str| chains.iter().any(|x| x.chain.name == c);
+            match only {
+                Some(c) if exists(c) => r.each_raw_rule(table, Some(c), sort)?,
+                Some(_) => {}
+                None => r.each_raw_rule(table, None, sort)?,
+            }
+            Ok((chains, by_chain, references))
         })?
     } else {
-        (Vec::new(), Vec::new())
+        (Vec::new(), ByChain::new(), HashMap::new())
     };
-    // Each rule is decoded once; references are counted in the same pass.
-    let mut by_chain: std::collections::HashMap<String, Vec<(u64, IptRule)>> =
-        std::collections::HashMap::new();
-    let mut references: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-    for r in &raw {
-        let decoded = compat::decode(table, r);
-        if let Some(t) = decoded.jump_target() {
-            *references.entry(t.to_string()).or_default() += 1;
-        }
-        by_chain
-            .entry(r.chain.name.clone())
-            .or_default()
-            .push((r.handle, decoded));
-    }
     let refs = |name: &str| -> u32 { references.get(name).copied().unwrap_or(0) };
     let mut rules_of =
         |name: &str| -> Vec<(u64, IptRule)> { by_chain.remove(name).unwrap_or_default() };
@@ -218,7 +236,8 @@ fn write_rules<'a>(
     for c in chains {
         for (handle, rule) in &c.rules {
             if rule.is_expressible() {
-                let _ = writeln!(out, "{}", print::append_line(&c.name, rule, counters));
+                print::write_append_line(out, &c.name, rule, counters);
+                out.push('\n');
             } else {
                 let _ = writeln!(
                     out,
@@ -253,8 +272,10 @@ pub(crate) fn render_save(chains: &[ChainListing]) -> String {
 }
 
 /// [`render_save`], with `[packets:bytes]` before each rule when `counters` (`save -c`).
-pub(crate) fn render_save_counters(chains: &[ChainListing], counters: bool) -> String {
-    let mut out = String::new();
+pub fn render_save_counters(chains: &[ChainListing], counters: bool) -> String {
+    // Room for the usual rule line at once, rather than copying the text as it grows.
+    let rules: usize = chains.iter().map(|c| c.rules.len()).sum();
+    let mut out = String::with_capacity(64 * (chains.len() + 1) + 160 * rules);
     for c in chains {
         match c.policy {
             Some(p) => {
@@ -287,8 +308,9 @@ fn write_rules_counted<'a>(out: &mut String, chains: impl Iterator<Item = &'a Ch
         for (handle, rule) in &c.rules {
             if rule.is_expressible() {
                 let n = rule.counters.unwrap_or_default();
-                let line = print::append_line(&c.name, rule, false);
-                let _ = writeln!(out, "[{}:{}] {line}", n.packets, n.bytes);
+                let _ = write!(out, "[{}:{}] ", n.packets, n.bytes);
+                print::write_append_line(out, &c.name, rule, false);
+                out.push('\n');
             } else {
                 write_rules(
                     out,

@@ -22,3 +22,15 @@ pub use rule::{
     CtStates, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange, Neg,
     PortsMatch, RejectWith, XtPayload,
 };
+
+/// Which iptables a backend answers as, where the two differ for the same command or print
+/// the same rule differently (each difference is checked against the real tool by the
+/// differential tests). Defined with iptables' syntax, so that the listings can ask it too;
+/// the interpreter's questions are in [`crate::seam`], which re-exports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// iptables-nft 1.8.9 (nf_tables).
+    Nft,
+    /// iptables-legacy 1.8.9 (x_tables through libiptc).
+    Legacy,
+}

@@ -101,31 +101,38 @@ fn to_ports(p: PortRange) -> String {
 /// empty for a rule with no options).
 pub fn rule_spec(rule: &IptRule) -> String {
     let mut out = String::new();
+    write_matches(&mut out, rule);
+    write_target(&mut out, rule.target.as_ref());
+    out
+}
+
+/// The addresses, interfaces, protocol and matches of [`rule_spec`] (not the target).
+fn write_matches(out: &mut String, rule: &IptRule) {
     if let Some(s) = &rule.src {
-        net(&mut out, "-s", s);
+        net(out, "-s", s);
     }
     if let Some(d) = &rule.dst {
-        net(&mut out, "-d", d);
+        net(out, "-d", d);
     }
     if let Some(i) = &rule.in_iface {
-        bang(&mut out, i.negated);
+        bang(out, i.negated);
         let _ = write!(out, " -i {}", i.value);
     }
     if let Some(o) = &rule.out_iface {
-        bang(&mut out, o.negated);
+        bang(out, o.negated);
         let _ = write!(out, " -o {}", o.value);
     }
     if let Some(p) = &rule.proto {
-        bang(&mut out, p.negated);
+        bang(out, p.negated);
         let _ = write!(out, " -p {}", protocols::name_of(p.value.number()));
     }
     for m in &rule.matches {
         match m {
-            IptMatch::Tcp(p) => ports(&mut out, "tcp", p),
-            IptMatch::Udp(p) => ports(&mut out, "udp", p),
+            IptMatch::Tcp(p) => ports(out, "tcp", p),
+            IptMatch::Udp(p) => ports(out, "udp", p),
             IptMatch::Multiport(mp) => {
                 out.push_str(" -m multiport");
-                bang(&mut out, mp.negated);
+                bang(out, mp.negated);
                 let flag = match mp.dir {
                     MultiportDir::Source => "--sports",
                     MultiportDir::Destination => "--dports",
@@ -136,25 +143,29 @@ pub fn rule_spec(rule: &IptRule) -> String {
             }
             IptMatch::Comment(c) => {
                 out.push_str(" -m comment --comment");
-                save_string(&mut out, c);
+                save_string(out, c);
             }
             IptMatch::State(s) => {
                 out.push_str(" -m state");
-                bang(&mut out, s.negated);
+                bang(out, s.negated);
                 let _ = write!(out, " --state {}", s.value);
             }
             IptMatch::Conntrack(s) => {
                 out.push_str(" -m conntrack");
-                bang(&mut out, s.negated);
+                bang(out, s.negated);
                 let _ = write!(out, " --ctstate {}", s.value);
             }
             IptMatch::Opaque(o) => {
                 let _ = write!(out, " <not expressible in iptables syntax: {o}>");
             }
-            IptMatch::Ext(x) => super::ext::save_match(x, &mut out),
+            IptMatch::Ext(x) => super::ext::save_match(x, out),
         }
     }
-    match &rule.target {
+}
+
+/// The target of [`rule_spec`] (nothing for none).
+fn write_target(out: &mut String, target: Option<&IptTarget>) {
+    match target {
         None => {}
         Some(IptTarget::Accept) => out.push_str(" -j ACCEPT"),
         Some(IptTarget::Drop) => out.push_str(" -j DROP"),
@@ -190,7 +201,7 @@ pub fn rule_spec(rule: &IptRule) -> String {
             out.push_str(" -j LOG");
             if let Some(p) = &l.prefix {
                 out.push_str(" --log-prefix");
-                save_string(&mut out, p);
+                save_string(out, p);
             }
             if l.level != super::LogOpts::DEFAULT_LEVEL {
                 let _ = write!(out, " --log-level {}", l.level);
@@ -199,30 +210,33 @@ pub fn rule_spec(rule: &IptRule) -> String {
         Some(IptTarget::Opaque(o)) => {
             let _ = write!(out, " <target not expressible in iptables syntax: {o}>");
         }
-        Some(IptTarget::Ext(x)) => super::ext::save_target(x, &mut out),
+        Some(IptTarget::Ext(x)) => super::ext::save_target(x, out),
     }
-    out
 }
 
 /// `-A CHAIN spec`; with counters (`-S -v`) `-c packets bytes` goes after the matches and
 /// before the target, where iptables puts it.
 pub fn append_line(chain: &str, rule: &IptRule, with_counters: bool) -> String {
-    let mut s = format!("-A {chain}");
-    let matches = rule_spec(&IptRule {
-        target: None,
-        ..rule.clone()
-    });
-    s.push_str(&matches);
+    let mut s = String::new();
+    write_append_line(&mut s, chain, rule, with_counters);
+    s
+}
+
+/// [`append_line`], appended to `out` (a save of many rules writes them into one buffer).
+pub(crate) fn write_append_line(
+    out: &mut String,
+    chain: &str,
+    rule: &IptRule,
+    with_counters: bool,
+) {
+    out.push_str("-A ");
+    out.push_str(chain);
+    write_matches(out, rule);
     if with_counters {
         let c = rule.counters.unwrap_or_default();
-        let _ = write!(s, " -c {} {}", c.packets, c.bytes);
+        let _ = write!(out, " -c {} {}", c.packets, c.bytes);
     }
-    let target = rule_spec(&IptRule {
-        target: rule.target.clone(),
-        ..Default::default()
-    });
-    s.push_str(&target);
-    s
+    write_target(out, rule.target.as_ref());
 }
 
 #[cfg(test)]

@@ -197,6 +197,7 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                 chain.as_deref(),
                 inv,
                 inv.family,
+                crate::ipt::Flavour::Legacy,
             )
             .map_err(words);
         }
@@ -209,6 +210,7 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
                     chain.as_deref(),
                     inv,
                     inv.family,
+                    crate::ipt::Flavour::Legacy,
                 )
                 .map_err(words)?;
                 // With `-v`, `-Z`'s `Zeroing chain` lines after the listing.

@@ -69,13 +69,14 @@ fn no_equal_rule(flavour: Flavour, rule: &IptRule) -> Msg {
 /// returns them (none for `-C`). Listings are not changes and are refused here.
 pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
     let family = t.family();
+    let flavour = t.flavour();
     let mut edits = Vec::new();
     match cmd {
         Command::Append { chain, rule } => {
             require(t, chain)?;
             check_jump(t, rule)?;
             let encoded = t.encode(rule)?;
-            t.say(change_line(rule, family));
+            t.say(change_line(rule, family, flavour));
             let e = Edit::Append {
                 chain: chain.clone(),
                 rule: rule.clone(),
@@ -103,7 +104,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                 rule: rule.clone(),
             };
             edit(t, &mut edits, e, Some(encoded))?;
-            t.say(change_line(rule, family));
+            t.say(change_line(rule, family, flavour));
         }
         Command::Delete { chain, rule } | Command::Check { chain, rule } => {
             require(t, chain)?;
@@ -123,7 +124,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                 edit(t, &mut edits, e, None)?;
             }
             // `-v -C` echoes the rule it found.
-            t.say(change_line(rule, family));
+            t.say(change_line(rule, family, flavour));
         }
         Command::DeleteIndex { chain, index } | Command::Replace { chain, index, .. } => {
             require(t, chain)?;
@@ -155,7 +156,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                         rule: rule.clone(),
                     };
                     edit(t, &mut edits, e, Some(encoded))?;
-                    t.say(change_line(rule, family));
+                    t.say(change_line(rule, family, flavour));
                 }
                 None => {
                     // iptables-legacy -v prints the rule it deleted; iptables-nft nothing.
@@ -169,7 +170,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                     };
                     edit(t, &mut edits, e, None)?;
                     if let Some(old) = old {
-                        t.say(change_line(&old, family));
+                        t.say(change_line(&old, family, flavour));
                     }
                 }
             }

@@ -40,15 +40,7 @@ use crate::error::Result;
 use crate::ipt::IptRule;
 use crate::model::{ChainPolicy, Counters, Family};
 
-/// Which iptables a backend answers as, where the two differ for the same command (each
-/// difference is checked against the real tool by the differential tests).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavour {
-    /// iptables-nft 1.8.9 (nf_tables).
-    Nft,
-    /// iptables-legacy 1.8.9 (x_tables through libiptc).
-    Legacy,
-}
+pub use crate::ipt::Flavour;
 
 /// One change of an iptables command, in iptables terms: chains by name, rules by number
 /// (1 is the first), as the table stood when the edit was made. What the policy check

@@ -50,11 +50,15 @@ impl<'a> Attr<'a> {
     }
     /// A NUL-terminated string attribute (the NUL is optional, as the kernel accepts both).
     pub fn string(&self, name: &'static str) -> Result<String, WireError> {
+        self.str(name).map(str::to_owned)
+    }
+    /// [`Attr::string`], borrowed from the message (no copy, for names only compared).
+    pub fn str(&self, name: &'static str) -> Result<&'a str, WireError> {
         let bytes = match self.payload.iter().position(|&b| b == 0) {
             Some(nul) => &self.payload[..nul],
             None => self.payload,
         };
-        String::from_utf8(bytes.to_vec())
+        std::str::from_utf8(bytes)
             .map_err(|_| WireError::bad_value("string is not UTF-8").within(name))
     }
     /// The attributes nested in this one's payload.

@@ -481,6 +481,8 @@ impl RuleRepr {
                 rule_attr::USERDATA => r.userdata = Some(a.payload.to_vec()),
                 rule_attr::COMPAT => r.compat = Some(RuleCompat::parse(&a).ctx("rule")?),
                 rule_attr::EXPRESSIONS => {
+                    // Sized first: a listing parses thousands of rules.
+                    r.exprs.reserve_exact(a.nested().count());
                     for (i, e) in a.nested().enumerate() {
                         let e = e.ctx(format_args!("rule expression #{i}"))?;
                         r.exprs.push(

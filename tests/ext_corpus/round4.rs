@@ -1,5 +1,5 @@
 //! The corpus' fourth part (issue 13's last modules): `time`, `u32`, `ipcomp`, `cluster`,
-//! `bpf`, `osf` crossed with every table, the `TRACE` target in the raw table's chains,
+//! `bpf`, `osf`, `eui64` crossed with every table, the `TRACE` target in the raw table's chains,
 //! `DNPT`/`SNPT` in the mangle chains the kernel allows them in.
 //! Written for xtnl from the iptables man pages' option lists.
 
@@ -98,6 +98,8 @@ const MATCHES: &[(&str, Hook, bool, bool)] = &[
         true,
         false,
     ),
+    ("-s fe80::/64 -m eui64", Hook::In, false, true),
+    ("-m eui64 -m mark --mark 0x2", Hook::In, false, true),
 ];
 
 /// (target, table, chain, IPv4, IPv6), like `TARGETS`.

@@ -32,6 +32,7 @@ mod hashlimit;
 mod hmark;
 mod icmp;
 mod idletimer;
+mod index;
 mod ip6hdr;
 mod ipcomp;
 mod iprange;
@@ -78,10 +79,12 @@ mod values;
 
 use std::fmt::Write;
 
+use super::Flavour;
 use super::rule::{IptRule, IptTarget, XtPayload};
 use crate::error::{Error, Result};
 use crate::model::{Family, L4Proto};
 use crate::wire::WireError;
+use index::by_wire;
 
 /// How many words an option takes after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,6 +229,20 @@ pub(crate) trait Ext: Sync {
         }
         self.save(info, family, out)
     }
+    /// [`Ext::list`] as the given iptables prints it, for the few modules where
+    /// iptables-legacy and iptables-nft list the same payload differently (legacy prints a
+    /// match's name where the module has no `print`; iptables-nft prints nothing).
+    fn list_as(
+        &self,
+        flavour: Flavour,
+        info: &[u8],
+        family: Family,
+        numeric: bool,
+        out: &mut String,
+    ) -> Option<()> {
+        let _ = flavour;
+        self.list(info, family, numeric, out)
+    }
 }
 
 /// Every extension the registry knows, matches and targets.
@@ -369,13 +386,6 @@ pub(crate) fn known_names(target: bool) -> Vec<&'static str> {
         .collect()
 }
 
-/// The extension that reads a kernel payload of this name and revision.
-fn by_wire(name: &str, rev: u32, target: bool, family: Family) -> Option<&'static dyn Ext> {
-    REGISTRY.iter().copied().find(|e| {
-        e.is_target() == target && e.wire_name() == name && e.reads(rev) && fits(*e, family)
-    })
-}
-
 /// A payload read from the kernel, in canonical form, if an extension here reads it and
 /// iptables syntax can say all of it.
 pub(crate) fn decode(
@@ -387,8 +397,15 @@ pub(crate) fn decode(
 ) -> Option<XtPayload> {
     let e = by_wire(name, rev, target, family)?;
     let info = e.canonical(info)?;
-    // What `-S` could not print is not iptables syntax: keep it opaque.
-    e.save(&info, family, &mut String::new())?;
+    // What `-S` could not print is not iptables syntax: keep it opaque. (The words go to a
+    // buffer kept per thread: a listing decodes tens of thousands of payloads.)
+    thread_local! {
+        static WORDS: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    WORDS.with_borrow_mut(|w| {
+        w.clear();
+        e.save(&info, family, w)
+    })?;
     Some(XtPayload {
         name: name.to_string(),
         rev,
@@ -417,10 +434,10 @@ fn save(p: &XtPayload, target: bool, out: &mut String) {
     match printer(p, target) {
         Some(e) => {
             let _ = write!(out, " {flag} {}", e.shown_name(&p.info));
-            let mut opts = String::new();
-            if e.save(&p.info, family, &mut opts).is_some() {
-                out.push_str(&opts);
-            } else {
+            // Written in place (a save prints tens of thousands), taken back if it fails.
+            let at = out.len();
+            if e.save(&p.info, family, out).is_none() {
+                out.truncate(at);
                 out.push_str(" <payload not expressible in iptables syntax>");
             }
         }
@@ -430,20 +447,25 @@ fn save(p: &XtPayload, target: bool, out: &mut String) {
     }
 }
 
-/// A match payload as `iptables -L` prints it (`numeric`: `-n`).
-pub(crate) fn list_match(p: &XtPayload, numeric: bool, out: &mut String) {
-    list(p, false, numeric, out)
+/// A match payload as `iptables -L` of the given flavour prints it (`numeric`: `-n`).
+pub(crate) fn list_match(p: &XtPayload, numeric: bool, flavour: Flavour, out: &mut String) {
+    list(p, false, numeric, flavour, out)
 }
 
 /// A target payload as `iptables -L` prints it after the matches (`numeric`: `-n`).
-pub(crate) fn list_target(p: &XtPayload, numeric: bool, out: &mut String) {
-    list(p, true, numeric, out)
+pub(crate) fn list_target(p: &XtPayload, numeric: bool, flavour: Flavour, out: &mut String) {
+    list(p, true, numeric, flavour, out)
 }
 
-fn list(p: &XtPayload, target: bool, numeric: bool, out: &mut String) {
+fn list(p: &XtPayload, target: bool, numeric: bool, flavour: Flavour, out: &mut String) {
     let mut words = String::new();
     match printer(p, target) {
-        Some(e) if e.list(&p.info, p.family, numeric, &mut words).is_some() => out.push_str(&words),
+        Some(e)
+            if e.list_as(flavour, &p.info, p.family, numeric, &mut words)
+                .is_some() =>
+        {
+            out.push_str(&words)
+        }
         _ => {
             // What decodes always saves (see `decode`); this is a payload built elsewhere.
             let mut t = String::new();

@@ -141,10 +141,24 @@ impl Ext for Eui64 {
     fn save(&self, info: &[u8], _: Family, _: &mut String) -> Option<()> {
         EuiInfo::decode(info).ok().map(|_| ())
     }
-    fn list(&self, info: &[u8], family: Family, _: bool, out: &mut String) -> Option<()> {
-        // iptables has no `print` for it: `-L` shows the match's name alone.
-        self.save(info, family, &mut String::new())?;
-        out.push_str(" eui64");
+    fn list(&self, info: &[u8], family: Family, _: bool, _: &mut String) -> Option<()> {
+        // libip6t_eui64 has no `print`: iptables-nft prints nothing for the match.
+        self.save(info, family, &mut String::new())
+    }
+    fn list_as(
+        &self,
+        flavour: Flavour,
+        info: &[u8],
+        family: Family,
+        numeric: bool,
+        out: &mut String,
+    ) -> Option<()> {
+        self.list(info, family, numeric, out)?;
+        // iptables-legacy prints a module without `print` as its name and a space (no
+        // space before it, unlike every `print`).
+        if flavour == Flavour::Legacy {
+            out.push_str("eui64 ");
+        }
         Some(())
     }
     canonical_via!(EuiInfo);

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::super::Flavour;
 use super::super::parse::Invocation;
 use super::super::print;
 use super::super::rule::{IptMatch, IptRule, IptTarget, MultiportDir};
@@ -80,7 +81,7 @@ fn addr_column(
     }
 }
 
-fn matches_text(rule: &IptRule, numeric: bool) -> String {
+fn matches_text(rule: &IptRule, numeric: bool, flavour: Flavour) -> String {
     let mut s = String::new();
     let proto = rule
         .proto
@@ -166,7 +167,7 @@ fn matches_text(rule: &IptRule, numeric: bool) -> String {
             IptMatch::Opaque(o) => {
                 let _ = write!(s, " <{o}>");
             }
-            IptMatch::Ext(x) => crate::ipt::ext::list_match(x, numeric, &mut s),
+            IptMatch::Ext(x) => crate::ipt::ext::list_match(x, numeric, flavour, &mut s),
         }
     }
     let ports = |p: &crate::model::PortRange| {
@@ -206,7 +207,7 @@ fn matches_text(rule: &IptRule, numeric: bool) -> String {
         Some(IptTarget::Opaque(o)) => {
             let _ = write!(s, " <{o}>");
         }
-        Some(IptTarget::Ext(x)) => crate::ipt::ext::list_target(x, numeric, &mut s),
+        Some(IptTarget::Ext(x)) => crate::ipt::ext::list_target(x, numeric, flavour, &mut s),
         _ => {}
     }
     s
@@ -231,8 +232,9 @@ fn target_name(rule: &IptRule) -> String {
 }
 
 /// The line `iptables -v` prints for a rule it adds, inserts, replaces or deletes (iptables'
-/// one-line "print rule" format: numeric, with interfaces, no counters).
-pub fn change_line(rule: &IptRule, family: crate::model::Family) -> String {
+/// one-line "print rule" format: numeric, with interfaces, no counters), as the given
+/// iptables prints it.
+pub fn change_line(rule: &IptRule, family: crate::model::Family, flavour: Flavour) -> String {
     let v6 = family == crate::model::Family::Ipv6;
     let mut out = format!("{} ", target_name(rule));
     let (bang, proto) = match &rule.proto {
@@ -261,7 +263,7 @@ pub fn change_line(rule: &IptRule, family: crate::model::Family) -> String {
     if matches!(rule.target, Some(IptTarget::Goto(_))) {
         out.push_str("[goto] ");
     }
-    out.push_str(&matches_text(rule, true));
+    out.push_str(&matches_text(rule, true, flavour));
     out
 }
 
@@ -274,15 +276,16 @@ pub fn list_table(
     inv: &Invocation,
 ) -> Result<String> {
     let chains = read(session, table, None)?;
-    render_table(&chains, chain, inv, table.family)
+    render_table(&chains, chain, inv, table.family, Flavour::Nft)
 }
 
-/// `-L` of chains read by either backend.
+/// `-L` of chains read by either backend, as that backend's iptables prints it.
 pub fn render_table(
     chains: &[ChainListing],
     chain: Option<&str>,
     inv: &Invocation,
     family: crate::model::Family,
+    flavour: Flavour,
 ) -> Result<String> {
     if let Some(c) = chain
         && !chains.iter().any(|x| x.name == c)
@@ -378,7 +381,7 @@ pub fn render_table(
             if matches!(r.target, Some(IptTarget::Goto(_))) {
                 out.push_str("[goto] ");
             }
-            out.push_str(&matches_text(r, numeric));
+            out.push_str(&matches_text(r, numeric, flavour));
             out.push('\n');
         }
     }

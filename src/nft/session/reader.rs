@@ -59,6 +59,27 @@ impl Reader<'_> {
             RawRule::from_repr,
         )
     }
+    /// [`Reader::raw_rules`], each rule handed to `each` as soon as it is whole, in the
+    /// kernel's order (a listing decodes thousands of rules without holding them all
+    /// undecoded as well).
+    pub fn each_raw_rule(
+        &mut self,
+        table: &TableRef,
+        chain: Option<&str>,
+        each: impl FnMut(RawRule),
+    ) -> Result<()> {
+        self.pin()?;
+        let each = std::cell::RefCell::new(each);
+        // A `Vec<()>` holds nothing.
+        dump_rule_reprs(
+            self.sock,
+            &mut self.stats.dump_restarts,
+            table,
+            chain,
+            |r, sets| RawRule::from_repr(r, sets).map(|r| (each.borrow_mut())(r)),
+        )
+        .map(drop)
+    }
     /// Where `iptables -I CHAIN n` puts a rule: before the n-th rule (1-based), or at the
     /// end when n is one past the last.
     pub fn position_of_index(&mut self, chain: &ChainRef, n: usize) -> Result<RulePosition> {

@@ -110,14 +110,16 @@ impl Expr {
         for a in Attrs::new(elem) {
             let a = a?;
             match a.ty {
-                NFTA_EXPR_NAME => name = Some(a.string("NFTA_EXPR_NAME")?),
+                // Borrowed: only an expression kept as `Other` owns its name (a listing
+                // parses some ten expressions per rule).
+                NFTA_EXPR_NAME => name = Some(a.str("NFTA_EXPR_NAME")?),
                 NFTA_EXPR_DATA => data = Some(a.payload),
                 _ => {}
             }
         }
         let name = name.ok_or_else(|| WireError::missing("NFTA_EXPR_NAME"))?;
         let data = data.unwrap_or(&[]);
-        let typed = match name.as_str() {
+        let typed = match name {
             "payload" => Payload::parse(data).ctx("payload")?.map(Expr::Payload),
             "meta" => Meta::parse(data).ctx("meta")?.map(Expr::Meta),
             "cmp" => Cmp::parse(data).ctx("cmp")?.map(Expr::Cmp),
@@ -140,7 +142,7 @@ impl Expr {
         };
         Ok(typed.unwrap_or_else(|| {
             Expr::Other(OtherExpr {
-                name,
+                name: name.to_owned(),
                 data: data.to_vec(),
             })
         }))
