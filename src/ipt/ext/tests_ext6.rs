@@ -185,8 +185,10 @@ fn arbitrary_payloads_print_and_read_back_alike() {
                     save_match(&x, &mut s);
                 }
                 for numeric in [false, true] {
-                    let mut l = String::new();
-                    list(&x, target, numeric, &mut l);
+                    for flavour in [Flavour::Nft, Flavour::Legacy] {
+                        let mut l = String::new();
+                        list(&x, target, numeric, flavour, &mut l);
+                    }
                 }
                 // A RATEEST time constant past 2^32 us wraps in iptables' unsigned
                 // arithmetic and prints as another time (as with iptables, it does not
@@ -220,7 +222,7 @@ fn arbitrary_payloads_print_and_read_back_alike() {
 fn list_words_of_secmark_led_connsecmark() {
     let words = |line: &str| {
         let mut out = String::new();
-        list(&payload(line), true, false, &mut out);
+        list(&payload(line), true, false, Flavour::Nft, &mut out);
         out
     };
     assert_eq!(
