@@ -271,7 +271,8 @@ pub(crate) fn render_save(chains: &[ChainListing]) -> String {
     render_save_counters(chains, false)
 }
 
-/// [`render_save`], with `[packets:bytes]` before each rule when `counters` (`save -c`).
+/// A table's body in iptables-save format, from chains read by either backend, with
+/// `[packets:bytes]` before each rule when `counters` (`save -c`).
 pub fn render_save_counters(chains: &[ChainListing], counters: bool) -> String {
     // Room for the usual rule line at once, rather than copying the text as it grows.
     let rules: usize = chains.iter().map(|c| c.rules.len()).sum();
