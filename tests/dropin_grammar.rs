@@ -104,6 +104,27 @@ const CASES: &[(&str, &str, &str)] = &[
     ("", "iptables", "-S nochain"),
     ("", "iptables", "-F c 1"),
     // an option given twice
+    // a NAT port given before -p: iptables checks the protocol as it parses the option
+    (
+        "",
+        "iptables",
+        "-t nat -A c -j DNAT --to-destination 192.0.2.1:80 -p tcp",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -j DNAT -p tcp --to-destination 192.0.2.1:80",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -j DNAT --to-destination 192.0.2.1 -p tcp",
+    ),
+    (
+        "",
+        "iptables",
+        "-t nat -A c -j MASQUERADE --to-ports=1024 -p udp",
+    ),
     // multiport's two refusals (libxt_multiport.c, check_proto)
     ("", "iptables", "-A c -m multiport --dports 1,2"),
     ("", "iptables", "-A c ! -p tcp -m multiport --dports 1,2"),

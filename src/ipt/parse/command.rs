@@ -102,16 +102,28 @@ impl Parser<'_> {
                 }
                 None
             }
-            Some((name, goto)) => match self.ext_target.take() {
-                Some(p) => Some(ext_target_of(&p, &self.rule, family)?),
-                None => Some(parse_target(
-                    &name,
-                    goto,
-                    &self.target_opts,
-                    &self.rule,
-                    family,
-                )?),
-            },
+            Some((name, goto)) => {
+                let pending = self.ext_target.take();
+                let parse = |rule: &IptRule| match &pending {
+                    Some(p) => ext_target_of(p, rule, family),
+                    None => parse_target(&name, goto, &self.target_opts, rule, family),
+                };
+                let target = parse(&self.rule)?;
+                // A port given before `-p` is refused as iptables refuses it: parsed again
+                // as the rule stood then (no protocol), the target must still be accepted.
+                if self.nat_option_before_proto && self.rule.proto.is_some() {
+                    let early = IptRule {
+                        proto: None,
+                        ..self.rule.clone()
+                    };
+                    if let Err(e) = parse(&early)
+                        && e.to_string().contains(super::NAT_PORTS_NEED_PROTO)
+                    {
+                        return Err(e);
+                    }
+                }
+                Some(target)
+            }
         };
         Ok(())
     }

@@ -69,6 +69,9 @@ pub(super) struct Parser<'a> {
     pub(super) target_name: Option<(String, bool)>,
     pub(super) target_opts: Vec<(String, String)>,
     pub(super) ext_target: Option<ext::Pending>,
+    /// A NAT target's address/port option came before any `-p`: iptables checks a port's
+    /// protocol while it parses the option (libxt_NAT.c), so a later `-p` does not help.
+    pub(super) nat_option_before_proto: bool,
     /// `-s -d -i -o -p` seen, each at most once.
     seen: [bool; 5],
 }
@@ -106,6 +109,7 @@ impl<'a> Parser<'a> {
             target_name: None,
             target_opts: Vec::new(),
             ext_target: None,
+            nat_option_before_proto: false,
             seen: [false; 5],
         })
     }
@@ -124,6 +128,11 @@ impl<'a> Parser<'a> {
             let (opt, inline) = split_long(raw);
             self.a.inline = inline;
             let neg = std::mem::take(&mut negate);
+            if matches!(opt, "--to-destination" | "--to-source" | "--to-ports")
+                && self.rule.proto.is_none()
+            {
+                self.nat_option_before_proto = true;
+            }
             // Extensions and commands take their own arguments, inline ones included.
             if self.claim_ext(opt, neg)? || self.command_option(opt, neg)? {
                 continue;
