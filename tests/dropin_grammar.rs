@@ -31,6 +31,59 @@ const CASES: &[(&str, &str, &str)] = &[
     ("", "iptables", "-nQ"),
     // addresses and masks
     ("", "iptables", "-A c -s 0/0"),
+    // several addresses: one rule per source and destination pair (sources outer)
+    (
+        "",
+        "iptables",
+        "-A c -s 192.0.2.0/24,198.51.100.0/24 -j ACCEPT",
+    ),
+    (
+        "",
+        "iptables",
+        "-A c -s 192.0.2.1,192.0.2.2 -d 203.0.113.1,203.0.113.2 -j DROP",
+    ),
+    (
+        "-A c -j ACCEPT;-A c -j DROP",
+        "iptables",
+        "-I c 2 -s 192.0.2.7,192.0.2.8 -j ACCEPT",
+    ),
+    ("", "ip6tables", "-A c -d 2001:db8::1,2001:db8::2 -j ACCEPT"),
+    (
+        "-A c -s 192.0.2.1 -j ACCEPT;-A c -s 192.0.2.2 -j ACCEPT",
+        "iptables",
+        "-C c -s 192.0.2.1,192.0.2.2 -j ACCEPT",
+    ),
+    (
+        "-A c -s 192.0.2.1 -j ACCEPT",
+        "iptables",
+        "-C c -s 192.0.2.1,192.0.2.2 -j ACCEPT",
+    ),
+    (
+        "-A c -s 192.0.2.1 -j ACCEPT;-A c -s 192.0.2.2 -j ACCEPT;-A c -s 192.0.2.3",
+        "iptables",
+        "-D c -s 192.0.2.1,192.0.2.2 -j ACCEPT",
+    ),
+    (
+        "-A c -s 192.0.2.1 -j ACCEPT",
+        "iptables",
+        "-D c -s 192.0.2.1,192.0.2.9 -j ACCEPT",
+    ),
+    (
+        "-A c -j ACCEPT",
+        "iptables",
+        "-R c 1 -s 192.0.2.1,192.0.2.2 -j ACCEPT",
+    ),
+    ("", "iptables", "-A c ! -s 192.0.2.1,192.0.2.2 -j ACCEPT"),
+    ("", "iptables", "-A c -s 192.0.2.1,,192.0.2.2 -j ACCEPT"),
+    (
+        "",
+        "iptables",
+        "-A c -s 0/0,192.0.2.3 -d 10.0.0.1/0 -j ACCEPT",
+    ),
+    // a zero address and mask is no address at all (written, checked and deleted so)
+    ("-A c -s 0/0 -j ACCEPT", "iptables", "-C c -j ACCEPT"),
+    ("-A c -j ACCEPT", "iptables", "-D c -s 0.0.0.0/0 -j ACCEPT"),
+    ("", "ip6tables", "-A c -s ::/0 -j ACCEPT"),
     ("", "iptables", "-A c -s 0.0.0.0/0"),
     ("", "iptables", "-A c -d 0/0 -j ACCEPT"),
     ("", "ip6tables", "-A c -s ::/0"),

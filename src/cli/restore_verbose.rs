@@ -43,14 +43,16 @@ pub(super) fn text(
             out.push_str(&format!("Deleting chain `{c}'\n"));
         }
         for (_, line) in &b.lines {
-            if let Line::Command(cmd) = line
-                && let Command::Append { rule, .. }
+            let Line::Command(cmd) = line else { continue };
+            for each in cmd.each() {
+                if let Command::Append { rule, .. }
                 | Command::Insert { rule, .. }
                 | Command::Replace { rule, .. }
-                | Command::Delete { rule, .. } = cmd.as_ref()
-            {
-                out.push_str(&xtnl::ipt::listing::change_line(rule, family, flavour));
-                out.push('\n');
+                | Command::Delete { rule, .. } = each
+                {
+                    out.push_str(&xtnl::ipt::listing::change_line(rule, family, flavour));
+                    out.push('\n');
+                }
             }
         }
     }

@@ -24,7 +24,7 @@ mod values;
 use options::Parser;
 use target::{ext_match, ext_target_of, is_known_target, parse_target};
 pub(crate) use values::{log_level, parse_nat_range, parse_ports, parse_to_ports};
-use values::{parse_net, parse_port_list};
+use values::{parse_nets, parse_port_list};
 
 use super::protocols;
 use super::rule::{
@@ -138,19 +138,46 @@ pub enum Command {
     ListRules(Option<String>),
     /// `-L [CHAIN]`: the rules as a table.
     List(Option<String>),
+    /// `-A`, `-I`, `-D` or `-C` of a rule given several addresses (`-s a,b -d c`): one
+    /// command per source and destination pair, sources outer, in iptables' order, carried
+    /// out in one transaction (iptables' `add_entry`/`delete_entry`/`check_entry` loops).
+    Expanded(Vec<Command>),
 }
 
 impl Command {
     /// Whether it changes the ruleset (and so takes the xtables lock).
     pub fn mutates(&self) -> bool {
-        !matches!(
-            self,
-            Command::ListRules(_) | Command::List(_) | Command::Check { .. }
-        )
+        match self {
+            Command::Expanded(each) => each.iter().any(Command::mutates),
+            _ => !matches!(
+                self,
+                Command::ListRules(_) | Command::List(_) | Command::Check { .. }
+            ),
+        }
+    }
+
+    /// Whether it is a `-C` (of one rule or of each of several addresses).
+    pub fn is_check(&self) -> bool {
+        match self {
+            Command::Check { .. } => true,
+            Command::Expanded(each) => each.iter().all(Command::is_check),
+            _ => false,
+        }
+    }
+
+    /// The command itself, or each of an [`Command::Expanded`] one.
+    pub fn each(&self) -> &[Command] {
+        match self {
+            Command::Expanded(each) => each,
+            one => std::slice::from_ref(one),
+        }
     }
 
     /// Gives the rule a command adds the counters it starts from (`restore -c`, `-c P B`).
     pub fn set_counters(&mut self, c: crate::model::Counters) {
+        if let Command::Expanded(each) = self {
+            each.iter_mut().for_each(|cmd| cmd.set_counters(c));
+        }
         if let Command::Append { rule, .. }
         | Command::Insert { rule, .. }
         | Command::Replace { rule, .. } = self

@@ -236,7 +236,7 @@ fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
         })?;
         return Ok(String::new());
     }
-    let check = matches!(inv.command, Command::Check { .. });
+    let check = inv.command.is_check();
     let out = legacy
         .transact_judged(&inv.table, |t| {
             let mut a = LegacyTable::new(t, inv.verbose).judging(legacy.judges());

@@ -387,6 +387,10 @@ pub fn rule_from_words(family: Family, table: &str, words: &[String]) -> Result<
     argv.extend(words.iter().cloned());
     match parse(&argv, family)?.command {
         Command::Append { rule, .. } => Ok(rule),
+        Command::Expanded(_) => Err(Error::InvalidInput(format!(
+            "one rule expected, but several addresses make several: {}",
+            words.join(" ")
+        ))),
         _ => Err(Error::InvalidInput(format!(
             "not a rule: {}",
             words.join(" ")

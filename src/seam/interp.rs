@@ -72,6 +72,11 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
     let flavour = t.flavour();
     let mut edits = Vec::new();
     match cmd {
+        Command::Expanded(each) => {
+            for c in each {
+                edits.extend(interpret(t, c)?);
+            }
+        }
         Command::Append { chain, rule } => {
             require(t, chain)?;
             check_jump(t, rule)?;

@@ -42,7 +42,7 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
             p.plan(r, &inv.command)?;
             let mut tx = Transaction::new();
             let out = (p.zero.clone(), std::mem::take(&mut p.verbose_lines));
-            if !matches!(inv.command, Command::Check { .. }) {
+            if !inv.command.is_check() {
                 for op in p.into_ops() {
                     tx.push(op);
                 }

@@ -16,7 +16,10 @@ impl Parser<'_> {
         validate_name("table", &table)?;
         let rule = std::mem::take(&mut self.rule);
         let (command, rule_number) = command(letter, &cargs, rule, self.family)?;
-        check_command(&table, &command)?;
+        let command = expand(command, &self.srcs, &self.dsts)?;
+        for each in command.each() {
+            check_command(&table, each)?;
+        }
         Ok(Invocation {
             family: self.family,
             table,
@@ -281,6 +284,61 @@ fn command(
         _ => return Err(bad("no command specified")),
     };
     Ok((command, rule_number))
+}
+
+/// A rule given several addresses becomes one command per source and destination pair
+/// (sources outer), as iptables' `add_entry`/`delete_entry`/`check_entry` loop over them;
+/// `-R` needs one of each, and `!` goes with one address only (xshared.c's post-parse checks).
+fn expand(command: Command, srcs: &[IpNet], dsts: &[IpNet]) -> Result<Command> {
+    if srcs.len() <= 1 && dsts.len() <= 1 {
+        return Ok(command);
+    }
+    if let Command::Replace { .. } = command {
+        return Err(bad("Replacement rule does not specify a unique address"));
+    }
+    let rule_of = |c: &Command| match c {
+        Command::Append { rule, .. }
+        | Command::Insert { rule, .. }
+        | Command::Delete { rule, .. }
+        | Command::Check { rule, .. } => Some(rule.clone()),
+        _ => None,
+    };
+    let Some(rule) = rule_of(&command) else {
+        return Ok(command);
+    };
+    if rule.src.as_ref().is_some_and(|a| a.negated) || rule.dst.as_ref().is_some_and(|a| a.negated)
+    {
+        return Err(bad(
+            "! not allowed with multiple source or destination IP addresses",
+        ));
+    }
+    let one = |net: IpNet| super::options::address(net, false);
+    let srcs: Vec<Option<Neg<IpNet>>> = if srcs.is_empty() {
+        vec![rule.src.clone()]
+    } else {
+        srcs.iter().copied().map(one).collect()
+    };
+    let dsts: Vec<Option<Neg<IpNet>>> = if dsts.is_empty() {
+        vec![rule.dst.clone()]
+    } else {
+        dsts.iter().copied().map(one).collect()
+    };
+    let mut each = Vec::with_capacity(srcs.len() * dsts.len());
+    for s in &srcs {
+        for d in &dsts {
+            let mut c = command.clone();
+            if let Command::Append { rule, .. }
+            | Command::Insert { rule, .. }
+            | Command::Delete { rule, .. }
+            | Command::Check { rule, .. } = &mut c
+            {
+                rule.src = s.clone();
+                rule.dst = d.clone();
+            }
+            each.push(c);
+        }
+    }
+    Ok(Command::Expanded(each))
 }
 
 /// What iptables refuses once the command is known: `-i`/`-o` on the wrong built-in chain,

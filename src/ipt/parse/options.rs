@@ -72,8 +72,18 @@ pub(super) struct Parser<'a> {
     /// A NAT target's address/port option came before any `-p`: iptables checks a port's
     /// protocol while it parses the option (libxt_NAT.c), so a later `-p` does not help.
     pub(super) nat_option_before_proto: bool,
+    /// Every address of `-s a,b,...` and `-d ...` (the rule holds the first).
+    pub(super) srcs: Vec<IpNet>,
+    pub(super) dsts: Vec<IpNet>,
     /// `-s -d -i -o -p` seen, each at most once.
     seen: [bool; 5],
+}
+
+/// An address of `-s`/`-d`: none at all when it is `/0` and not inverted, as iptables
+/// writes and prints it (nft-ipv4.c adds no match for a zero address and mask; save prints
+/// none).
+pub(super) fn address(net: IpNet, neg: bool) -> Option<Neg<IpNet>> {
+    (neg || net.mask_octets().iter().any(|b| *b != 0)).then(|| Neg::new(net, neg))
 }
 
 /// `!` before an option that cannot be negated.
@@ -110,6 +120,8 @@ impl<'a> Parser<'a> {
             target_opts: Vec::new(),
             ext_target: None,
             nat_option_before_proto: false,
+            srcs: Vec::new(),
+            dsts: Vec::new(),
             seen: [false; 5],
         })
     }
@@ -286,10 +298,12 @@ impl<'a> Parser<'a> {
         let rule = &mut self.rule;
         match opt {
             "-s" | "--source" | "--src" => {
-                rule.src = Some(Neg::new(parse_net(self.a.value(opt)?, family)?, neg));
+                self.srcs = parse_nets(self.a.value(opt)?, family)?;
+                rule.src = address(self.srcs[0], neg);
             }
             "-d" | "--destination" | "--dst" => {
-                rule.dst = Some(Neg::new(parse_net(self.a.value(opt)?, family)?, neg));
+                self.dsts = parse_nets(self.a.value(opt)?, family)?;
+                rule.dst = address(self.dsts[0], neg);
             }
             "-i" | "--in-interface" => {
                 rule.in_iface = Some(Neg::new(Interface::new(self.a.value(opt)?)?, neg));

@@ -2,12 +2,15 @@
 
 use super::*;
 
+/// `-s`/`-d`'s value: one address or a comma-separated list (xtables_ipparse_multiple:
+/// blanks before each item skipped, no duplicate removed).
+pub(super) fn parse_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
+    s.split(',')
+        .map(|item| parse_net(item.trim_start(), family))
+        .collect()
+}
+
 pub(super) fn parse_net(s: &str, family: Family) -> Result<IpNet> {
-    if s.contains(',') {
-        return Err(bad(format!(
-            "multiple addresses in `{s}' are not supported by xtnl; give one rule per address"
-        )));
-    }
     let net: IpNet = crate::ipt::args::normalize_net(s, family)
         .parse()
         .map_err(|_| {
