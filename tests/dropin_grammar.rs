@@ -478,6 +478,72 @@ fn compare(side: Side) {
     );
 }
 
+/// Restore files iptables-restore refuses as a whole: status and words as the real tool's
+/// (a block without its COMMIT: `PROG: COMMIT expected at line N`, status 1; a table
+/// iptables does not have), and nothing changed.
+const RESTORE_REFUSALS: &[&str] = &[
+    "*filter\n-A INPUT -j ACCEPT\n",
+    "*nofilter\nCOMMIT\n",
+    "*filter\n:INPUT ACCEPT [0:0]\n",
+];
+
+fn compare_restore_refusals(side: Side) {
+    let dir = links(
+        &format!("grammar-restore-{side:?}"),
+        &side
+            .link_names()
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let mut failures = Vec::new();
+    for file in RESTORE_REFUSALS {
+        let mut steps: Vec<Step> = SETUP
+            .iter()
+            .map(|(t, a)| Step {
+                setup: true,
+                ..Step::new(t, words(a))
+            })
+            .collect();
+        steps.push(Step {
+            stdin: Some(file.to_string()),
+            ..Step::new("iptables-restore", Vec::new())
+        });
+        let mut theirs = twin_run(side, dir.clone(), false, private_lock_path(), steps.clone());
+        // On this side xtnl runs as `iptables-restore` and the real tool as
+        // `iptables-nft-restore`; restore names itself as it was invoked.
+        if side == Side::Nft {
+            for out in &mut theirs.0 {
+                *out = out.replace("iptables-nft-restore", "iptables-restore");
+            }
+        }
+        let ours = twin_run(side, dir.clone(), true, private_lock_path(), steps);
+        if theirs != ours {
+            failures.push(format!(
+                "{file:?}:\n--- {}:\n{}{}--- xtnl:\n{}{}",
+                side.oracle("iptables-restore"),
+                theirs.0.join(""),
+                theirs.1,
+                ours.0.join(""),
+                ours.1
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn restore_refusals_as_iptables_nft() {
+    common::require_kernel!();
+    compare_restore_refusals(Side::Nft);
+}
+
+#[test]
+fn restore_refusals_as_iptables_legacy() {
+    common::require_kernel!();
+    compare_restore_refusals(Side::Legacy);
+}
+
 #[test]
 fn grammar_as_iptables_nft() {
     common::require_kernel!();

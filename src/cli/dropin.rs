@@ -379,8 +379,10 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
         let _ = writeln!(e, "{who}: {what}");
         return err.exit_status();
     }
-    if id.tool == Tool::Restore && report_restore(&mut e, id, err) {
-        return err.exit_status();
+    if id.tool == Tool::Restore
+        && let Some(status) = report_restore(&mut e, id, err)
+    {
+        return status;
     }
     match err {
         Error::Context { message, .. } => {
@@ -410,8 +412,10 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
 
 /// iptables-restore's shapes: a line it cannot parse, `PROG v1.8.9 (MODE): MESSAGE`, `Error
 /// occurred at line: N` and the `Try` line; a line the kernel refused, `PROG: line N failed`
-/// (iptables-nft-restore adds `: ` and iptables' words). Returns whether it printed.
-fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> bool {
+/// (iptables-nft-restore adds `: ` and iptables' words); a block without its COMMIT, `PROG:
+/// COMMIT expected at line N` and status 1 (xtables-restore.c). Returns the exit status when
+/// it printed.
+fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> Option<i32> {
     let legacy = resolved_mode(id) == "legacy";
     let prog = if legacy {
         format!("{}-restore", id.base())
@@ -420,12 +424,21 @@ fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> bool {
     };
     match err {
         Error::InvalidInput(msg) => {
-            let Some((n, rest)) = msg
+            let (n, rest) = msg
                 .strip_prefix("line ")
                 .and_then(|m| m.split_once(": "))
-                .filter(|(n, _)| n.parse::<usize>().is_ok())
-            else {
-                return false;
+                .filter(|(n, _)| n.parse::<usize>().is_ok())?;
+            if rest.starts_with("COMMIT expected (") {
+                let _ = writeln!(e, "{prog}: COMMIT expected at line {n}");
+                return Some(1);
+            }
+            let rest = match rest.strip_prefix("table name '") {
+                Some(t) if legacy => format!(
+                    "{prog}: unable to initialize table '{}'",
+                    t.trim_end_matches("' invalid")
+                ),
+                Some(_) => format!("{prog}: line {n} {rest}"),
+                None => rest.to_string(),
             };
             let _ = writeln!(
                 e,
@@ -437,7 +450,7 @@ fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> bool {
                 e,
                 "Try `{prog} -h' or '{prog} --help' for more information."
             );
-            true
+            Some(err.exit_status())
         }
         Error::Context { message, source }
             if message.starts_with("line ") && message.ends_with(" failed") =>
@@ -452,9 +465,9 @@ fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> bool {
                 _ => String::new(),
             };
             let _ = writeln!(e, "{prog}: {message}{words}");
-            true
+            Some(err.exit_status())
         }
-        _ => false,
+        _ => None,
     }
 }
 
