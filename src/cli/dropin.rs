@@ -432,14 +432,6 @@ fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> Option<i32>
                 let _ = writeln!(e, "{prog}: COMMIT expected at line {n}");
                 return Some(1);
             }
-            let rest = match rest.strip_prefix("table name '") {
-                Some(t) if legacy => format!(
-                    "{prog}: unable to initialize table '{}'",
-                    t.trim_end_matches("' invalid")
-                ),
-                Some(_) => format!("{prog}: line {n} {rest}"),
-                None => rest.to_string(),
-            };
             let _ = writeln!(
                 e,
                 "{prog} v{IPTABLES_VERSION} ({}): {rest}",

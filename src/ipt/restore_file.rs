@@ -137,10 +137,6 @@ impl Parser {
                 ));
             }
             crate::model::validate_name("table", t).map_err(|e| at(n, e))?;
-            // iptables-restore knows iptables' tables only (`*nofilter`: refused at its line).
-            if !crate::ipt::tables::is_iptables_table(t) {
-                return Err(at(n, format!("table name '{t}' invalid")));
-            }
             *open = Some(Block {
                 table: t.to_string(),
                 line: n,
