@@ -8,7 +8,7 @@
 //! shared by every namespace, `/sys/class/xt_idletimer/timers/LABEL`), so each label here
 //! is used with one timer type only, and tests/ext_rateest.rs checks they go away.
 
-use super::ExtSpec;
+use super::{ExtSpec, per_family, placed};
 
 /// The accounting objects the nfacct specs name (made by [`make_objects`]).
 pub const NFACCT_OBJECTS: [&str; 2] = ["xtnl-acct", "xtnl_acct2"];
@@ -148,18 +148,7 @@ const MATCHES: &[(&str, bool, bool)] = &[
 /// The specs of this part.
 pub(super) fn specs() -> Vec<ExtSpec> {
     let mut out = Vec::new();
-    for &(rule, table, chain, v4, v6) in SPECS {
-        for (six, on) in [(false, v4), (true, v6)] {
-            if on {
-                out.push(ExtSpec {
-                    six,
-                    table,
-                    chain,
-                    rule: rule.to_string(),
-                });
-            }
-        }
-    }
+    placed(&mut out, SPECS);
     for &(m, v4, v6) in MATCHES {
         for (table, chain, target) in [
             ("filter", "INPUT", "-j ACCEPT"),
@@ -167,16 +156,7 @@ pub(super) fn specs() -> Vec<ExtSpec> {
             ("mangle", "OUTPUT", "-j MARK --set-mark 0x2"),
             ("raw", "PREROUTING", "-j ACCEPT"),
         ] {
-            for (six, on) in [(false, v4), (true, v6)] {
-                if on {
-                    out.push(ExtSpec {
-                        six,
-                        table,
-                        chain,
-                        rule: format!("{m} {target}"),
-                    });
-                }
-            }
+            per_family(&mut out, table, chain, format!("{m} {target}"), v4, v6);
         }
     }
     out

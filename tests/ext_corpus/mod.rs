@@ -519,40 +519,63 @@ pub fn make_sets() {
 
 pub fn ext_corpus() -> Vec<ExtSpec> {
     let mut out = Vec::new();
-    for &(m, hook, v4, v6) in MATCHES.iter().chain(more::MATCHES) {
-        for (i, table) in TABLES.iter().enumerate() {
-            let target = match *table {
-                "filter" => ["-j ACCEPT", "-j DROP", "-j RETURN", "-j user-chain"][i % 4],
-                "nat" => "-j RETURN",
-                "mangle" => "-j MARK --set-mark 0x7",
-                _ => "-j ACCEPT",
-            };
-            for (six, on) in [(false, v4), (true, v6)] {
-                if on {
-                    out.push(ExtSpec {
-                        six,
-                        table,
-                        chain: chain(table, hook),
-                        rule: format!("{m} {target}"),
-                    });
-                }
-            }
-        }
-    }
-    for &(t, table, chain, v4, v6) in TARGETS.iter().chain(more::TARGETS) {
-        for (six, on) in [(false, v4), (true, v6)] {
-            if on {
-                out.push(ExtSpec {
-                    six,
-                    table,
-                    chain,
-                    rule: t.to_string(),
-                });
-            }
-        }
-    }
+    let matches: Vec<_> = MATCHES.iter().chain(more::MATCHES).copied().collect();
+    cross_tables(&mut out, &matches, |i, table| match table {
+        "filter" => ["-j ACCEPT", "-j DROP", "-j RETURN", "-j user-chain"][i % 4],
+        "nat" => "-j RETURN",
+        "mangle" => "-j MARK --set-mark 0x7",
+        _ => "-j ACCEPT",
+    });
+    let targets: Vec<_> = TARGETS.iter().chain(more::TARGETS).copied().collect();
+    placed(&mut out, &targets);
     out.extend(round3::specs());
     out.extend(round4::specs());
     out.extend(ext6::specs());
     out
+}
+
+/// `rule` in `table`/`chain` for each family it is written for (IPv4, IPv6).
+fn per_family(
+    out: &mut Vec<ExtSpec>,
+    table: &'static str,
+    chain: &'static str,
+    rule: String,
+    v4: bool,
+    v6: bool,
+) {
+    for (six, on) in [(false, v4), (true, v6)] {
+        if on {
+            out.push(ExtSpec {
+                six,
+                table,
+                chain,
+                rule: rule.clone(),
+            });
+        }
+    }
+}
+
+/// Each (match, hook, IPv4, IPv6) in every table, in the chain of its hook, followed by the
+/// target `target(i, table)` gives the table (`i`: the table's place in `TABLES`).
+fn cross_tables(
+    out: &mut Vec<ExtSpec>,
+    matches: &[(&'static str, Hook, bool, bool)],
+    target: impl Fn(usize, &str) -> &'static str,
+) {
+    for &(m, hook, v4, v6) in matches {
+        for (i, table) in TABLES.iter().enumerate() {
+            let rule = format!("{m} {}", target(i, table));
+            per_family(out, table, chain(table, hook), rule, v4, v6);
+        }
+    }
+}
+
+/// Each (rule, table, chain, IPv4, IPv6) where it is given.
+fn placed(
+    out: &mut Vec<ExtSpec>,
+    specs: &[(&'static str, &'static str, &'static str, bool, bool)],
+) {
+    for &(rule, table, chain, v4, v6) in specs {
+        per_family(out, table, chain, rule.to_string(), v4, v6);
+    }
 }

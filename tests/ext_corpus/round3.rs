@@ -2,7 +2,7 @@
 //! chain of each hook) they are valid in, and the matches ipv6header, rt (IPv6) and policy,
 //! crossed with every table. Written for xtnl from the iptables man pages' option lists.
 
-use super::{ExtSpec, Hook, TABLES, chain};
+use super::{ExtSpec, Hook, cross_tables, placed};
 
 /// (match, hook, IPv4, IPv6), crossed with every table like `MATCHES`.
 const MATCHES: &[(&str, Hook, bool, bool)] = &[
@@ -160,37 +160,12 @@ const TARGETS: &[(&str, &str, &str, bool, bool)] = &[
 /// The specs of this part.
 pub(super) fn specs() -> Vec<ExtSpec> {
     let mut out = Vec::new();
-    for &(m, hook, v4, v6) in MATCHES {
-        for table in TABLES {
-            let target = match table {
-                "filter" => "-j DROP",
-                "nat" => "-j RETURN",
-                "mangle" => "-j MARK --set-mark 0x3",
-                _ => "-j ACCEPT",
-            };
-            for (six, on) in [(false, v4), (true, v6)] {
-                if on {
-                    out.push(ExtSpec {
-                        six,
-                        table,
-                        chain: chain(table, hook),
-                        rule: format!("{m} {target}"),
-                    });
-                }
-            }
-        }
-    }
-    for &(t, table, chain, v4, v6) in TARGETS {
-        for (six, on) in [(false, v4), (true, v6)] {
-            if on {
-                out.push(ExtSpec {
-                    six,
-                    table,
-                    chain,
-                    rule: t.to_string(),
-                });
-            }
-        }
-    }
+    cross_tables(&mut out, MATCHES, |_, table| match table {
+        "filter" => "-j DROP",
+        "nat" => "-j RETURN",
+        "mangle" => "-j MARK --set-mark 0x3",
+        _ => "-j ACCEPT",
+    });
+    placed(&mut out, TARGETS);
     out
 }
