@@ -16,7 +16,7 @@ use std::time::Duration;
 mod command;
 mod options;
 mod target;
-pub(crate) use target::NAT_PORTS_NEED_PROTO;
+pub(crate) use target::{NAT_PORTS_NEED_PROTO, nat_ports_proto};
 #[cfg(test)]
 mod tests;
 mod values;

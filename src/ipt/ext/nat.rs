@@ -103,18 +103,12 @@ impl Ext for Nat {
             .iter()
             .filter(|(n, _)| get(given, n).is_some())
             .fold(0, |a, (_, f)| a | f);
-        let ports_proto = || -> Result<()> {
-            match &ctx.rule.proto {
-                Some(p) if p.value.nat_ports_ok() => Ok(()),
-                _ => Err(bad(crate::ipt::parse::NAT_PORTS_NEED_PROTO)),
-            }
-        };
         let ro = self.range_opt();
         let family = ctx.family;
         if self.rev0() {
             let ports = match get(given, ro) {
                 Some(g) => {
-                    ports_proto()?;
+                    crate::ipt::parse::nat_ports_proto(ctx.rule)?;
                     Some(crate::ipt::parse::parse_to_ports(g.arg())?)
                 }
                 None => None,
@@ -133,7 +127,7 @@ impl Ext for Nat {
         let (arg, base) = split_base(g.arg())?;
         let r = crate::ipt::parse::parse_nat_range(&arg, family, &format!("--{ro}"))?;
         if r.ports.is_some() {
-            ports_proto()?;
+            crate::ipt::parse::nat_ports_proto(ctx.rule)?;
         }
         let addrs = r.addr_min.map(|a| (a, r.addr_max.unwrap_or(a)));
         let ports = r.ports.map(|p| (p.first(), p.last()));

@@ -7,6 +7,16 @@ use crate::ipt::ext;
 /// iptables' refusal of a NAT port after no `-p` or the wrong one (libxt_NAT.c).
 pub(crate) const NAT_PORTS_NEED_PROTO: &str = "Need TCP, UDP, SCTP or DCCP with port specification";
 
+/// Whether a NAT target (`DNAT`, `SNAT`, `MASQUERADE`, `REDIRECT`, typed or from the
+/// registry) may take a port in `rule`, or iptables' refusal.
+pub(crate) fn nat_ports_proto(rule: &IptRule) -> Result<()> {
+    if rule.proto.as_ref().is_some_and(|p| p.value.nat_ports_ok()) {
+        Ok(())
+    } else {
+        Err(bad(NAT_PORTS_NEED_PROTO))
+    }
+}
+
 pub(super) fn is_known_target(name: &str) -> bool {
     matches!(
         name,
@@ -73,13 +83,6 @@ pub(super) fn parse_target(
             .find(|(k, _)| k == o)
             .map(|(_, v)| v.as_str())
     };
-    let needs_ports_proto = || -> Result<()> {
-        if rule.proto.as_ref().is_some_and(|p| p.value.nat_ports_ok()) {
-            Ok(())
-        } else {
-            Err(bad(NAT_PORTS_NEED_PROTO))
-        }
-    };
     if goto {
         validate_chain_name(name)?;
         if is_known_target(name) || matches!(name, "ACCEPT" | "DROP" | "RETURN") {
@@ -101,7 +104,7 @@ pub(super) fn parse_target(
                 .ok_or_else(|| bad(format!("{name}: option \"{opt}\" must be specified")))?;
             let r = parse_nat_range(v, family, opt)?;
             if r.ports.is_some() {
-                needs_ports_proto()?;
+                nat_ports_proto(rule)?;
             }
             if name == "DNAT" {
                 IptTarget::Dnat(r)
@@ -112,7 +115,7 @@ pub(super) fn parse_target(
         "MASQUERADE" | "REDIRECT" => {
             let p = get("--to-ports").map(parse_to_ports).transpose()?;
             if p.is_some() {
-                needs_ports_proto()?;
+                nat_ports_proto(rule)?;
             }
             if name == "MASQUERADE" {
                 IptTarget::Masquerade(p)
