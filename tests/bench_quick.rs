@@ -186,6 +186,66 @@ fn quick_run_writes_a_full_report_and_a_well_formed_plot() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `xtnl-bench stream --quick`: every path runs the whole stream (a command that fails
+/// fails the run), the report has a row per path at each N, the kernel's own cost beside
+/// serve's, the targets table, and a CSV line per command of every path.
+#[test]
+fn stream_quick_run_times_every_path_and_the_kernel() {
+    common::require_kernel!();
+    let dir = out_dir("stream");
+    let d = dir.clone();
+    let out = in_netns(move || {
+        run(
+            bench_bin(),
+            &[
+                "stream",
+                "--quick",
+                "--out",
+                d.to_str().expect("utf-8 path"),
+                "--xtnl",
+                xtnl_bin(),
+            ],
+        )
+    });
+    assert!(
+        out.status.success(),
+        "xtnl-bench stream --quick failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.join("stream.md")).expect("stream.md written");
+    let plan = bench::stream::StreamPlan::quick();
+    for n in &plan.sizes {
+        let section = md
+            .split(&format!("## N = {n} reservations in table nat\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no section for N = {n}:\n{md}"));
+        for via in bench::stream::Via::ALL {
+            let row = section
+                .lines()
+                .find(|l| l.starts_with(&format!("| {} |", via.label())))
+                .unwrap_or_else(|| panic!("N = {n}: no row for {}", via.label()));
+            // Six kinds of command, the mean, the ratio: every cell a figure.
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            assert_eq!(cells.len(), 11, "{row}");
+            for c in &cells[2..9] {
+                assert!(c.parse::<f64>().is_ok_and(|x| x > 0.0), "{row}");
+            }
+            assert!(cells[9].ends_with('x'), "{row}");
+        }
+        assert!(section.contains("against the kernel's own cost for the same batches"));
+    }
+    assert!(md.contains("## Targets (issue 22)"));
+    assert!(md.contains("Floors (p50 of"));
+    let csv = std::fs::read_to_string(dir.join("stream.csv")).expect("stream.csv written");
+    assert_eq!(
+        csv.lines().count() - 1,
+        plan.sizes.len() * bench::stream::Via::ALL.len() * plan.reservations * 7,
+        "a line per command of every path at every N"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn runner_refuses_the_initial_namespace_and_bad_arguments() {
     // This test thread never left the namespace the test process started in.

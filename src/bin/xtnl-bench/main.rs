@@ -1,4 +1,4 @@
-//! `xtnl-bench [--quick] [--out DIR] [--xtnl PATH]`: the benchmark suite for operators and
+//! `xtnl-bench [stream] [--quick] [--out DIR] [--xtnl PATH]`: the benchmark suite for operators and
 //! developers, a binary of its own so that the privileged helper `xtnl` carries none of it
 //! (it starts processes: iptables-nft, iptables-legacy, nft, the restore tools and `xtnl`).
 //! It moves itself into a network namespace of its own before anything else, so it never
@@ -17,10 +17,15 @@ use bench::{Config, Plan};
 use xtnl::error::{Error, Result};
 
 const USAGE: &str = "\
-usage: xtnl-bench [--quick] [--out DIR] [--xtnl PATH]
+usage: xtnl-bench [stream] [--quick] [--out DIR] [--xtnl PATH]
 
 Times xtnl against iptables-nft, iptables-legacy, nft and the restore tools in a network
 namespace of its own; writes results.md, latency.svg and results.csv to DIR.
+
+  stream         instead: the NAT-host agent's command stream back to back (20 VCL
+                 reservation cycles on a nat table of 10, 500 and 2,000 reservations) through
+                 iptables-nft, xtnl as `iptables`, xtnl serve --stdio, the library and the
+                 kernel alone; writes stream.md and stream.csv to DIR
 
   --quick        a smoke run of seconds (small N, few iterations, P = 1 and 4)
   --out DIR      where the results go (default ./xtnl-bench)
@@ -30,6 +35,7 @@ Needs root (it creates a network namespace) and the tools it compares. Exit stat
 2 bad arguments, otherwise what the failing step's error says (as xtnl's).";
 
 struct Args {
+    stream: bool,
     quick: bool,
     dir: PathBuf,
     xtnl: Option<PathBuf>,
@@ -38,6 +44,7 @@ struct Args {
 
 fn parse(args: &[String]) -> Result<Args> {
     let mut a = Args {
+        stream: false,
         quick: false,
         dir: PathBuf::from("xtnl-bench"),
         xtnl: None,
@@ -51,13 +58,15 @@ fn parse(args: &[String]) -> Result<Args> {
                 .ok_or_else(|| Error::InvalidInput(format!("option {name} needs a value")))
         };
         match w.as_str() {
+            "stream" => a.stream = true,
             "--quick" => a.quick = true,
             "--out" => a.dir = value("--out")?,
             "--xtnl" => a.xtnl = Some(value("--xtnl")?),
             "--help" | "-h" | "help" => a.help = true,
             o => {
                 return Err(Error::InvalidInput(format!(
-                    "unknown argument {o:?}; usage: xtnl-bench [--quick] [--out DIR] [--xtnl PATH]"
+                    "unknown argument {o:?}; usage: xtnl-bench [stream] [--quick] [--out DIR] \
+                     [--xtnl PATH]"
                 )));
             }
         }
@@ -88,13 +97,16 @@ fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
         writeln!(out, "{USAGE}").map_err(io_error)?;
         return Ok(());
     }
-    let xtnl = match a.xtnl {
+    let xtnl = match a.xtnl.clone() {
         Some(x) => x,
         None => sibling_xtnl()?,
     };
     // Before anything else: this thread, and every thread and process it starts, moves to
     // a fresh network namespace; the runner refuses to go on in the initial one.
     bench::enter_scratch_namespace()?;
+    if a.stream {
+        return stream(out, &a, &xtnl);
+    }
     let cfg = Config {
         plan: if a.quick { Plan::quick() } else { Plan::full() },
         xtnl,
@@ -113,6 +125,33 @@ fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
         written.csv.display()
     )
     .map_err(io_error)?;
+    Ok(())
+}
+
+/// `xtnl-bench stream`: runs, prints the report, writes stream.md and stream.csv.
+fn stream(out: &mut impl Write, a: &Args, xtnl: &std::path::Path) -> Result<()> {
+    use bench::stream::{StreamConfig, StreamPlan, run};
+    let scratch = std::env::temp_dir().join(format!("xtnl-bench-stream-{}", std::process::id()));
+    let cfg = StreamConfig {
+        plan: if a.quick {
+            StreamPlan::quick()
+        } else {
+            StreamPlan::full()
+        },
+        xtnl,
+        scratch: &scratch,
+        command: format!("xtnl-bench stream{}", if a.quick { " --quick" } else { "" }),
+        progress: true,
+    };
+    let results = run(&cfg);
+    let _ = std::fs::remove_dir_all(&scratch);
+    let results = results?;
+    let md = bench::stream_report::markdown(&results);
+    std::fs::create_dir_all(&a.dir).map_err(io_error)?;
+    let (table, csv) = (a.dir.join("stream.md"), a.dir.join("stream.csv"));
+    std::fs::write(&table, &md).map_err(io_error)?;
+    std::fs::write(&csv, bench::stream_report::csv(&results)).map_err(io_error)?;
+    writeln!(out, "{md}\nwritten: {}, {}", table.display(), csv.display()).map_err(io_error)?;
     Ok(())
 }
 

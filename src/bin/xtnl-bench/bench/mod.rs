@@ -26,6 +26,8 @@ mod report;
 mod scaling;
 mod serve_worker;
 mod spec;
+pub mod stream;
+pub mod stream_report;
 mod svg;
 
 use std::collections::BTreeMap;
