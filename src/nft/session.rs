@@ -513,14 +513,14 @@ impl Session {
         })
     }
 
-    /// Ends the session. After a commit that deleted anything, the socket's release would
-    /// wait for the kernel's deferred destroy work (an RCU grace period, tens of ms); this
-    /// hands the socket to a detached process so that the caller does not wait. The rules
-    /// are committed and visible before either way of closing.
+    /// Ends the session. The release of a NETLINK_NETFILTER socket flushes the namespace's
+    /// pending deferred destroy work (an RCU grace period, tens of ms), whoever's commit
+    /// queued it, and holds the commit mutex while it waits: after this session's deleting
+    /// commit, or any other process's a moment before. This hands the socket to a detached
+    /// process that closes it once that work has run (see `sys::close_in_detached_process`),
+    /// so that neither the caller nor the next commit in the namespace waits. The rules are
+    /// committed and visible before either way of closing.
     pub fn close_detached(self) -> Result<()> {
-        if !self.freed_objects {
-            return Ok(());
-        }
         crate::sys::close_in_detached_process(self.sock.into_socket()).map_err(|e| Error::Netlink {
             context: "detached close",
             source: e,
