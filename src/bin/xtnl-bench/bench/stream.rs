@@ -165,6 +165,8 @@ pub struct StreamResults {
     pub spawn_true: Vec<Duration>,
     pub spawn_xtnl: Vec<Duration>,
     pub getgen: Vec<Duration>,
+    /// A request line's round trip through `/bin/cat` (the pipe floor of `serve --stdio`).
+    pub pipe: Vec<Duration>,
     pub load: (String, String),
     pub kernel: String,
     pub elapsed: Duration,
@@ -320,6 +322,35 @@ fn by_kernel(cmds: &[(Cmd, Vec<String>)], sent: &Recorded) -> Result<Vec<(Cmd, D
     Ok(out)
 }
 
+/// Round trips of a JSON line through `/bin/cat`: what a pipe to a process and back costs.
+fn pipe_floor(n: usize) -> Result<Vec<Duration>> {
+    let mut child = Command::new("/bin/cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| super::io("start /bin/cat", e))?;
+    let (Some(mut input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(Error::Precondition("xtnl bench: cat without pipes".into()));
+    };
+    let mut output = BufReader::new(output);
+    let line = format!("{}\n", serde_json::json!({ "iptables": cycle(1)[1].1 }));
+    let times = samples(n, || {
+        let start = Instant::now();
+        input
+            .write_all(line.as_bytes())
+            .and_then(|()| input.flush())
+            .map_err(|e| super::io("write to cat", e))?;
+        let mut back = String::new();
+        output
+            .read_line(&mut back)
+            .map_err(|e| super::io("read from cat", e))?;
+        Ok(start.elapsed())
+    });
+    drop(input);
+    let _ = child.wait();
+    times
+}
+
 fn samples(n: usize, mut f: impl FnMut() -> Result<Duration>) -> Result<Vec<Duration>> {
     (0..n).map(|_| f()).collect()
 }
@@ -367,6 +398,7 @@ pub fn run(cfg: &StreamConfig<'_>) -> Result<StreamResults> {
             Ok(t.elapsed())
         })
     })?;
+    r.pipe = pipe_floor(cfg.plan.spawns)?;
     for &n in &cfg.plan.sizes {
         let cmds = stream(n, cfg.plan.reservations);
         let lock = &lock;

@@ -99,11 +99,13 @@ pub fn markdown(r: &StreamResults) -> String {
     let spawn_xtnl = p50(&r.spawn_xtnl);
     let _ = writeln!(
         s,
-        "Floors (p50 of {}): `/bin/true` {} ms, `xtnl -V` {} ms, a GETGEN round trip {} ms.\n",
+        "Floors (p50 of {}): `/bin/true` {} ms, `xtnl -V` {} ms, a GETGEN round trip {} ms, \
+         a request line through a pipe to `/bin/cat` and back {} ms.\n",
         r.spawn_true.len(),
         ms(p50(&r.spawn_true)),
         ms(spawn_xtnl),
-        ms(p50(&r.getgen))
+        ms(p50(&r.getgen)),
+        ms(p50(&r.pipe))
     );
     for &n in &plan.sizes {
         let _ = writeln!(s, "## N = {n} reservations in table nat\n");
@@ -218,6 +220,21 @@ pub fn markdown(r: &StreamResults) -> String {
             if x <= 2.0 { "yes" } else { "no" }
         );
     }
+    let ceiling: Vec<String> = plan
+        .sizes
+        .iter()
+        .filter_map(|&n| {
+            let b = per_command(r, Via::IptablesNft, n)?;
+            let k = per_command(r, Via::Kernel, n)?;
+            Some(format!("N = {n} {:.2}x", ratio(b, k)))
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "\nThe ceiling of every path: the kernel alone (the same batches, no library, no \
+         process, no pipe) against iptables-nft: {}.",
+        ceiling.join(", ")
+    );
     s
 }
 
