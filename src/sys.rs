@@ -13,8 +13,10 @@ use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 
 /// Closes `fd` in a detached grandchild, after this process has dropped its own copy, so
 /// that the release (and any wait it implies) happens outside this process. Returns once
-/// the handover is done; the socket's last reference is then the grandchild's.
-pub fn close_in_detached_process(socket: impl IntoRawFd) -> io::Result<()> {
+/// the handover is done; the socket's last reference is then the grandchild's. `probe` is a
+/// complete GETGEN request (no ACK) the grandchild sends on the socket to tell whether the
+/// namespace committed while it waited (see `linger`).
+pub fn close_in_detached_process(socket: impl IntoRawFd, probe: &[u8]) -> io::Result<()> {
     // SAFETY: `into_raw_fd` gave up ownership without closing; we are now its only owner.
     let fd = unsafe { OwnedFd::from_raw_fd(socket.into_raw_fd()) };
     let (gate_r, gate_w) = nix::unistd::pipe().map_err(io::Error::from)?;
@@ -44,7 +46,7 @@ pub fn close_in_detached_process(socket: impl IntoRawFd) -> io::Result<()> {
                 // Linger: let the kernel's deferred destroy work for our commit run before
                 // the release (see `linger`), so that the release does not flush it while
                 // holding the namespace's commit mutex.
-                linger();
+                linger(0, probe);
                 libc::close(0);
             }
             libc::_exit(0);
@@ -62,20 +64,60 @@ pub fn close_in_detached_process(socket: impl IntoRawFd) -> io::Result<()> {
 /// grace period (the kernel implements it with `synchronize_rcu()`).
 const MEMBARRIER_CMD_GLOBAL: libc::c_int = 1;
 
-/// Waits, in the detached closer, until nf_tables' deferred destroy work queued by this
-/// process's commit has run. Why: that work waits for an RCU grace period; a
-/// NETLINK_NETFILTER socket released while it is pending makes the kernel's release notifier
-/// flush it with the namespace's commit mutex held, so the next commit, of any process,
-/// waits for the rest of the grace period (measured: `-N` after `-X`, `-F` after `-D`, 2-12
-/// ms each in a back-to-back stream). Two grace periods: the work may have started its own
-/// wait a little after ours. If the kernel refuses the call (a `nohz_full` kernel), the
-/// socket is closed at once as before. Only async-signal-safe: one system call, no memory.
-unsafe fn linger() {
-    for _ in 0..2 {
-        // SAFETY: membarrier takes no pointers; a failure leaves nothing behind.
-        if unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0u32, 0i32) } != 0 {
+/// Rounds of two grace periods the closer waits at most for a quiet namespace.
+const LINGER_ROUNDS: usize = 8;
+
+/// Waits, in the detached closer, until nf_tables has no deferred destroy work pending in
+/// the namespace: two RCU grace periods (`membarrier`) during which nothing committed (the
+/// GETGEN answer to `probe` on socket `fd` unchanged). Why: that work waits for a grace
+/// period, and a NETLINK_NETFILTER socket released while any is pending, this process's or
+/// another's, makes the kernel's release notifier flush it with the namespace's commit mutex
+/// held, so the next commit, of any process, waits for the rest of the grace period
+/// (measured: `-N` after `-X`, `-F` after `-D`, 2-16 ms each in a back-to-back stream). Two
+/// grace periods: work queued just before ours may start its own wait a little after. At
+/// most [`LINGER_ROUNDS`] rounds under a steady stream of commits; if the kernel refuses
+/// `membarrier` (a `nohz_full` kernel) or the probe, the socket is closed at once. Only
+/// async-signal-safe system calls, on the stack.
+unsafe fn linger(fd: libc::c_int, probe: &[u8]) {
+    let mut before = [0u8; 512];
+    // SAFETY: `before` is a live buffer of its length; `fd` is the closer's socket.
+    let mut n_before = unsafe { generation_reply(fd, probe, &mut before) };
+    for _ in 0..LINGER_ROUNDS {
+        for _ in 0..2 {
+            // SAFETY: membarrier takes no pointers; a failure leaves nothing behind.
+            if unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0u32, 0i32) }
+                != 0
+            {
+                return;
+            }
+        }
+        let mut after = [0u8; 512];
+        // SAFETY: as above.
+        let n_after = unsafe { generation_reply(fd, probe, &mut after) };
+        let (Some(a), Some(b)) = (n_after, n_before) else {
+            return;
+        };
+        if after[..a] == before[..b] {
             return;
         }
+        before = after;
+        n_before = n_after;
+    }
+}
+
+/// Sends `probe` on `fd` (after dropping replies still queued) and reads the answer, which
+/// the kernel queued inside the send, into `buf`: its length, or None.
+unsafe fn generation_reply(fd: libc::c_int, probe: &[u8], buf: &mut [u8]) -> Option<usize> {
+    // SAFETY (all calls): `buf` and `probe` are live slices of the lengths passed.
+    unsafe {
+        while libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) >= 0 {}
+        if libc::send(fd, probe.as_ptr().cast(), probe.len(), 0) != probe.len() as isize {
+            return None;
+        }
+        let n = libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT);
+        usize::try_from(n)
+            .ok()
+            .filter(|n| *n > 0 && *n <= buf.len())
     }
 }
 

@@ -520,10 +520,23 @@ impl Session {
     /// process that closes it once that work has run (see `sys::close_in_detached_process`),
     /// so that neither the caller nor the next commit in the namespace waits. The rules are
     /// committed and visible before either way of closing.
-    pub fn close_detached(self) -> Result<()> {
-        crate::sys::close_in_detached_process(self.sock.into_socket()).map_err(|e| Error::Netlink {
-            context: "detached close",
-            source: e,
+    pub fn close_detached(mut self) -> Result<()> {
+        // The closer's probe: GETGEN without an ACK, one reply message.
+        let seq = self.sock.next_seq();
+        let mut w = crate::wire::netlink::MsgWriter::new();
+        w.message(
+            crate::wire::nftables::nft_type(msg::GETGEN),
+            crate::wire::netlink::NLM_F_REQUEST,
+            seq,
+            &crate::wire::nftables::nfgenmsg(nfproto::UNSPEC, 0),
+            |_| {},
+        );
+        let probe = w.into_bytes();
+        crate::sys::close_in_detached_process(self.sock.into_socket(), &probe).map_err(|e| {
+            Error::Netlink {
+                context: "detached close",
+                source: e,
+            }
         })
     }
 
