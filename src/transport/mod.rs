@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 mod batch;
+mod pipeline;
 mod recorder;
 mod socket;
 
