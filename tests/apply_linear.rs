@@ -171,3 +171,54 @@ fn a_mixed_transaction_leaves_what_iptables_nft_commands_leave() {
     });
     assert_eq!(ours, theirs);
 }
+
+/// Root's own `xtnl apply` has no fixed cap: a document over 8 MiB with a transaction of
+/// 12,000 operations is applied (delegated callers keep the bounds: tests/hardening.rs).
+#[test]
+fn root_applies_a_document_over_the_delegated_bounds() {
+    in_netns(|| {
+        existing_chain(10);
+        let padding = "x".repeat(100);
+        let ops: Vec<String> = (0..12_000)
+            .map(|i| {
+                format!(
+                    r#"{{"op": "ensure_rule", "table": "filter", "chain": "svc", "rule": "{} -m comment --comment {padding}{i}"}}"#,
+                    new_rule(30_000 + i)
+                )
+            })
+            .collect();
+        // Whitespace between operations takes the document over 8 MiB.
+        let doc = format!(
+            r#"{{"version": 1, "transactions": [{{"operations": [{}]}}]}}"#,
+            ops.join(&format!(",\n{}", " ".repeat(600)))
+        );
+        assert!(
+            doc.len() > xtnl::json::MAX_DOCUMENT_BYTES,
+            "{} bytes",
+            doc.len()
+        );
+        let lock = private_lock_path();
+        let mut child = std::process::Command::new(common::xtnl_bin())
+            .arg("apply")
+            .env("XTABLES_LOCKFILE", &lock)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn xtnl");
+        let mut input = child.stdin.take().expect("stdin");
+        let feeder = std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = input.write_all(doc.as_bytes());
+        });
+        let out = child.wait_with_output().expect("wait");
+        let _ = feeder.join();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let listed = run_ok("iptables-nft", &["-S", "svc"]);
+        assert_eq!(listed.lines().count(), 1 + 10 + 12_000);
+    });
+}
