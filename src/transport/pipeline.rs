@@ -14,7 +14,7 @@
 //! will get, and an EPERM answer means nothing after it will be answered. The reading stops
 //! as soon as the last request is accounted for, or at the first fatal answer; it never
 //! waits for an answer the kernel will not send. (A receive timeout on the socket is the
-//! last resort: [`super::socket::RECV_TIMEOUT`].)
+//! last resort: `RECV_TIMEOUT` in socket.rs.)
 
 use std::io;
 
@@ -25,8 +25,41 @@ use crate::wire::netlink::{
 };
 use crate::wire::nftables::{nfgenmsg, nft_type};
 
-use super::Transport;
-use super::socket::{DumpInterrupted, Pipelined, Request};
+/// What a pipelined round trip needs of a connection: sequence numbers, one send, and the
+/// replies (the socket, or in tests a scripted kernel).
+pub(super) trait Link {
+    /// A fresh sequence number (never 0).
+    fn next_seq(&mut self) -> u32;
+    /// Sends one datagram.
+    fn send(&mut self, bytes: &[u8]) -> Result<()>;
+    /// One reply datagram; `Ok(None)` when `nonblocking` and nothing is queued (or, from a
+    /// connection that cannot block, when nothing more will come).
+    fn recv(&mut self, nonblocking: bool) -> Result<Option<&[u8]>>;
+}
+
+/// A dump was interrupted by a concurrent commit (NLM_F_DUMP_INTR); read it again.
+#[derive(Debug)]
+pub struct DumpInterrupted;
+
+/// One request of a pipelined round trip (`NlSocket::pipelined`).
+pub struct Request<'a> {
+    /// The nf_tables message type (see [`crate::wire::nftables::msg`]).
+    pub msg: u8,
+    /// The `nfgenmsg` family (see [`crate::wire::nftables::nfproto`]).
+    pub family: u8,
+    /// Writes the request's attributes.
+    pub attrs: &'a dyn Fn(&mut crate::wire::attr::AttrWriter<'_>),
+    /// What the request is for, in error messages.
+    pub what: &'static str,
+}
+
+/// The answers of a pipelined round trip (`NlSocket::pipelined`).
+pub struct Pipelined {
+    /// Each single-object request's reply payload, in the order asked.
+    pub replies: Vec<Result<Vec<u8>>>,
+    /// How the dump ended, when one was asked for.
+    pub dump: Option<std::result::Result<(), DumpInterrupted>>,
+}
 
 /// Whether an error answer means the kernel dropped the rest of the datagram: EPERM (and
 /// EACCES, which an LSM may return) come from the capability check made once per datagram.
@@ -43,7 +76,7 @@ fn no_answer(what: &'static str) -> Error {
 
 /// Sends `gets` and then `dump` (at most one, last) in one datagram on `t` and accounts for
 /// every answer; see the module's documentation.
-pub(super) fn run<T: Transport + ?Sized>(
+pub(super) fn run<T: Link + ?Sized>(
     t: &mut T,
     gets: &[Request<'_>],
     dump: Option<Request<'_>>,

@@ -111,20 +111,10 @@ impl Kernel {
     }
 }
 
-impl Transport for Kernel {
+impl Link for Kernel {
     fn next_seq(&mut self) -> u32 {
         self.seq += 1;
         self.seq
-    }
-    fn skip_seqs(&mut self, n: u32) {
-        self.seq += n;
-    }
-    fn size_buffers(&mut self, _: usize, _: usize) -> Result<()> {
-        Ok(())
-    }
-    fn drain(&mut self) -> Result<()> {
-        self.queue.clear();
-        Ok(())
     }
     fn send(&mut self, bytes: &[u8]) -> Result<()> {
         let mut answers = Vec::new();

@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 use crate::wire::netlink::{AckRepr, MsgWriter, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NlMsgs};
 use crate::wire::nftables::{nfgenmsg, nft_type};
 
+use super::pipeline::{DumpInterrupted, Link, Pipelined, Request};
+
 /// Large enough for any datagram the kernel sends us: dump skbs are capped at 32 KiB and
 /// coalesced notifications at a page or two; with NETLINK_CAP_ACK errors are small.
 const RECV_BUF: usize = 64 * 1024;
@@ -16,31 +18,7 @@ const DEFAULT_BUF: usize = 256 * 1024;
 /// that carries it (and makes each part of a dump inside the `recvmsg` that asks for it), so
 /// an answer is either queued at once or never comes: this bound is the last resort that
 /// turns a reply the code wrongly waits for into an error instead of a hang.
-pub(super) const RECV_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// A dump was interrupted by a concurrent commit (NLM_F_DUMP_INTR); read it again.
-#[derive(Debug)]
-pub struct DumpInterrupted;
-
-/// One request of a [`NlSocket::pipelined`] round trip.
-pub struct Request<'a> {
-    /// The nf_tables message type (see [`crate::wire::nftables::msg`]).
-    pub msg: u8,
-    /// The `nfgenmsg` family (see [`crate::wire::nftables::nfproto`]).
-    pub family: u8,
-    /// Writes the request's attributes.
-    pub attrs: &'a dyn Fn(&mut crate::wire::attr::AttrWriter<'_>),
-    /// What the request is for, in error messages.
-    pub what: &'static str,
-}
-
-/// The answers of a [`NlSocket::pipelined`] round trip.
-pub struct Pipelined {
-    /// Each single-object request's reply payload, in the order asked.
-    pub replies: Vec<Result<Vec<u8>>>,
-    /// How the dump ended, when one was asked for.
-    pub dump: Option<std::result::Result<(), DumpInterrupted>>,
-}
+const RECV_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A NETLINK_NETFILTER socket bound to a kernel-assigned port id.
 pub struct NlSocket {
@@ -310,5 +288,17 @@ impl NlSocket {
     /// Gives up the socket, for `sys::close_in_detached_process`.
     pub fn into_socket(self) -> Socket {
         self.sock
+    }
+}
+
+impl Link for NlSocket {
+    fn next_seq(&mut self) -> u32 {
+        NlSocket::next_seq(self)
+    }
+    fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        NlSocket::send(self, bytes)
+    }
+    fn recv(&mut self, nonblocking: bool) -> Result<Option<&[u8]>> {
+        NlSocket::recv(self, nonblocking)
     }
 }
