@@ -1044,3 +1044,44 @@ fn sigstop_at_swept_delays_never_leaves_the_lock_held_in_the_recommended_install
         });
     }
 }
+
+/// A delegated caller's `xtnl apply` keeps the document bounds (8 MiB, 10,000 operations in
+/// a transaction) in every install; root's own apply has no fixed cap
+/// (tests/apply_linear.rs).
+#[test]
+fn delegated_apply_keeps_the_document_bounds() {
+    let mut huge =
+        br#"{"transactions": [{"operations": [{"op": "create_chain", "chain": ""#.to_vec();
+    huge.extend(std::iter::repeat_n(b'x', 9 << 20));
+    huge.extend_from_slice(br#""}]}]}"#);
+    let ops = vec![r#"{"op": "create_chain", "table": "nat", "chain": "vcld-1"}"#; 10_001];
+    let many = format!(
+        r#"{{"transactions": [{{"operations": [{}]}}]}}"#,
+        ops.join(", ")
+    )
+    .into_bytes();
+    let (huge, many) = (std::sync::Arc::new(huge), std::sync::Arc::new(many));
+    for how in ALL {
+        let (huge, many) = (huge.clone(), many.clone());
+        in_netns(move || {
+            let jail = Jail::new(how, POLICY);
+            let before = nft_ruleset();
+            let r = jail.xtnl(&["apply"], &huge);
+            assert_eq!(r.code, 2, "{how:?}: {}", r.all());
+            assert!(
+                r.all().contains("larger than the limit of 8388608 bytes"),
+                "{how:?}: {}",
+                r.all()
+            );
+            let r = jail.xtnl(&["apply"], &many);
+            assert_eq!(r.code, 2, "{how:?}: {}", r.all());
+            assert!(
+                r.all()
+                    .contains("10001 operations in one transaction; the limit is 10000"),
+                "{how:?}: {}",
+                r.all()
+            );
+            assert_eq!(nft_ruleset(), before, "{how:?}");
+        });
+    }
+}

@@ -9,17 +9,21 @@ use xtnl::error::{Error, Result};
 use xtnl::json;
 use xtnl::lock::{LockMode, WaitPolicy};
 
-fn read_bounded(mut input: impl Read, what: &str) -> Result<Vec<u8>> {
+/// Reads the document, held to `bounds.max_bytes` when there is one (memory linear in the
+/// document either way).
+fn read_bounded(mut input: impl Read, what: &str, bounds: json::Bounds) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
+    let limit = bounds.max_bytes.map_or(u64::MAX, |m| m as u64 + 1);
     input
         .by_ref()
-        .take(json::MAX_DOCUMENT_BYTES as u64 + 1)
+        .take(limit)
         .read_to_end(&mut buf)
         .map_err(|e| Error::InvalidInput(format!("cannot read {what}: {e}")))?;
-    if buf.len() > json::MAX_DOCUMENT_BYTES {
+    if let Some(max) = bounds.max_bytes
+        && buf.len() > max
+    {
         return Err(Error::InvalidInput(format!(
-            "{what} is larger than the limit of {} bytes",
-            json::MAX_DOCUMENT_BYTES
+            "{what} is larger than the limit of {max} bytes"
         )));
     }
     Ok(buf)
@@ -53,16 +57,25 @@ pub fn run(
             f => return Err(Error::InvalidInput(format!("unexpected argument {f:?}"))),
         }
     }
+    // A delegated caller is held to the bounds; root's own apply has no fixed cap (a
+    // transaction is still held to limits::MAX_TRANSACTION_OPS at its commit).
+    let bounds = if ctx.delegated {
+        json::Bounds::BOUNDED
+    } else {
+        json::Bounds::NONE
+    };
     let bytes = match source {
-        None | Some("-") => read_bounded(std::io::stdin().lock(), "standard input")?,
+        None | Some("-") => read_bounded(std::io::stdin().lock(), "standard input", bounds)?,
         Some(path) => {
             super::privileged::caller_file(path)?;
             let f = std::fs::File::open(path)
                 .map_err(|e| Error::InvalidInput(format!("cannot open {path}: {e}")))?;
-            read_bounded(f, path)?
+            read_bounded(f, path, bounds)?
         }
     };
-    let doc = match json::parse(&bytes) {
+    let parsed = json::parse_bounded(&bytes, bounds);
+    drop(bytes); // the typed document is all that is needed from here on
+    let doc = match parsed {
         Ok(d) => d,
         Err(e) => {
             let v = serde_json::json!({

@@ -53,7 +53,7 @@ commands:
                                 all of it is one atomic transaction
   save [-t TABLE] [-4|-6] [--json]
                                 print iptables' tables in iptables-save format (or JSON)
-  apply [FILE|-] [-w [SECS]]    apply a JSON document of transactions (see the README);
+  apply [FILE|-] [-w [SECS]]    apply a JSON document of transactions (xtnl-apply(5));
                                 prints a JSON result
   serve --stdio | --socket PATH  take JSON-lines requests (apply documents, listings, NAT-host
                                 operations, iptables command lines) on standard input or a

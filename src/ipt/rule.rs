@@ -316,6 +316,28 @@ impl IptRule {
             && !matches!(self.target, Some(IptTarget::Opaque(_)))
     }
 
+    /// Whether `other` is the same rule, counters aside, as `iptables -D`/`-C` compare
+    /// (what `a.without_counters() == b.without_counters()` says, without the copies).
+    pub fn same_rule(&self, other: &IptRule) -> bool {
+        let IptRule {
+            src,
+            dst,
+            in_iface,
+            out_iface,
+            proto,
+            matches,
+            target,
+            counters: _,
+        } = self;
+        *src == other.src
+            && *dst == other.dst
+            && *in_iface == other.in_iface
+            && *out_iface == other.out_iface
+            && *proto == other.proto
+            && *target == other.target
+            && *matches == other.matches
+    }
+
     /// The same rule without counters, for comparisons as `iptables -D`/`-C` make them.
     pub fn without_counters(&self) -> IptRule {
         IptRule {

@@ -242,11 +242,44 @@ fn invalid(path: &str, message: impl Into<String>) -> Error {
     at(path, Error::InvalidInput(message.into()))
 }
 
-/// Parses and validates a whole document; nothing of it is applied when any part is wrong.
+/// The bounds a document is held to: [`Bounds::BOUNDED`] for delegated callers and the
+/// service, [`Bounds::NONE`] for root's own `xtnl apply`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// The largest document, in bytes.
+    pub max_bytes: Option<usize>,
+    /// The most operations in one transaction.
+    pub max_operations: Option<usize>,
+}
+
+impl Bounds {
+    /// [`MAX_DOCUMENT_BYTES`] and [`MAX_OPERATIONS`].
+    pub const BOUNDED: Bounds = Bounds {
+        max_bytes: Some(MAX_DOCUMENT_BYTES),
+        max_operations: Some(MAX_OPERATIONS),
+    };
+    /// No fixed cap: the parse is into typed operations (no tree of the whole document), so
+    /// its memory is linear in the document; a transaction is still held to
+    /// [`crate::limits::MAX_TRANSACTION_OPS`] when it is committed.
+    pub const NONE: Bounds = Bounds {
+        max_bytes: None,
+        max_operations: None,
+    };
+}
+
+/// Parses and validates a whole document held to [`Bounds::BOUNDED`]; nothing of it is
+/// applied when any part is wrong.
 pub fn parse(bytes: &[u8]) -> Result<Document> {
-    if bytes.len() > MAX_DOCUMENT_BYTES {
+    parse_bounded(bytes, Bounds::BOUNDED)
+}
+
+/// [`parse`] held to `bounds`.
+pub fn parse_bounded(bytes: &[u8], bounds: Bounds) -> Result<Document> {
+    if let Some(max) = bounds.max_bytes
+        && bytes.len() > max
+    {
         return Err(Error::InvalidInput(format!(
-            "document of {} bytes is larger than the limit of {MAX_DOCUMENT_BYTES}",
+            "document of {} bytes is larger than the limit of {max}",
             bytes.len()
         )));
     }
@@ -301,11 +334,13 @@ pub fn parse(bytes: &[u8]) -> Result<Document> {
                 ),
             ));
         }
-        if t.operations.len() > MAX_OPERATIONS {
+        if let Some(max) = bounds.max_operations
+            && t.operations.len() > max
+        {
             return Err(invalid(
                 &format!("{tpath}.operations"),
                 format!(
-                    "{} operations in one transaction; the limit is {MAX_OPERATIONS}",
+                    "{} operations in one transaction; the limit is {max}",
                     t.operations.len()
                 ),
             ));

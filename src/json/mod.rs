@@ -5,7 +5,9 @@
 
 pub mod document;
 
-pub use document::{Document, MAX_DOCUMENT_BYTES, MAX_OPERATIONS, TransactionDoc, parse};
+pub use document::{
+    Bounds, Document, MAX_DOCUMENT_BYTES, MAX_OPERATIONS, TransactionDoc, parse, parse_bounded,
+};
 
 use serde_json::{Value, json};
 

@@ -54,7 +54,7 @@ pub(super) fn delete(table: &str, chain: &str, r: &RuleEntry) -> Change {
 }
 
 pub(super) fn same(a: &IptRule, b: &IptRule) -> bool {
-    a.without_counters() == b.without_counters()
+    a.same_rule(b)
 }
 
 /// Makes `entry` hold exactly one jump to `target`, equal to `jump`: the first jump to the
@@ -524,12 +524,14 @@ pub(super) fn plan_rule(v: &mut dyn TableAccess, op: &Operation) -> Result<Plann
         | Operation::DeleteRule { table, chain, rule } => (table.as_str(), chain.as_str(), rule),
         _ => return Err(misrouted(op)),
     };
-    let look = v.lookup(table, &[chain], Some(chain))?;
+    // One lookup in the index of the transaction's view, not a copy of the chain: a
+    // transaction of thousands of rules into one chain stays linear.
+    let (found, existing) = v.find_rule(table, chain, rule)?;
+    let existing = existing.as_ref();
     let mut changes = Vec::new();
-    let existing = look.rules.iter().find(|r| same(&r.rule, rule));
     match op {
         Operation::EnsureRule { at_head, .. } => {
-            if look.chains[0].is_none() {
+            if found.is_none() {
                 if tables::builtin(table, chain).is_none() {
                     return Err(missing_chain(table, chain, ""));
                 }

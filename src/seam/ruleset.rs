@@ -61,6 +61,20 @@ pub trait TableAccess {
     fn chains(&mut self, table: &str) -> Result<Vec<ChainInfo>>;
     /// Every rule of a table, with its chain.
     fn all_rules(&mut self, table: &str) -> Result<Vec<(String, RuleEntry)>>;
+    /// The chain as `lookup(table, &[chain], Some(chain))` finds it, and the first of its
+    /// rules that is `rule` (counters aside, [`IptRule::same_rule`]). A view that indexes
+    /// the rules answers without copying the chain (a transaction of thousands of
+    /// `ensure_rule` stays linear).
+    fn find_rule(
+        &mut self,
+        table: &str,
+        chain: &str,
+        rule: &IptRule,
+    ) -> Result<(Option<ChainInfo>, Option<RuleEntry>)> {
+        let look = self.lookup(table, &[chain], Some(chain))?;
+        let found = look.rules.into_iter().find(|r| r.rule.same_rule(rule));
+        Ok((look.chains.into_iter().next().flatten(), found))
+    }
     /// Whether a plan must find every reference to a chain it deletes by scanning the table.
     /// When false, the plan may look where references are expected only: the backend's
     /// commit refuses to delete a chain that is still referenced, and the plan is then run

@@ -4,9 +4,11 @@
 #![deny(missing_docs)]
 
 mod batch;
+mod pipeline;
 mod recorder;
 mod socket;
 
 pub use batch::{Batch, BatchReply, CommitFailure};
+pub use pipeline::{DumpInterrupted, Pipelined, Request};
 pub use recorder::{Recorder, Transport};
-pub use socket::{DumpInterrupted, NlSocket, Pipelined, Request};
+pub use socket::NlSocket;

@@ -5,40 +5,20 @@ use netlink_sys::{Socket, protocols::NETLINK_NETFILTER};
 use nix::sys::socket::{setsockopt, sockopt};
 
 use crate::error::{Error, Result};
-use crate::wire::netlink::{
-    AckRepr, MsgWriter, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST, NLMSG_DONE,
-    NLMSG_ERROR, NlMsgs,
-};
+use crate::wire::netlink::{AckRepr, MsgWriter, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NlMsgs};
 use crate::wire::nftables::{nfgenmsg, nft_type};
+
+use super::pipeline::{DumpInterrupted, Link, Pipelined, Request};
 
 /// Large enough for any datagram the kernel sends us: dump skbs are capped at 32 KiB and
 /// coalesced notifications at a page or two; with NETLINK_CAP_ACK errors are small.
 const RECV_BUF: usize = 64 * 1024;
 const DEFAULT_BUF: usize = 256 * 1024;
-
-/// A dump was interrupted by a concurrent commit (NLM_F_DUMP_INTR); read it again.
-#[derive(Debug)]
-pub struct DumpInterrupted;
-
-/// One request of a [`NlSocket::pipelined`] round trip.
-pub struct Request<'a> {
-    /// The nf_tables message type (see [`crate::wire::nftables::msg`]).
-    pub msg: u8,
-    /// The `nfgenmsg` family (see [`crate::wire::nftables::nfproto`]).
-    pub family: u8,
-    /// Writes the request's attributes.
-    pub attrs: &'a dyn Fn(&mut crate::wire::attr::AttrWriter<'_>),
-    /// What the request is for, in error messages.
-    pub what: &'static str,
-}
-
-/// The answers of a [`NlSocket::pipelined`] round trip.
-pub struct Pipelined {
-    /// Each single-object request's reply payload, in the order asked.
-    pub replies: Vec<Result<Vec<u8>>>,
-    /// How the dump ended, when one was asked for.
-    pub dump: Option<std::result::Result<(), DumpInterrupted>>,
-}
+/// The longest a blocking receive waits. The kernel answers a request inside the `sendmsg`
+/// that carries it (and makes each part of a dump inside the `recvmsg` that asks for it), so
+/// an answer is either queued at once or never comes: this bound is the last resort that
+/// turns a reply the code wrongly waits for into an error instead of a hang.
+const RECV_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A NETLINK_NETFILTER socket bound to a kernel-assigned port id.
 pub struct NlSocket {
@@ -68,6 +48,9 @@ impl NlSocket {
             .map_err(|e| Error::netlink("NETLINK_EXT_ACK", e))?;
         sock.set_cap_ack(true)
             .map_err(|e| Error::netlink("NETLINK_CAP_ACK", e))?;
+        let timeout = nix::sys::time::TimeVal::new(RECV_TIMEOUT.as_secs() as _, 0);
+        setsockopt(&sock.as_fd(), sockopt::ReceiveTimeout, &timeout)
+            .map_err(|e| Error::netlink("SO_RCVTIMEO", e.into()))?;
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
@@ -161,6 +144,18 @@ impl NlSocket {
                 Ok(_) => return Ok(Some(&self.buf)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if nonblocking && e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Err(Error::Netlink {
+                        context: "receive",
+                        source: io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "no answer from the kernel within {} s",
+                                RECV_TIMEOUT.as_secs()
+                            ),
+                        ),
+                    });
+                }
                 Err(e) => return Err(Error::netlink("receive", e)),
             }
         }
@@ -252,123 +247,17 @@ impl NlSocket {
     /// failed one; only one dump can run on a socket at a time, hence at most one, last.
     ///
     /// Returns each request's reply payload (or its error) in order, and the dump's outcome;
-    /// the dump's messages go to `each` as in [`NlSocket::dump`].
+    /// the dump's messages go to `each` as in [`NlSocket::dump`]. Every answer is accounted
+    /// for and none is awaited that the kernel will not send: without CAP_NET_ADMIN the
+    /// kernel answers the first message with EPERM and drops the rest, which is
+    /// [`Error::NotPermitted`] at once (the accounting: `pipeline.rs`).
     pub fn pipelined(
         &mut self,
         gets: &[Request<'_>],
         dump: Option<Request<'_>>,
-        mut each: impl FnMut(u16, &[u8]) -> Result<()>,
+        each: impl FnMut(u16, &[u8]) -> Result<()>,
     ) -> Result<Pipelined> {
-        let mut w = MsgWriter::new();
-        let mut seqs = Vec::with_capacity(gets.len());
-        for g in gets {
-            let seq = self.next_seq();
-            w.message(
-                nft_type(g.msg),
-                NLM_F_REQUEST | NLM_F_ACK,
-                seq,
-                &nfgenmsg(g.family, 0),
-                |a| (g.attrs)(a),
-            );
-            seqs.push(seq);
-        }
-        let dump_seq = dump.as_ref().map(|d| {
-            let seq = self.next_seq();
-            w.message(
-                nft_type(d.msg),
-                NLM_F_REQUEST | NLM_F_DUMP,
-                seq,
-                &nfgenmsg(d.family, 0),
-                |a| (d.attrs)(a),
-            );
-            seq
-        });
-        self.send(w.as_bytes())?;
-        let mut replies: Vec<Option<Vec<u8>>> = vec![None; gets.len()];
-        let mut results: Vec<Option<Result<Vec<u8>>>> = (0..gets.len()).map(|_| None).collect();
-        let mut open = gets.len();
-        let mut dump_result: Option<std::result::Result<(), DumpInterrupted>> = None;
-        let mut interrupted = false;
-        while open > 0 || (dump_seq.is_some() && dump_result.is_none()) {
-            let Some(dgram) = self.recv(false)? else {
-                continue;
-            };
-            for m in NlMsgs::new(dgram) {
-                let m = m?;
-                if let Some(i) = seqs.iter().position(|&s| s == m.seq()) {
-                    if results[i].is_some() {
-                        continue;
-                    }
-                    if m.ty() == NLMSG_ERROR {
-                        let ack = AckRepr::parse(&m)?;
-                        let what = gets[i].what;
-                        results[i] = Some(if ack.errno != 0 {
-                            Err(Error::from_op_failure(crate::OpFailure {
-                                index: i,
-                                op: what.into(),
-                                errno: ack.errno,
-                                ext_ack: ack.ext_msg,
-                            }))
-                        } else {
-                            replies[i].take().ok_or_else(|| Error::Netlink {
-                                context: what,
-                                source: io::Error::other("acknowledged without a reply"),
-                            })
-                        });
-                        open -= 1;
-                    } else {
-                        replies[i] = Some(m.payload().to_vec());
-                    }
-                } else if Some(m.seq()) == dump_seq && dump_result.is_none() {
-                    if m.flags() & NLM_F_DUMP_INTR != 0 {
-                        interrupted = true;
-                    }
-                    match m.ty() {
-                        NLMSG_DONE => {
-                            dump_result = Some(if interrupted {
-                                Err(DumpInterrupted)
-                            } else {
-                                Ok(())
-                            });
-                        }
-                        NLMSG_ERROR => {
-                            let ack = AckRepr::parse(&m)?;
-                            if ack.errno == libc::EINTR {
-                                dump_result = Some(Err(DumpInterrupted));
-                            } else if ack.errno != 0 {
-                                return Err(Error::from_op_failure(crate::OpFailure {
-                                    index: gets.len(),
-                                    op: "list".into(),
-                                    errno: ack.errno,
-                                    ext_ack: ack.ext_msg,
-                                }));
-                            } else {
-                                dump_result = Some(Ok(()));
-                            }
-                        }
-                        ty => {
-                            if !interrupted {
-                                each(ty, m.payload())?;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        Ok(Pipelined {
-            replies: results
-                .into_iter()
-                .map(|r| {
-                    r.unwrap_or_else(|| {
-                        Err(Error::Netlink {
-                            context: "pipelined request",
-                            source: io::Error::other("no answer"),
-                        })
-                    })
-                })
-                .collect(),
-            dump: dump_result,
-        })
+        super::pipeline::run(self, gets, dump, each)
     }
 
     /// A dump request: every reply message's payload, in order, handed to `each`. An
@@ -399,5 +288,17 @@ impl NlSocket {
     /// Gives up the socket, for `sys::close_in_detached_process`.
     pub fn into_socket(self) -> Socket {
         self.sock
+    }
+}
+
+impl Link for NlSocket {
+    fn next_seq(&mut self) -> u32 {
+        NlSocket::next_seq(self)
+    }
+    fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        NlSocket::send(self, bytes)
+    }
+    fn recv(&mut self, nonblocking: bool) -> Result<Option<&[u8]>> {
+        NlSocket::recv(self, nonblocking)
     }
 }
