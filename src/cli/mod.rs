@@ -85,6 +85,14 @@ fn run_all(program: &str, args: &[String]) -> Result<i32> {
         .is_ok_and(|(_, rest)| rest.first().is_some_and(|c| c == "serve"));
     if !is_serve {
         netns_opt::set_requested(netns.as_ref());
+        // A delegated run enters only a namespace its policy names, whatever the command
+        // (`doctor` and listings included): judged here, before the namespace is touched.
+        let who = xtnl::privilege::invoker();
+        if netns.is_some() && who.delegated() {
+            let (plain, _) = take_backend(&args)?;
+            let (globals, _) = privileged::split_globals(&plain)?;
+            netns_opt::scope_policy(privileged::policy_for(&globals, &who)?, &who)?;
+        }
     }
     match netns {
         Some(ns) if !is_serve => ns.run_in(|| run_here(program, &args, None)),

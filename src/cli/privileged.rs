@@ -154,7 +154,9 @@ pub(crate) fn install(g: &Globals) -> Result<xtnl::seam::Enforcement> {
     let target = audit_for(g, &who)?;
     let policy = policy.map(Arc::new);
     let auditor = (target != AuditTarget::Off)
-        .then(|| Arc::new(LineAuditor::new(who, target)) as Arc<dyn Auditor>);
+        .then(|| LineAuditor::new(who, target).opened())
+        .transpose()?
+        .map(|a| Arc::new(a) as Arc<dyn Auditor>);
     Ok(xtnl::seam::Enforcement::new(policy, auditor))
 }
 

@@ -28,7 +28,13 @@ request, in order; see docs/serve.md and docs/schema/):
   --socket-group GROUP|GID  the socket file's group
   -w, --wait SECS           wait at most SECS for the xtables lock (default: as long as it takes)
   --max-request-bytes N     the longest request line (default and most: 16 MiB and a little)
-  --max-clients N           connections at once (default 256)
+  --max-clients N           connections at once (default 256; lowered to what the file
+                            descriptor limit allows); root has 16 more of its own
+  --max-clients-per-uid N   connections of one uid at once (default: an eighth of
+                            --max-clients, at least 4)
+  --idle-timeout SECS       close a connection idle this long between requests (default 3600)
+  --line-timeout SECS       a started request line must arrive whole, and a response be
+                            taken, within SECS (default 30)
   --queue N                 requests waiting for the engine, all clients together (default 1024)
   --no-group-commit         commit each request alone (default: the one-transaction requests
                             of one caller identity that arrive together are one batch; if it
@@ -83,6 +89,7 @@ pub fn run(
     let mut max_clients = serve::MAX_CLIENTS;
     let mut max_queue = serve::MAX_QUEUE;
     let mut group_commit = true;
+    let mut limits = serve::Limits::default();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -129,6 +136,17 @@ pub fn run(
             }
             "--max-clients" => max_clients = number(it.next(), "--max-clients", 65_536)?,
             "--no-group-commit" => group_commit = false,
+            "--max-clients-per-uid" => {
+                limits.per_uid = Some(number(it.next(), "--max-clients-per-uid", 65_536)?);
+            }
+            "--idle-timeout" => {
+                let secs = number(it.next(), "--idle-timeout", 86_400)?;
+                limits.idle = Some(std::time::Duration::from_secs(secs as u64));
+            }
+            "--line-timeout" => {
+                let secs = number(it.next(), "--line-timeout", 3_600)?.max(1);
+                limits.line = std::time::Duration::from_secs(secs as u64);
+            }
             "--queue" => max_queue = number(it.next(), "--queue", 1 << 20)?,
             other => {
                 return Err(bad(format!(
@@ -157,6 +175,7 @@ pub fn run(
         max_clients,
         max_queue,
         group_commit,
+        limits,
     };
     serve::run(opts)
 }

@@ -277,6 +277,27 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
             order.push(&b.table);
         }
     }
+    fn no_table(name: &str) -> impl FnOnce(Error) -> Error + '_ {
+        move |e| match e {
+            Error::NoSuchTable(_) => e.context(format!("table {name}")),
+            e => e,
+        }
+    }
+    // Under a policy the whole file is judged before the first table is replaced: x_tables
+    // has no transaction across tables, so a block the policy denies must not find the
+    // blocks before it committed already. (Each replace is judged again as it is made.)
+    if legacy.enforcement.policy.is_some() && order.len() > 1 {
+        let mut all = Vec::new();
+        for name in &order {
+            let mut t = legacy.read(name).map_err(no_table(name))?;
+            let mut a = LegacyTable::new(&mut t, false).judging(true);
+            for b in blocks.iter().filter(|b| b.table == *name) {
+                crate::seam::restore_block(&mut a, b, noflush)?;
+            }
+            all.extend(a.judged());
+        }
+        legacy.enforcement.check(&mut all)?;
+    }
     let mut replaces = 0;
     for name in order {
         let out = legacy
@@ -287,10 +308,7 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
                 }
                 Ok(((), a.changed, a.judged()))
             })
-            .map_err(|e| match e {
-                Error::NoSuchTable(_) => e.context(format!("table {name}")),
-                e => e,
-            })?;
+            .map_err(no_table(name))?;
         replaces += usize::from(out.committed.is_some());
     }
     Ok(replaces)

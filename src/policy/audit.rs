@@ -72,10 +72,50 @@ impl AuditTarget {
     }
 }
 
-/// The inode of the calling thread's network namespace (what `ip netns identify` and
-/// `lsns` show); 0 when it cannot be read.
+thread_local! {
+    /// The namespace the records written on this thread are about, when it is not the
+    /// thread's own (see [`set_netns`]).
+    static NETNS: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The inode of the network namespace the calling thread's records are about: the one
+/// [`set_netns`] set, else the thread's own (what `ip netns identify` and `lsns` show); 0 when
+/// it cannot be read.
 pub fn netns_inode() -> u64 {
-    std::fs::metadata("/proc/thread-self/ns/net").map_or(0, |m| m.ino())
+    NETNS
+        .with(|n| n.get())
+        .unwrap_or_else(|| std::fs::metadata("/proc/thread-self/ns/net").map_or(0, |m| m.ino()))
+}
+
+/// Makes the records written on this thread name the network namespace at `path` (an nsfs
+/// file, `/run/netns/NAME` or `/proc/PID/ns/net`), or, with `None`, the thread's own: a
+/// thread that changes another namespace through sockets opened there (`xtnl serve`'s
+/// engine) names the namespace changed, not its own.
+pub fn set_netns(path: Option<&std::path::Path>) {
+    let inode = path.map(|p| std::fs::metadata(p).map_or(0, |m| m.ino()));
+    NETNS.with(|n| n.set(inode));
+}
+
+/// Whether a log viewer may show `c` as something other than one visible character: control
+/// characters (C0, DEL, C1 with U+0085 NEXT LINE), the line and paragraph separators
+/// (U+2028, U+2029), and the invisible format characters, among them every bidirectional
+/// control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), which can turn the rest of
+/// a line around, and the zero-width ones.
+pub fn unsafe_in_log(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{061C}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{E0000}'..='\u{E007F}'
+        )
 }
 
 /// One record's facts besides the operations.
@@ -117,7 +157,8 @@ fn mode(invoker: &Invoker) -> &'static str {
     }
 }
 
-/// The operations' text, bounded by [`MAX_OPS_TEXT`] (control characters shown as `?`).
+/// The operations' text, bounded by [`MAX_OPS_TEXT`] (every character a log viewer could
+/// show as a line or direction change, [`unsafe_in_log`], shown as `?`).
 fn ops_text(count: usize, ops: &mut dyn Iterator<Item = String>) -> String {
     let mut text = String::new();
     let mut shown = 0;
@@ -132,7 +173,7 @@ fn ops_text(count: usize, ops: &mut dyn Iterator<Item = String>) -> String {
         text.extend(
             d.chars()
                 .take(room)
-                .map(|c| if c.is_control() { '?' } else { c }),
+                .map(|c| if unsafe_in_log(c) { '?' } else { c }),
         );
         shown += 1;
     }
@@ -276,6 +317,15 @@ pub struct LineAuditor {
     warned: AtomicBool,
     /// The id of this auditor's last attempt (or denial), which its result record repeats.
     last: AtomicU64,
+    /// The system log, connected before anything is changed ([`LineAuditor::opened`]).
+    sink: std::sync::Mutex<Option<Sink>>,
+}
+
+/// A connected system-log socket.
+#[derive(Debug)]
+enum Sink {
+    Journal(UnixDatagram),
+    Syslog(std::os::fd::OwnedFd),
 }
 
 /// Record ids, unique in the process (a service holds one auditor per client).
@@ -293,7 +343,61 @@ impl LineAuditor {
             fallback_to_stderr: invoker.delegated(),
             warned: AtomicBool::new(false),
             last: AtomicU64::new(0),
+            sink: std::sync::Mutex::new(None),
         }
+    }
+
+    /// In a delegated run, connects to the system log now, before anything is read or
+    /// changed, and refuses the run if it cannot: a caller must not be able to make the
+    /// records go to a descriptor it owns (standard error), where they are under its control
+    /// and where a write can block for as long as the caller likes while the helper holds the
+    /// xtables lock (a pipe it never reads), or be lost (`ulimit -n` leaving no descriptor
+    /// for the log socket). Elsewhere it does nothing: records are sent as they come.
+    pub fn opened(self) -> crate::error::Result<Self> {
+        if !self.invoker.delegated() || self.target != AuditTarget::Syslog {
+            return Ok(self);
+        }
+        let journal = UnixDatagram::unbound().and_then(|s| {
+            s.set_write_timeout(Some(SEND_TIMEOUT))?;
+            s.connect(&self.journal)?;
+            Ok(s)
+        });
+        let sink = match journal {
+            Ok(s) => Sink::Journal(s),
+            Err(je) => match self.syslog_socket(true) {
+                Ok(fd) => Sink::Syslog(fd),
+                Err(se) => {
+                    return Err(Error::NotPermitted {
+                        context: format!(
+                            "a privileged run records every change in the system log, and \
+                             neither {} ({je}) nor {} ({se}) can be reached; nothing was \
+                             changed",
+                            self.journal.display(),
+                            self.socket.display()
+                        ),
+                    });
+                }
+            },
+        };
+        *self.sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(sink);
+        Ok(self)
+    }
+
+    /// A datagram socket for `/dev/log` with the send timeout set (and connected to it).
+    fn syslog_socket(&self, connect: bool) -> std::io::Result<std::os::fd::OwnedFd> {
+        use nix::sys::socket::{AddressFamily, SockFlag, SockType, UnixAddr, socket};
+        let fd = socket(
+            AddressFamily::Unix,
+            SockType::Datagram,
+            SockFlag::SOCK_CLOEXEC,
+            None,
+        )?;
+        let timeout = nix::sys::time::TimeVal::new(SEND_TIMEOUT.as_secs() as _, 0);
+        nix::sys::socket::setsockopt(&fd, nix::sys::socket::sockopt::SendTimeout, &timeout)?;
+        if connect {
+            nix::sys::socket::connect(fd.as_raw_fd(), &UnixAddr::new(&self.socket)?)?;
+        }
+        Ok(fd)
     }
     /// Another syslog socket (tests; hosts with a relocated `/dev/log`).
     pub fn with_socket(mut self, path: impl Into<PathBuf>) -> Self {
@@ -316,6 +420,31 @@ impl LineAuditor {
         let _ = writeln!(std::io::stderr().lock(), "xtnl: audit: {line}");
     }
 
+    /// Standard error when it is the caller's (a delegated run whose system log, reached
+    /// before the change, went away since): one write of at most `PIPE_BUF` bytes, made only if
+    /// the descriptor takes it within [`SEND_TIMEOUT`], so that a caller cannot block the
+    /// helper (which may hold the xtables lock) with a pipe it never reads.
+    fn to_callers_stderr(line: &str) {
+        use std::os::fd::AsFd;
+        let mut text = format!("xtnl: audit: {line}");
+        let mut end = text.len().min(4095);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('\n');
+        let stderr = std::io::stderr();
+        let mut fds = [nix::poll::PollFd::new(
+            stderr.as_fd(),
+            nix::poll::PollFlags::POLLOUT,
+        )];
+        let ms = nix::poll::PollTimeout::try_from(SEND_TIMEOUT.as_millis() as i32)
+            .unwrap_or(nix::poll::PollTimeout::ZERO);
+        if matches!(nix::poll::poll(&mut fds, ms), Ok(n) if n > 0) {
+            let _ = nix::unistd::write(stderr.as_fd(), text.as_bytes());
+        }
+    }
+
     /// journald's native protocol: `KEY=value` lines in one datagram (values hold no
     /// newline: control characters were replaced).
     fn to_journal(&self, h: &RecordHead<'_>, line: &str, severity: u8) -> std::io::Result<()> {
@@ -336,6 +465,9 @@ impl LineAuditor {
         field("XTNL_VIA", h.invoker.via());
         field("XTNL_NETNS", &h.netns.to_string());
         field("XTNL_RESULT", &result_of(h.outcome));
+        if let Some(Sink::Journal(s)) = &*self.sink.lock().unwrap_or_else(|p| p.into_inner()) {
+            return s.send(m.as_bytes()).map(|_| ());
+        }
         let sock = UnixDatagram::unbound()?;
         sock.set_write_timeout(Some(SEND_TIMEOUT))?;
         sock.send_to(m.as_bytes(), &self.journal).map(|_| ())
@@ -343,32 +475,22 @@ impl LineAuditor {
 
     /// RFC 3164 to `/dev/log`, with this process's credentials attached.
     fn to_syslog(&self, line: &str, severity: u8) -> std::io::Result<()> {
-        use nix::sys::socket::{
-            AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, UnixAddr, UnixCredentials,
-            sendmsg, socket,
-        };
+        use nix::sys::socket::{ControlMessage, MsgFlags, UnixAddr, UnixCredentials, sendmsg};
         let msg = format!(
             "<{}>xtnl[{}]: {line}",
             FACILITY_AUTHPRIV | severity,
             std::process::id()
         );
-        let fd = socket(
-            AddressFamily::Unix,
-            SockType::Datagram,
-            SockFlag::SOCK_CLOEXEC,
-            None,
-        )?;
-        let timeout = nix::sys::time::TimeVal::new(SEND_TIMEOUT.as_secs() as _, 0);
-        nix::sys::socket::setsockopt(&fd, nix::sys::socket::sockopt::SendTimeout, &timeout)?;
-        let addr = UnixAddr::new(&self.socket)?;
         let creds = UnixCredentials::new();
-        sendmsg(
-            fd.as_raw_fd(),
-            &[IoSlice::new(msg.as_bytes())],
-            &[ControlMessage::ScmCredentials(&creds)],
-            MsgFlags::empty(),
-            Some(&addr),
-        )?;
+        let cmsg = [ControlMessage::ScmCredentials(&creds)];
+        let iov = [IoSlice::new(msg.as_bytes())];
+        if let Some(Sink::Syslog(fd)) = &*self.sink.lock().unwrap_or_else(|p| p.into_inner()) {
+            sendmsg::<UnixAddr>(fd.as_raw_fd(), &iov, &cmsg, MsgFlags::empty(), None)?;
+            return Ok(());
+        }
+        let fd = self.syslog_socket(false)?;
+        let addr = UnixAddr::new(&self.socket)?;
+        sendmsg(fd.as_raw_fd(), &iov, &cmsg, MsgFlags::empty(), Some(&addr))?;
         Ok(())
     }
 
@@ -392,15 +514,14 @@ impl LineAuditor {
                 if self.fallback_to_stderr {
                     // Never fail the change because of the audit.
                     if !self.warned.swap(true, Ordering::Relaxed) {
-                        let _ = writeln!(
-                            std::io::stderr().lock(),
-                            "xtnl: audit: cannot write to {} ({journal}) nor {} ({syslog}); \
-                             audit lines go to standard error",
+                        Self::to_callers_stderr(&format!(
+                            "cannot write to {} ({journal}) nor {} ({syslog}); audit lines go \
+                             to standard error",
                             self.journal.display(),
                             self.socket.display()
-                        );
+                        ));
                     }
-                    Self::to_stderr(line);
+                    Self::to_callers_stderr(line);
                 }
             }
         }

@@ -59,7 +59,18 @@ impl Caller {
 impl super::Allow {
     /// Whether this entry is for `c` at all (before what it allows is considered).
     pub fn is_for(&self, c: &Caller) -> bool {
-        let who = match (&self.uids, &self.groups) {
+        let who = self.is_for_who(c);
+        let place = match (&self.netns, &c.netns) {
+            (None, None) => true,
+            (None, Some(_)) | (Some(_), None) => false,
+            (Some(ps), Some(n)) => ps.iter().any(|p| p.matches(n)),
+        };
+        who && place
+    }
+
+    /// Whether this entry is for `c`'s uid or groups, in whichever namespace.
+    pub fn is_for_who(&self, c: &Caller) -> bool {
+        match (&self.uids, &self.groups) {
             (None, None) => true,
             (uids, groups) => {
                 uids.as_ref().is_some_and(|u| u.contains(&c.uid))
@@ -67,13 +78,7 @@ impl super::Allow {
                         .as_ref()
                         .is_some_and(|g| g.iter().any(|g| c.gids.contains(g)))
             }
-        };
-        let place = match (&self.netns, &c.netns) {
-            (None, None) => true,
-            (None, Some(_)) | (Some(_), None) => false,
-            (Some(ps), Some(n)) => ps.iter().any(|p| p.matches(n)),
-        };
-        who && place
+        }
     }
 }
 
@@ -92,6 +97,13 @@ impl Policy {
     /// requests' contents).
     pub fn has_entries_for(&self, c: &Caller) -> bool {
         self.allow.iter().any(|a| a.is_for(c))
+    }
+
+    /// Whether any entry is for `c`'s uid or groups, in any namespace: a caller the policy
+    /// does not name may change nothing anywhere (`xtnl serve` answers it from a small pool
+    /// of its own, without reading its requests' contents).
+    pub fn names(&self, c: &Caller) -> bool {
+        self.allow.iter().any(|a| a.is_for_who(c))
     }
 }
 

@@ -397,23 +397,27 @@ impl Policy {
             else {
                 continue;
             };
-            let mut from: Vec<String> = reader
+            // A rule that may jump anywhere (a verdict map, an expression not decoded) may
+            // jump to this chain: it is judged as that, deleted and added again.
+            let mut from: Vec<(String, bool)> = reader
                 .raw_rules(&chain.table, None)?
                 .iter()
-                .filter(|r| exprs_jump(&r.exprs).as_deref() == Some(chain.name.as_str()))
-                .map(|r| r.chain.name.clone())
+                .filter_map(|r| match exprs_jump(&r.exprs).as_deref() {
+                    Some(j) if j == chain.name => Some((r.chain.name.clone(), false)),
+                    Some(VERDICT_MAP) => Some((r.chain.name.clone(), true)),
+                    _ => None,
+                })
                 .collect();
             from.sort();
+            from.dedup();
             let desc = op.to_string();
-            let extra = from.iter().flat_map(|c| {
-                retargeted(
-                    chain.table.family,
-                    &chain.table.name,
-                    c,
-                    &chain.name,
-                    new_name,
-                )
-                .map(|t| Touch {
+            let extra = from.iter().flat_map(|(c, anywhere)| {
+                let (old, new) = if *anywhere {
+                    (VERDICT_MAP, VERDICT_MAP)
+                } else {
+                    (chain.name.as_str(), new_name.as_str())
+                };
+                retargeted(chain.table.family, &chain.table.name, c, old, new).map(|t| Touch {
                     op_index: i,
                     op: desc.clone(),
                     ..t

@@ -346,3 +346,67 @@ fn the_first_verdict_met_is_the_rule_s_target() {
     };
     assert!(check_ops(&policy(), vec![op]).is_err());
 }
+
+#[test]
+fn verdict_maps_unknown_expressions_and_unnamed_verdicts_jump_anywhere() {
+    use crate::wire::expr::{Lookup, OtherExpr};
+    let lookup = |dreg: Option<u32>| {
+        Expr::Lookup(Lookup {
+            set: "__map0".into(),
+            sreg: 1,
+            set_id: None,
+            dreg,
+            flags: None,
+        })
+    };
+    let other = |name: &str| {
+        Expr::Other(OtherExpr {
+            name: name.into(),
+            data: Vec::new(),
+        })
+    };
+    let imm = |v: Verdict| {
+        Expr::Immediate(Immediate {
+            dreg: 0,
+            data: ImmediateData::Verdict(v),
+        })
+    };
+    let jumps = |e: Vec<Expr>| crate::policy::exprs_jump(&e);
+    // `ip saddr vmap { 192.0.2.1 : jump admin }`: the data goes to the verdict register.
+    assert_eq!(jumps(vec![lookup(Some(0))]).as_deref(), Some(VERDICT_MAP));
+    // A set (no data) or a data map (a NAT address) decides no verdict.
+    assert_eq!(jumps(vec![lookup(None), imm(Verdict::Accept)]), None);
+    assert_eq!(jumps(vec![lookup(Some(1))]), None);
+    // Kept raw: a lookup or an immediate in a form not modelled, a name not known.
+    for name in ["lookup", "immediate", "numgen", "hash", "something-new"] {
+        assert_eq!(
+            jumps(vec![other(name)]).as_deref(),
+            Some(VERDICT_MAP),
+            "{name}"
+        );
+    }
+    // Raw, but never a jump whatever its attributes.
+    assert_eq!(jumps(vec![other("limit"), imm(Verdict::Drop)]), None);
+    assert_eq!(
+        jumps(vec![imm(Verdict::Unknown(3))]).as_deref(),
+        Some(VERDICT_MAP)
+    );
+    // Deleting or adding such a rule under an entry without `jump_to` is denied.
+    let p = Policy::parse(
+        "[[allow]]\ntable = \"filter\"\nchains = [\"shared\"]\nverbs = [\"add-rule\", \"delete-rule\"]\n",
+        Path::new("/p.toml"),
+    )
+    .unwrap();
+    let op = Op::AddEncodedRule {
+        chain: TableRef::new(Family::Ipv4, "filter").chain("shared"),
+        position: RulePosition::Append,
+        rule: EncodedRule {
+            exprs: vec![lookup(Some(0))],
+            userdata: None,
+            compat: None,
+            sets: Vec::new(),
+        },
+    };
+    let m = denial(check_ops(&p, vec![op]));
+    assert!(m.contains("a rule jumping to *"), "{m}");
+}

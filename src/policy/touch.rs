@@ -169,15 +169,66 @@ fn model_jump(rule: &crate::model::Rule) -> Option<String> {
 }
 
 /// Stands for the chain of a verdict-map lookup, which can be any chain of the table: an
-/// entry's `jump_to` allows it only with the pattern `*`.
+/// entry's `jump_to` allows it only with the pattern `*`. Expressions the decoder does not
+/// know, and verdicts it cannot name, count the same way: unknown means refused.
 pub const VERDICT_MAP: &str = "*";
+
+/// `NFT_REG_VERDICT`: a lookup whose data goes there is a verdict map.
+const REG_VERDICT: u32 = 0;
+
+/// Kernel expressions that never set a chain verdict (jump or goto), whatever their
+/// attributes: kept raw (as [`Expr::Other`]) they still cannot jump. Every other raw
+/// expression (`immediate` and `lookup` in a form not modelled, `numgen` and `hash`, which
+/// older kernels let look a map up, and names this list does not know) counts as a jump to
+/// [`VERDICT_MAP`].
+const NEVER_JUMPS: &[&str] = &[
+    "payload",
+    "meta",
+    "cmp",
+    "range",
+    "bitwise",
+    "byteorder",
+    "counter",
+    "ct",
+    "reject",
+    "log",
+    "redir",
+    "nat",
+    "masq",
+    "match",
+    "target",
+    "limit",
+    "quota",
+    "connlimit",
+    "fib",
+    "exthdr",
+    "socket",
+    "tproxy",
+    "osf",
+    "xfrm",
+    "rt",
+    "dynset",
+    "objref",
+    "queue",
+    "dup",
+    "fwd",
+    "notrack",
+    "flow_offload",
+    "last",
+    "synproxy",
+    "tunnel",
+    "secmark",
+    "cmpxchg",
+];
 
 /// The chain a rule's expressions jump or go to, as the kernel executes them: expressions run
 /// in order and the first verdict met ends the rule, so later verdicts never run. In both
 /// encodings (native and iptables-nft's compat) a jump is an `immediate` expression with a
-/// chain verdict; `continue` verdicts do not end the rule. A map lookup (kept as an unmodelled
-/// `lookup`) may produce a verdict naming any chain: it counts as a jump to
-/// [`VERDICT_MAP`].
+/// chain verdict; `continue` verdicts do not end the rule. A verdict-map lookup (`ip saddr
+/// vmap { 192.0.2.1 : jump admin }`: a `lookup` whose data goes to the verdict register) may
+/// produce a verdict naming any chain of the table, and so may an expression the decoder
+/// kept raw unless it is one that never jumps, and a verdict code it cannot name: each
+/// counts as a jump to [`VERDICT_MAP`], which only `jump_to = ["*"]` allows.
 pub fn exprs_jump(exprs: &[Expr]) -> Option<String> {
     for e in exprs {
         match e {
@@ -186,10 +237,18 @@ pub fn exprs_jump(exprs: &[Expr]) -> Option<String> {
                     return Some(c.clone());
                 }
                 ImmediateData::Verdict(Verdict::Continue) => {}
+                ImmediateData::Verdict(Verdict::Unknown(_)) => {
+                    return Some(VERDICT_MAP.to_owned());
+                }
                 ImmediateData::Verdict(_) => return None,
                 _ => {}
             },
-            Expr::Other(o) if o.name == "lookup" => return Some(VERDICT_MAP.to_owned()),
+            Expr::Lookup(l) if l.dreg == Some(REG_VERDICT) => {
+                return Some(VERDICT_MAP.to_owned());
+            }
+            Expr::Other(o) if !NEVER_JUMPS.contains(&o.name.as_str()) => {
+                return Some(VERDICT_MAP.to_owned());
+            }
             _ => {}
         }
     }

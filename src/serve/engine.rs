@@ -92,6 +92,28 @@ impl Auditor for CurrentAuditor {
     }
 }
 
+/// An auditor that does not record denials (a group commit's, see [`Engine::execute_group`]).
+#[derive(Debug)]
+struct NoDenials(Arc<dyn Auditor>);
+
+impl Auditor for NoDenials {
+    fn record(
+        &self,
+        count: usize,
+        ops: &mut dyn Iterator<Item = String>,
+        outcome: AuditOutcome<'_>,
+    ) {
+        if !matches!(outcome, AuditOutcome::Denied(_)) {
+            self.0.record(count, ops, outcome);
+        }
+    }
+    fn record_tx(&self, tx: &Transaction, outcome: AuditOutcome<'_>) {
+        if !matches!(outcome, AuditOutcome::Denied(_)) {
+            self.0.record_tx(tx, outcome);
+        }
+    }
+}
+
 /// A backend opened for a listing: the namespace's session, or x_tables.
 enum Lister<'a> {
     Nft(&'a mut Session),
@@ -250,6 +272,8 @@ impl Engine {
     /// Sets the policy and auditor for a request from `peer` in `netns`; refuses a
     /// restricted caller a namespace its policy has no entry for, or a path.
     fn enter(&mut self, peer: &Peer, netns: &Option<Netns>) -> Result<()> {
+        // Records name the request's namespace, not the engine thread's.
+        crate::policy::audit::set_netns(netns.as_ref().map(|n| n.path.as_path()));
         let mut cur = Current {
             policy: None,
             auditor: peer.auditor.clone(),
@@ -379,6 +403,15 @@ impl Engine {
             .clone()
             .or_else(|| self.config.default_netns.clone());
         self.enter(peer, &netns).ok()?;
+        // A denial of the group is not recorded: its requests are then executed one by one,
+        // and each denial (or commit) is recorded for the request it is.
+        {
+            let mut cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+            cur.auditor = cur
+                .auditor
+                .take()
+                .map(|a| Arc::new(NoDenials(a)) as Arc<dyn Auditor>);
+        }
         let result = self
             .session(&netns)
             .and_then(|s| crate::nathost::transact(s, family, &ops));

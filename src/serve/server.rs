@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::engine::{self, Engine, Peer};
+use super::limits::{
+    Conns, Gate, Large, Line, NoGate, Place, SocketGate, admit, clamp_clients, fd_limit,
+    parse_bounded, read_line,
+};
 use super::request::{self, Request};
 use crate::error::{Error, Result};
 use crate::nft::Auditor;
@@ -52,6 +56,28 @@ impl Default for SocketAccess {
     }
 }
 
+/// Bounds on what one caller's connections may hold (see docs/serve.md, "Bounds").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections of one uid at once (root's not counted); `None`: an eighth of
+    /// `--max-clients`, at least 4.
+    pub per_uid: Option<usize>,
+    /// How long a connection may wait between requests; `None`: for ever.
+    pub idle: Option<Duration>,
+    /// How long a started line may take to arrive whole, and a response to be taken.
+    pub line: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            per_uid: None,
+            idle: Some(Duration::from_secs(3600)),
+            line: Duration::from_secs(30),
+        }
+    }
+}
+
 /// Everything `xtnl serve` runs with.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -74,6 +100,8 @@ pub struct Options {
     /// Commit the requests that arrive together as one batch (see
     /// [`engine::Engine::execute_group`]).
     pub group_commit: bool,
+    /// Per-uid connections and timeouts.
+    pub limits: Limits,
 }
 
 struct Job {
@@ -107,6 +135,12 @@ pub fn run(opts: Options) -> Result<i32> {
             "a privileged run of serve needs the policy file".into(),
         ));
     }
+    // The stdio caller's auditor first: a delegated run that cannot reach the system log is
+    // refused before anything else.
+    let stdio = match opts.listen {
+        Listen::Stdio => Some(Arc::new(stdio_peer(&opts)?)),
+        Listen::Socket(_) => None,
+    };
     // Block the signals before any thread starts, so that every thread inherits the mask
     // and only the signal thread receives them.
     let mut sigs = nix::sys::signal::SigSet::empty();
@@ -138,7 +172,7 @@ pub fn run(opts: Options) -> Result<i32> {
         let group = opts.group_commit;
         std::thread::Builder::new()
             .name("xtnl-engine".into())
-            .spawn(move || engine_loop(Engine::new(config), rx, &shared, group))
+            .spawn(move || engine_loop(config, rx, &shared, group))
             .map_err(|e| Error::Netlink {
                 context: "spawn the engine thread",
                 source: e,
@@ -146,7 +180,9 @@ pub fn run(opts: Options) -> Result<i32> {
     };
     match &opts.listen {
         Listen::Stdio => {
-            let peer = Arc::new(stdio_peer(&opts));
+            let Some(peer) = stdio else {
+                return Err(Error::InvalidInput("no standard input peer".into()));
+            };
             let stdin = std::io::stdin().lock();
             serve_client(
                 stdin,
@@ -155,6 +191,7 @@ pub fn run(opts: Options) -> Result<i32> {
                 &tx,
                 &shared,
                 opts.max_request_bytes,
+                &mut NoGate,
             );
         }
         Listen::Socket(path) => {
@@ -185,7 +222,19 @@ fn shut_down(shared: &Shared) {
 /// The most requests committed as one group.
 const MAX_GROUP: usize = 64;
 
-fn engine_loop(mut engine: Engine, rx: Receiver<Job>, shared: &Shared, group: bool) {
+/// Runs `f`, turning a panic into an error message (the panic itself is printed on standard
+/// error by the default hook).
+fn isolate<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into())
+    })
+}
+
+fn engine_loop(config: engine::Config, rx: Receiver<Job>, shared: &Shared, group: bool) {
+    let mut engine = Engine::new(config.clone());
     while let Ok(job) = rx.recv() {
         // Whatever else is waiting joins this round (group commit).
         let mut jobs = vec![job];
@@ -212,11 +261,36 @@ fn engine_loop(mut engine: Engine, rx: Receiver<Job>, shared: &Shared, group: bo
                     .iter()
                     .map(|j| request::error_response(&j.req.id, &e))
                     .collect()
-            } else if end - i > 1 {
-                let reqs: Vec<&Request> = jobs[i..end].iter().map(|j| &j.req).collect();
-                engine.execute_group(&reqs, &jobs[i].peer)
             } else {
-                vec![engine.execute(&jobs[i].req, &jobs[i].peer)]
+                // A panic (a bug) fails these requests, not the service: the engine, whose
+                // sessions may be in any state, is replaced, and the rest are served.
+                let run = isolate(|| {
+                    if end - i > 1 {
+                        let reqs: Vec<&Request> = jobs[i..end].iter().map(|j| &j.req).collect();
+                        engine.execute_group(&reqs, &jobs[i].peer)
+                    } else {
+                        vec![engine.execute(&jobs[i].req, &jobs[i].peer)]
+                    }
+                });
+                match run {
+                    Ok(values) => values,
+                    Err(why) => {
+                        let _ = writeln!(
+                            std::io::stderr().lock(),
+                            "xtnl serve: the engine failed ({why}); its sessions are reopened \
+                             and the service goes on"
+                        );
+                        engine = Engine::new(config.clone());
+                        let e = Error::InvalidInput(format!(
+                            "internal error: the service failed on this request ({why}); it \
+                             is as the kernel holds it now (list it to see)"
+                        ));
+                        jobs[i..end]
+                            .iter()
+                            .map(|j| request::error_response(&j.req.id, &e))
+                            .collect()
+                    }
+                }
             };
             for (j, v) in jobs[i..end].iter().zip(values) {
                 shared.unwritten.fetch_add(1, Ordering::SeqCst);
@@ -230,21 +304,29 @@ fn engine_loop(mut engine: Engine, rx: Receiver<Job>, shared: &Shared, group: bo
     }
 }
 
-fn auditor(opts: &Options, invoker: Invoker) -> Option<Arc<dyn Auditor>> {
-    (opts.audit != AuditTarget::Off)
-        .then(|| Arc::new(LineAuditor::new(invoker, opts.audit)) as Arc<dyn Auditor>)
+/// The auditor of a caller's requests; in a delegated run connected to the system log now
+/// (or the run is refused: see [`LineAuditor::opened`]).
+fn auditor(opts: &Options, invoker: Invoker) -> Result<Option<Arc<dyn Auditor>>> {
+    if opts.audit == AuditTarget::Off {
+        return Ok(None);
+    }
+    let a = LineAuditor::new(invoker, opts.audit).opened()?;
+    Ok(Some(Arc::new(a) as Arc<dyn Auditor>))
 }
 
-fn stdio_peer(opts: &Options) -> Peer {
+fn stdio_peer(opts: &Options) -> Result<Peer> {
     let inv = opts.invoker;
-    Peer {
+    Ok(Peer {
         caller: Caller::of_uid(inv.uid, None),
         restricted: inv.delegated() || opts.engine.policy.is_some(),
-        auditor: auditor(opts, inv),
-    }
+        auditor: auditor(opts, inv)?,
+    })
 }
 
-/// A socket peer: its uid and gid from `SO_PEERCRED` (the kernel's, not the caller's word).
+/// A socket peer: its uid and gid from `SO_PEERCRED` (the kernel's, not the caller's word),
+/// looked up when it connects. `Err`: a caller that may not use the service at all (no policy
+/// and not root, or a policy with no entry for its uid or groups), answered from the small
+/// pool of [`refuse_client`] without reading its requests' contents.
 fn socket_peer(stream: &UnixStream, opts: &Options) -> Result<Peer> {
     let cred = nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
         .map_err(|e| Error::Netlink {
@@ -258,15 +340,26 @@ fn socket_peer(stream: &UnixStream, opts: &Options) -> Result<Peer> {
         elevation: Elevation::Socket,
     };
     let root = uid == 0 || uid == invoker.euid;
-    if opts.engine.policy.is_none() && !root {
-        return Err(Error::PolicyDenied(format!(
-            "uid {uid}: this service has no policy file, so only root may use it"
-        )));
+    let caller = Caller::of_uid(uid, Some(cred.gid()));
+    match &opts.engine.policy {
+        None if !root => {
+            return Err(Error::PolicyDenied(format!(
+                "uid {uid}: this service has no policy file, so only root may use it"
+            )));
+        }
+        Some(p) if !root && !p.names(&caller) => {
+            return Err(Error::PolicyDenied(format!(
+                "uid {uid}: policy {} has no entry for this uid or its groups, so it may not \
+                 use this service",
+                p.path.display()
+            )));
+        }
+        _ => {}
     }
     Ok(Peer {
-        caller: Caller::of_uid(uid, Some(cred.gid())),
+        caller,
         restricted: opts.engine.policy.is_some(),
-        auditor: auditor(opts, invoker),
+        auditor: auditor(opts, invoker)?,
     })
 }
 
@@ -275,7 +368,9 @@ fn io_err(context: &'static str) -> impl FnOnce(std::io::Error) -> Error {
 }
 
 /// Binds the socket (or takes systemd's), replacing a stale socket file but never a live
-/// service's or a file that is not a socket; then sets its mode and owner.
+/// service's or a file that is not a socket; then sets its mode and owner. The socket file is
+/// created under umask 0177 (owner only) whatever the process's umask, so that it is never
+/// open to others between the bind and the chmod.
 fn listen(path: &Path, access: &SocketAccess) -> Result<UnixListener> {
     if let Some(l) = crate::sys::systemd_listener().map_err(io_err("socket activation"))? {
         return Ok(l);
@@ -295,10 +390,11 @@ fn listen(path: &Path, access: &SocketAccess) -> Result<UnixListener> {
         }
         std::fs::remove_file(path).map_err(io_err("remove the stale socket"))?;
     }
-    let l = UnixListener::bind(path)
+    let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o177));
+    let bound = UnixListener::bind(path);
+    nix::sys::stat::umask(old);
+    let l = bound
         .map_err(|e| Error::InvalidInput(format!("cannot listen on {}: {e}", path.display())))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(access.mode))
-        .map_err(io_err("chmod the socket"))?;
     if access.owner.is_some() || access.group.is_some() {
         nix::unistd::chown(
             path,
@@ -307,6 +403,8 @@ fn listen(path: &Path, access: &SocketAccess) -> Result<UnixListener> {
         )
         .map_err(|e| io_err("chown the socket")(e.into()))?;
     }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(access.mode))
+        .map_err(io_err("chmod the socket"))?;
     Ok(l)
 }
 
@@ -316,95 +414,120 @@ fn accept_loop(
     tx: &SyncSender<Job>,
     shared: &Arc<Shared>,
 ) {
-    let clients = Arc::new(AtomicUsize::new(0));
+    let max_clients = clamp_clients(opts.max_clients, fd_limit());
+    if max_clients < opts.max_clients {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "xtnl serve: serving at most {max_clients} clients, not {}: each takes two file \
+             descriptors and the limit (RLIMIT_NOFILE) is {}",
+            opts.max_clients,
+            fd_limit().unwrap_or(0)
+        );
+    }
+    let per_uid = opts
+        .limits
+        .per_uid
+        .unwrap_or((max_clients / 8).max(4))
+        .max(1);
+    let conns = Arc::new(Mutex::new(Conns::default()));
+    let large = Arc::new(Large::default());
+    let mut failures = 0u32;
     for stream in listener.incoming() {
-        let Ok(mut stream) = stream else { continue };
-        if clients.load(Ordering::SeqCst) >= opts.max_clients {
-            let e = Error::InvalidInput(format!(
-                "too many clients (the limit is {}); try again later",
-                opts.max_clients
-            ));
-            let _ = writeln!(stream, "{}", request::error_response(&Value::Null, &e));
-            continue;
-        }
-        // A caller that may not use the service gets the reason as the answer to each of its
-        // requests (rather than a connection closed under its first write).
+        let mut stream = match stream {
+            Ok(s) => {
+                failures = 0;
+                s
+            }
+            Err(_) => {
+                // EMFILE, ENFILE, ENOMEM...: wait for a client to leave rather than spin.
+                failures = failures.saturating_add(1);
+                std::thread::sleep(Duration::from_millis(10 * u64::from(failures.min(10))));
+                continue;
+            }
+        };
+        let limits = &opts.limits;
         let peer = socket_peer(&stream, opts).map(Arc::new);
+        let place = match &peer {
+            Err(_) => Place::Refused,
+            Ok(p) if p.caller.uid == 0 || p.caller.uid == opts.invoker.euid => Place::Root,
+            Ok(p) => Place::Uid(p.caller.uid),
+        };
+        let slot = match admit(&conns, place, max_clients, per_uid) {
+            Ok(slot) => slot,
+            Err(why) => {
+                let e = match peer {
+                    Err(e) => e,
+                    Ok(_) => Error::InvalidInput(why),
+                };
+                let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+                let _ = writeln!(stream, "{}", request::error_response(&Value::Null, &e));
+                continue;
+            }
+        };
+        let _ = stream.set_write_timeout(Some(match place {
+            Place::Refused => super::REFUSED_TIMEOUT,
+            _ => limits.line,
+        }));
         let Ok(reader) = stream.try_clone() else {
             continue;
         };
-        clients.fetch_add(1, Ordering::SeqCst);
-        let (tx, shared, count) = (tx.clone(), shared.clone(), clients.clone());
+        let mut gate = SocketGate {
+            stream: reader.try_clone().ok(),
+            idle: limits.idle,
+            line: limits.line,
+            deadline: None,
+            large: large.clone(),
+            uid: match place {
+                Place::Uid(u) => Some(u),
+                _ => None,
+            },
+            holds: false,
+            fixed: false,
+        };
+        if let Place::Refused = place {
+            gate.idle = Some(super::REFUSED_TIMEOUT);
+            gate.line = super::REFUSED_TIMEOUT;
+            // The connection's whole life.
+            gate.deadline = Some(Instant::now() + super::REFUSED_TIMEOUT);
+            gate.fixed = true;
+        }
+        let (tx, shared) = (tx.clone(), shared.clone());
         let max = opts.max_request_bytes;
-        let spawned = std::thread::Builder::new()
+        let _ = std::thread::Builder::new()
             .name("xtnl-client".into())
             .spawn(move || {
+                let _slot = slot;
                 match peer {
-                    Ok(peer) => {
-                        serve_client(BufReader::new(reader), stream, &peer, &tx, &shared, max)
-                    }
-                    Err(e) => refuse_client(BufReader::new(reader), stream, &e, max),
+                    Ok(peer) => serve_client(
+                        BufReader::new(reader),
+                        stream,
+                        &peer,
+                        &tx,
+                        &shared,
+                        max,
+                        &mut gate,
+                    ),
+                    Err(e) => refuse_client(BufReader::new(reader), stream, &e, &mut gate),
                 }
-                count.fetch_sub(1, Ordering::SeqCst);
             });
-        if spawned.is_err() {
-            clients.fetch_sub(1, Ordering::SeqCst);
-        }
+        // (A thread that could not be spawned dropped its closure, and with it the slot.)
     }
 }
 
-/// A line read with a bound: its bytes, or how long it was when it passed the bound.
-enum Line {
-    Text(Vec<u8>),
-    TooLong,
-}
-
-/// Reads up to the next newline (dropped), at most `max` bytes kept; `None` at the end.
-fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Option<Line>> {
-    let mut line = Vec::new();
-    let mut too_long = false;
-    let mut any = false;
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(match (any, too_long) {
-                (false, _) => None,
-                (true, true) => Some(Line::TooLong),
-                (true, false) => Some(Line::Text(line)),
-            });
-        }
-        any = true;
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..i], Some(i + 1)),
-            None => (buf, None),
-        };
-        if !too_long {
-            if line.len() + chunk.len() > max {
-                too_long = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
-        let used = done.unwrap_or(buf.len());
-        r.consume(used);
-        if done.is_some() {
-            return Ok(Some(if too_long {
-                Line::TooLong
-            } else {
-                Line::Text(line)
-            }));
-        }
-    }
-}
-
-/// Answers every request of a client that may not use the service with `why`.
-fn refuse_client(mut input: impl BufRead, mut output: impl Write, why: &Error, max: usize) {
-    while let Ok(Some(line)) = read_line(&mut input, max) {
+/// Answers every request of a client that may not use the service with `why`, reading at
+/// most [`super::REFUSED_LINE`] bytes of each line (the rest is dropped unread) until the
+/// gate's deadline.
+fn refuse_client(
+    mut input: impl BufRead,
+    mut output: impl Write,
+    why: &Error,
+    gate: &mut dyn Gate,
+) {
+    while let Ok(Some(line)) = read_line(&mut input, super::REFUSED_LINE, gate) {
         let id = match &line {
             Line::Text(t) if t.iter().all(u8::is_ascii_whitespace) => continue,
             Line::Text(t) => request::id_of(t),
-            Line::TooLong => Value::Null,
+            Line::TooLong | Line::Busy => Value::Null,
         };
         let v = request::error_response(&id, why);
         if writeln!(output, "{v}")
@@ -424,10 +547,11 @@ fn serve_client(
     tx: &SyncSender<Job>,
     shared: &Shared,
     max: usize,
+    gate: &mut dyn Gate,
 ) {
     let (reply_tx, reply_rx) = std::sync::mpsc::channel::<Value>();
     loop {
-        let line = match read_line(&mut input, max) {
+        let line = match read_line(&mut input, max, gate) {
             Ok(Some(l)) => l,
             Ok(None) | Err(_) => return,
         };
@@ -441,10 +565,24 @@ fn serve_client(
                 ),
                 false,
             ),
+            Line::Busy => (
+                request::error_response(
+                    &Value::Null,
+                    &Error::InvalidInput(format!(
+                        "the service is busy: a request longer than {} bytes needs one of {} \
+                         places for long requests (one per uid), and none is free; nothing was \
+                         done, try again",
+                        super::SMALL_LINE,
+                        super::LARGE_LINES
+                    )),
+                ),
+                false,
+            ),
             Line::Text(t) if t.iter().all(u8::is_ascii_whitespace) => continue,
-            Line::Text(t) => match request::parse(&t) {
-                Err(e) => (request::error_response(&request::id_of(&t), &e), false),
+            Line::Text(t) => match parse_bounded(&t) {
+                Err(v) => (v, false),
                 Ok(req) => {
+                    drop(t);
                     let job = Job {
                         req,
                         peer: peer.clone(),
@@ -460,6 +598,7 @@ fn serve_client(
                 }
             },
         };
+        gate.line_done();
         let written = writeln!(output, "{v}").and_then(|()| output.flush());
         if counted {
             shared.unwritten.fetch_sub(1, Ordering::SeqCst);
@@ -475,16 +614,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_are_bounded_and_the_rest_of_a_long_one_is_skipped() {
-        let data = b"abc\n0123456789ABC\nxy\nlast";
-        let mut r = std::io::BufReader::with_capacity(4, &data[..]);
-        let mut got = Vec::new();
-        while let Some(l) = read_line(&mut r, 8).unwrap() {
-            got.push(match l {
-                Line::Text(t) => String::from_utf8(t).unwrap(),
-                Line::TooLong => "<long>".into(),
-            });
-        }
-        assert_eq!(got, ["abc", "<long>", "xy", "last"]);
+    fn a_panic_in_the_engine_is_an_error_response() {
+        assert_eq!(isolate(|| 7), Ok(7));
+        let e = isolate(|| -> u8 { panic!("engine bug {}", 42) }).unwrap_err();
+        assert!(e.contains("engine bug 42"), "{e}");
     }
 }
