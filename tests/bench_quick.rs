@@ -282,3 +282,46 @@ fn runner_refuses_the_initial_namespace_and_bad_arguments() {
     let help = run(xtnl_bin(), &["help"]);
     assert!(!String::from_utf8_lossy(&help.stdout).contains("bench"));
 }
+
+#[test]
+fn the_cluster_benchmark_runs_every_tool_and_the_floor() {
+    // `xtnl-bench cluster` at a small N: every tool restores, syncs and saves kube-proxy's
+    // table in a namespace of its own (the runner checks that each save holds 8N + 7 rules),
+    // the kernel's floor is measured, and the report names them all with the ratios.
+    let dir = out_dir("cluster");
+    let d = dir.clone();
+    let out = in_netns(move || {
+        run(
+            bench_bin(),
+            &[
+                "cluster",
+                "--services",
+                "60",
+                "--out",
+                d.to_str().expect("utf-8 path"),
+                "--xtnl",
+                xtnl_bin(),
+            ],
+        )
+    });
+    assert!(
+        out.status.success(),
+        "xtnl-bench cluster failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(dir.join("cluster.md")).expect("cluster.md written");
+    for tool in [
+        "| iptables-nft-restore |",
+        "| xtnl restore |",
+        "| iptables-legacy-restore |",
+        "| xtnl --backend legacy restore |",
+        "| kernel, xtnl's batch sent raw |",
+        "- N = 60: nf_tables: full ",
+    ] {
+        assert!(md.contains(tool), "{tool} missing from:\n{md}");
+    }
+    assert!(md.contains("60 (487)"), "8N + 7 rules: {md}");
+    let out = run(bench_bin(), &["cluster", "--services", "0"]);
+    assert_eq!(out.status.code(), Some(2), "N = 0 is refused");
+}

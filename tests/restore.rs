@@ -246,6 +246,45 @@ fn ten_thousand_rule_restore_is_one_atomic_transaction() {
 }
 
 #[test]
+fn a_kernel_refusal_deep_in_a_large_restore_names_its_line() {
+    in_netns(|| {
+        // Two lines the kernel alone refuses (DNAT in nat INPUT) among 10,000 it accepts.
+        // The batch asks no ACK of them: the kernel reports every failing message by its
+        // sequence number anyway, and the first failing line is the one named.
+        let bad = "-A INPUT -p tcp -j DNAT --to-destination 192.0.2.1:80\n";
+        let mut s = String::from("*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n");
+        for i in 0..10_000 {
+            if i == 4_000 || i == 7_000 {
+                s.push_str(bad);
+            }
+            s.push_str(&format!(
+                "-A PREROUTING -i eth1 -p tcp -m tcp --dport {} -j DNAT --to-destination 192.0.2.{}:22\n",
+                10_000 + i,
+                1 + i % 250
+            ));
+        }
+        s.push_str("COMMIT\n");
+        let before = nft_ruleset();
+        let o = xtnl_restore(&[], &s);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(
+            text(&o).contains("line 4004 failed"),
+            "the first failing line is named: {}",
+            text(&o)
+        );
+        assert_eq!(nft_ruleset(), before, "a refused restore changes nothing");
+        // The same file without its bad lines commits whole.
+        let o = xtnl_restore(&[], &s.replace(bad, ""));
+        assert!(o.status.success(), "{}", text(&o));
+        let saved = run_ok("iptables-nft-save", &["-t", "nat"]);
+        assert_eq!(
+            saved.lines().filter(|l| l.starts_with("-A")).count(),
+            10_000
+        );
+    });
+}
+
+#[test]
 fn a_parse_error_names_its_line_and_changes_nothing() {
     in_netns(|| {
         let o = xtnl_restore(&[], SETUP);

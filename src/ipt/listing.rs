@@ -83,6 +83,12 @@ pub(super) fn read(
             };
             let mut by_chain = ByChain::new();
             let mut references: HashMap<String, u32> = HashMap::new();
+            // Each chain's use count by name (a scan of the chains per chain made a save of
+            // 150,000 chains quadratic: 116 s for kube-proxy's 50,000 services).
+            let use_counts: HashMap<&str, usize> = chains
+                .iter()
+                .map(|c| (c.chain.name.as_str(), c.use_count as usize))
+                .collect();
             // Each rule is decoded as it is read (its raw form freed at once), sorted by
             // chain, and its jump counted.
             let sort = |raw: RawRule| {
@@ -100,10 +106,10 @@ pub(super) fn read(
                     None => {
                         // A chain's use count is its rules and the jumps to it: room
                         // for all of them at once.
-                        let room = chains
-                            .iter()
-                            .find(|c| c.chain.name == raw.chain.name)
-                            .map_or(1, |c| c.use_count as usize);
+                        let room = use_counts
+                            .get(raw.chain.name.as_str())
+                            .copied()
+                            .unwrap_or(1);
                         let mut rules = Vec::with_capacity(room.max(1));
                         rules.push((raw.handle, decoded));
                         by_chain.insert(raw.chain.name, rules);

@@ -4,7 +4,7 @@
 //! [`crate::seam::interpret`].
 
 use super::convert;
-use super::table::{Carry, Chain, HOOK_NAMES, Table, Verdict};
+use super::table::{Carry, Chain, Fnv, HOOK_NAMES, Table, Verdict};
 use crate::error::{Error, Result};
 use crate::ipt::IptRule;
 use crate::ipt::listing::ChainListing;
@@ -13,6 +13,7 @@ use crate::model::ChainPolicy;
 use crate::model::Counters;
 use crate::model::Family;
 use crate::seam::{Edit, Flavour, IptTable};
+use std::collections::HashMap;
 
 fn not_found(chain: &str, t: &Table) -> Error {
     messages::not_found(t.family, format!("chain {chain} in table {}", t.name))
@@ -34,6 +35,14 @@ pub struct LegacyTable<'t> {
     pub changed: bool,
     /// Under a policy or an auditor: what the edits touch ([`crate::seam::judge`]).
     pub judge: Option<crate::seam::Judge>,
+    /// Chain name -> position in `table.chains`, built on first use and kept while the
+    /// edits go through this view (a restore of N chains looks a chain up for every line:
+    /// a scan of the list each time made it quadratic).
+    index: Option<HashMap<String, usize, Fnv>>,
+    /// Where the user chains created through this view begin: appended at the end and put
+    /// in libiptc's sorted place at once when something needs the order ([`Self::settle`]),
+    /// not one insertion (a shift of every later chain) per `-N`.
+    unsorted_from: Option<usize>,
 }
 
 fn policy_verdict(p: ChainPolicy) -> i32 {
@@ -52,6 +61,49 @@ impl<'t> LegacyTable<'t> {
             verbose,
             changed: false,
             judge: None,
+            index: None,
+            unsorted_from: None,
+        }
+    }
+
+    /// The position of chain `name` in the table, through the index.
+    fn position(&mut self, name: &str) -> Option<usize> {
+        let chains = &self.table.chains;
+        self.index
+            .get_or_insert_with(|| {
+                chains
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.name.clone(), i))
+                    .collect()
+            })
+            .get(name)
+            .copied()
+    }
+
+    /// Puts the chains created through this view where libiptc's one-by-one insertion puts
+    /// them ([`Table::insert_user_chain`]): when the other user chains are sorted (as libiptc
+    /// and xtnl write them), that is one sort of the user chains; otherwise one insertion
+    /// each, as before. Positions change, so the index goes.
+    fn settle(&mut self) {
+        let Some(from) = self.unsorted_from.take() else {
+            return;
+        };
+        self.index = None;
+        let chains = &mut self.table.chains;
+        let from = from.min(chains.len());
+        let builtins = chains.iter().take_while(|c| c.is_builtin()).count();
+        let sorted = chains[..from]
+            .windows(2)
+            .all(|w| w[0].is_builtin() || w[0].name.as_bytes() < w[1].name.as_bytes());
+        if sorted && builtins <= from {
+            // Names are unique, so the sorted order is the one the insertions give.
+            chains[builtins..].sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        } else {
+            let created = chains.split_off(from);
+            for c in created {
+                self.table.insert_user_chain(c);
+            }
         }
     }
 
@@ -70,18 +122,17 @@ impl<'t> LegacyTable<'t> {
     }
 
     fn chain_mut(&mut self, name: &str) -> Result<&mut Chain> {
-        if self.table.chain(name).is_none() {
-            return Err(not_found(name, self.table));
+        match self.position(name) {
+            Some(i) => Ok(&mut self.table.chains[i]),
+            None => Err(not_found(name, self.table)),
         }
-        self.table
-            .chain_mut(name)
-            .ok_or_else(|| Error::InvalidInput(format!("no chain {name}")))
     }
 
-    fn chain(&self, name: &str) -> Result<&Chain> {
-        self.table
-            .chain(name)
-            .ok_or_else(|| not_found(name, self.table))
+    fn chain(&mut self, name: &str) -> Result<&Chain> {
+        match self.position(name) {
+            Some(i) => Ok(&self.table.chains[i]),
+            None => Err(not_found(name, self.table)),
+        }
     }
 
     /// [`check_chain_name`], a hook's name refused in the family's words.
@@ -130,11 +181,16 @@ impl IptTable for LegacyTable<'_> {
     }
 
     fn exists(&mut self, chain: &str) -> Result<bool> {
-        Ok(self.table.chain(chain).is_some())
+        Ok(self.position(chain).is_some())
     }
 
     fn builtin(&self, chain: &str) -> bool {
-        self.table.chain(chain).is_some_and(Chain::is_builtin)
+        // The built-in chains come first (a user chain cannot take a hook's name).
+        self.table
+            .chains
+            .iter()
+            .take_while(|c| c.is_builtin())
+            .any(|c| c.name == chain)
     }
 
     fn is_base(&mut self, chain: &str) -> Result<bool> {
@@ -142,7 +198,7 @@ impl IptTable for LegacyTable<'_> {
     }
 
     fn counted(&mut self, chain: &str) -> Result<bool> {
-        Ok(self.table.chain(chain).is_some())
+        Ok(self.position(chain).is_some())
     }
 
     fn rule_count(&mut self, chain: &str) -> Result<usize> {
@@ -151,9 +207,12 @@ impl IptTable for LegacyTable<'_> {
 
     fn rule_at(&mut self, chain: &str, index: usize) -> Result<Option<IptRule>> {
         let family = self.table.family;
+        let Ok(c) = self.chain(chain) else {
+            return Ok(None);
+        };
         Ok(index
             .checked_sub(1)
-            .and_then(|i| self.chain(chain).ok()?.rules.get(i))
+            .and_then(|i| c.rules.get(i))
             .map(|r| convert::to_ipt(family, r)))
     }
 
@@ -180,10 +239,12 @@ impl IptTable for LegacyTable<'_> {
     }
 
     fn chain_order(&mut self) -> Result<Vec<String>> {
+        self.settle();
         Ok(self.table.chains.iter().map(|c| c.name.clone()).collect())
     }
 
     fn user_chains(&mut self) -> Result<Vec<String>> {
+        self.settle();
         Ok(self
             .table
             .chains
@@ -240,9 +301,16 @@ impl IptTable for LegacyTable<'_> {
             }
             Edit::CreateChain(chain) => {
                 self.check_name(chain)?;
-                self.table.insert_user_chain(Chain::user(chain));
+                let at = self.table.chains.len();
+                self.table.chains.push(Chain::user(chain));
+                self.unsorted_from.get_or_insert(at);
+                if let Some(index) = &mut self.index {
+                    index.insert(chain.clone(), at);
+                }
             }
             Edit::DeleteChain(chain) => {
+                self.settle();
+                self.index = None;
                 self.table.chains.retain(|c| c.name != *chain);
             }
             Edit::Flush(chain) => self.chain_mut(chain)?.rules.clear(),
@@ -261,6 +329,8 @@ impl IptTable for LegacyTable<'_> {
             Edit::Policy { chain, policy } => self.set_policy(chain, *policy)?,
             Edit::Rename { from, to } => {
                 self.check_name(to)?;
+                self.settle();
+                self.index = None;
                 let Some(i) = self.table.chains.iter().position(|c| c.name == *from) else {
                     return Err(not_found(from, self.table));
                 };
@@ -285,6 +355,8 @@ impl IptTable for LegacyTable<'_> {
             // chain deleted first; policies stay unless declared, and every policy's
             // counters start again from zero (or from the file's `[p:b]` under -c).
             Edit::Reset => {
+                self.settle();
+                self.index = None;
                 for c in &mut self.table.chains {
                     c.rules.clear();
                     c.policy_carry = Carry::Zero;
@@ -312,6 +384,13 @@ impl IptTable for LegacyTable<'_> {
         }
         self.changed = true;
         Ok(())
+    }
+}
+
+impl Drop for LegacyTable<'_> {
+    /// The table leaves this view in libiptc's order.
+    fn drop(&mut self) {
+        self.settle();
     }
 }
 

@@ -304,7 +304,7 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
             .transact_judged(name, |t| {
                 let mut a = LegacyTable::new(t, false).judging(legacy.judges());
                 for b in blocks.iter().filter(|b| b.table == name) {
-                    crate::seam::restore_block(&mut a, b, noflush)?;
+                    crate::seam::restore_block_with(&mut a, b, noflush, drop)?;
                 }
                 Ok(((), a.changed, a.judged()))
             })

@@ -7,7 +7,7 @@ use crate::model::{Family, Rule, validate_name};
 use crate::transport::{Batch, BatchReply, CommitFailure, Transport};
 use crate::wire::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO, NLM_F_EXCL, NLM_F_REPLACE};
 use crate::wire::nftables::{
-    ChainCounters, ChainRepr, HookRepr, RuleRepr, SetElemsRepr, SetRepr, TableRepr, msg,
+    ChainCounters, ChainRepr, HookRepr, RuleRef, RuleRepr, SetElemsRepr, SetRepr, TableRepr, msg,
 };
 
 use super::codec;
@@ -419,6 +419,31 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             chain,
             rule,
             position,
+        } if rule.sets.is_empty() => {
+            check_chain(chain)?;
+            // Encoded from the operation's own parts: nothing to rewrite (no set ids).
+            let (flags, position) = add_flags(*position, echo_rules);
+            let r = RuleRef {
+                table: &chain.table.name,
+                chain: &chain.name,
+                handle: None,
+                position,
+                exprs: &rule.exprs,
+                userdata: rule.userdata.as_deref(),
+                compat: rule.compat,
+            };
+            b.push(
+                msg::NEWRULE,
+                chain.table.family.nfproto(),
+                flags,
+                desc,
+                |w| r.emit(w),
+            );
+        }
+        Op::AddEncodedRule {
+            chain,
+            rule,
+            position,
         } => {
             check_chain(chain)?;
             let repr = with_sets(b, chain, rule, &desc);
@@ -544,6 +569,27 @@ fn encoded_repr(c: &ChainRef, rule: &EncodedRule) -> RuleRepr {
     }
 }
 
+/// A new rule's flags and `NFTA_RULE_POSITION` for `position`.
+fn add_flags(position: RulePosition, echo: bool) -> (u16, Option<u64>) {
+    let mut flags = NLM_F_CREATE;
+    let at = match position {
+        RulePosition::Append => {
+            flags |= NLM_F_APPEND;
+            None
+        }
+        RulePosition::Head => None,
+        RulePosition::Before(h) => Some(h),
+        RulePosition::After(h) => {
+            flags |= NLM_F_APPEND;
+            Some(h)
+        }
+    };
+    if echo {
+        flags |= NLM_F_ECHO;
+    }
+    (flags, at)
+}
+
 fn push_add(
     b: &mut Batch,
     chain: &ChainRef,
@@ -552,18 +598,9 @@ fn push_add(
     echo: bool,
     desc: String,
 ) {
-    let mut flags = NLM_F_CREATE;
-    match position {
-        RulePosition::Append => flags |= NLM_F_APPEND,
-        RulePosition::Head => {}
-        RulePosition::Before(h) => repr.position = Some(h),
-        RulePosition::After(h) => {
-            flags |= NLM_F_APPEND;
-            repr.position = Some(h);
-        }
-    }
-    if echo {
-        flags |= NLM_F_ECHO;
+    let (flags, at) = add_flags(position, echo);
+    if at.is_some() {
+        repr.position = at;
     }
     b.push(
         msg::NEWRULE,

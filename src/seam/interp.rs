@@ -8,7 +8,7 @@ use crate::ipt::messages::{self, Msg};
 use crate::ipt::parse::Command;
 use crate::ipt::restore::{Block, Line};
 use crate::ipt::{IptRule, IptTarget};
-use crate::model::{ChainPolicy, Counters};
+use crate::model::{ChainPolicy, Counters, Family};
 
 /// Applies one edit to the backend's view and records it; a view that judges its edits
 /// ([`IptTable::take_judge`]) derives what it touches first, from the view as it stands.
@@ -26,6 +26,14 @@ fn edit<T: IptTable>(
     t.apply(&e, encoded)?;
     edits.push(e);
     Ok(())
+}
+
+/// What `-v` prints of a rule added or deleted; made only under `-v` (rendering every rule
+/// of a restore of 80,000 was a good part of its time and memory, for nothing).
+fn say_rule<T: IptTable>(t: &mut T, rule: &IptRule, family: Family, flavour: Flavour) {
+    if t.verbose() {
+        t.say(change_line(rule, family, flavour));
+    }
 }
 
 fn require<T: IptTable>(t: &mut T, chain: &str) -> Result<()> {
@@ -81,7 +89,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
             require(t, chain)?;
             check_jump(t, rule)?;
             let encoded = t.encode(rule)?;
-            t.say(change_line(rule, family, flavour));
+            say_rule(t, rule, family, flavour);
             let e = Edit::Append {
                 chain: chain.clone(),
                 rule: rule.clone(),
@@ -109,7 +117,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                 rule: rule.clone(),
             };
             edit(t, &mut edits, e, Some(encoded))?;
-            t.say(change_line(rule, family, flavour));
+            say_rule(t, rule, family, flavour);
         }
         Command::Delete { chain, rule } | Command::Check { chain, rule } => {
             require(t, chain)?;
@@ -129,7 +137,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                 edit(t, &mut edits, e, None)?;
             }
             // `-v -C` echoes the rule it found.
-            t.say(change_line(rule, family, flavour));
+            say_rule(t, rule, family, flavour);
         }
         Command::DeleteIndex { chain, index } | Command::Replace { chain, index, .. } => {
             require(t, chain)?;
@@ -161,7 +169,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                         rule: rule.clone(),
                     };
                     edit(t, &mut edits, e, Some(encoded))?;
-                    t.say(change_line(rule, family, flavour));
+                    say_rule(t, rule, family, flavour);
                 }
                 None => {
                     // iptables-legacy -v prints the rule it deleted; iptables-nft nothing.
@@ -175,7 +183,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                     };
                     edit(t, &mut edits, e, None)?;
                     if let Some(old) = old {
-                        t.say(change_line(&old, family, flavour));
+                        say_rule(t, &old, family, flavour);
                     }
                 }
             }
@@ -374,8 +382,22 @@ pub fn restore_line<T: IptTable>(t: &mut T, line: &Line) -> Result<Vec<Edit>> {
 /// A failing line is named (`line N failed`).
 pub fn restore_block<T: IptTable>(t: &mut T, block: &Block, noflush: bool) -> Result<Vec<Edit>> {
     let mut edits = Vec::new();
+    restore_block_with(t, block, noflush, |done| edits.extend(done))?;
+    Ok(edits)
+}
+
+/// [`restore_block`], handing each line's edits to `keep` instead of collecting them (a
+/// backend that applies them as they come need not hold a copy of every rule).
+pub fn restore_block_with<T: IptTable>(
+    t: &mut T,
+    block: &Block,
+    noflush: bool,
+    mut keep: impl FnMut(Vec<Edit>),
+) -> Result<()> {
+    let mut edits = Vec::new();
     if !noflush {
         edit(t, &mut edits, Edit::Reset, None)?;
+        keep(std::mem::take(&mut edits));
     }
     let mut declared = Vec::new();
     for (n, line) in &block.lines {
@@ -383,10 +405,11 @@ pub fn restore_block<T: IptTable>(t: &mut T, block: &Block, noflush: bool) -> Re
             declared.push(name.clone());
         }
         let done = restore_line(t, line).map_err(|e| e.context(format!("line {n} failed")))?;
-        edits.extend(done);
+        keep(done);
     }
     if !noflush {
         edit(t, &mut edits, Edit::FinishReset { declared }, None)?;
+        keep(edits);
     }
-    Ok(edits)
+    Ok(())
 }

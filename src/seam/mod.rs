@@ -32,7 +32,7 @@ pub mod ruleset;
 mod tests;
 
 pub use enforce::Enforcement;
-pub use interp::{declare_chain, interpret, restore_block, restore_line};
+pub use interp::{declare_chain, interpret, restore_block, restore_block_with, restore_line};
 pub use judge::{Judge, Judged};
 pub use ruleset::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
 

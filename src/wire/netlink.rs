@@ -250,6 +250,15 @@ impl MsgWriter {
         }
     }
 
+    /// Adds `flags` to the header of the message written at byte `at` (a [`Self::len`]
+    /// taken before writing it); nothing when no message starts there.
+    pub fn add_flags(&mut self, at: usize, flags: u16) {
+        if let Some(f) = self.buf.get_mut(at + 6..at + 8) {
+            let old = u16::from_ne_bytes([f[0], f[1]]);
+            f.copy_from_slice(&(old | flags).to_ne_bytes());
+        }
+    }
+
     /// Whether some attribute or message was too large to encode.
     pub fn overflowed(&self) -> bool {
         self.overflow

@@ -500,8 +500,44 @@ impl RuleRepr {
 
     /// Encodes the rule: table, chain, handle or position, expressions, userdata, compat.
     pub fn emit(&self, w: &mut AttrWriter<'_>) {
-        w.strz(rule_attr::TABLE, &self.table);
-        w.strz(rule_attr::CHAIN, &self.chain);
+        RuleRef {
+            table: &self.table,
+            chain: &self.chain,
+            handle: self.handle,
+            position: self.position,
+            exprs: &self.exprs,
+            userdata: self.userdata.as_deref(),
+            compat: self.compat,
+        }
+        .emit(w);
+    }
+}
+
+/// A rule request made of borrowed parts: what [`RuleRepr::emit`] writes, without a copy of
+/// the expressions (a restore of 80,000 rules cloned each rule's just to encode it).
+#[derive(Debug, Clone, Copy)]
+pub struct RuleRef<'a> {
+    /// `NFTA_RULE_TABLE`.
+    pub table: &'a str,
+    /// `NFTA_RULE_CHAIN`.
+    pub chain: &'a str,
+    /// `NFTA_RULE_HANDLE`.
+    pub handle: Option<u64>,
+    /// `NFTA_RULE_POSITION`.
+    pub position: Option<u64>,
+    /// `NFTA_RULE_EXPRESSIONS`.
+    pub exprs: &'a [Expr],
+    /// `NFTA_RULE_USERDATA`.
+    pub userdata: Option<&'a [u8]>,
+    /// `NFTA_RULE_COMPAT`.
+    pub compat: Option<RuleCompat>,
+}
+
+impl RuleRef<'_> {
+    /// Encodes the rule, as [`RuleRepr::emit`].
+    pub fn emit(&self, w: &mut AttrWriter<'_>) {
+        w.strz(rule_attr::TABLE, self.table);
+        w.strz(rule_attr::CHAIN, self.chain);
         if let Some(h) = self.handle {
             w.u64_be(rule_attr::HANDLE, h);
         }
@@ -510,7 +546,7 @@ impl RuleRepr {
         }
         if !self.exprs.is_empty() {
             w.nested(rule_attr::EXPRESSIONS, |w| {
-                for e in &self.exprs {
+                for e in self.exprs {
                     w.nested(NFTA_LIST_ELEM, |w| e.emit(w));
                 }
             });
@@ -518,7 +554,7 @@ impl RuleRepr {
         if let Some(c) = &self.compat {
             c.emit(w);
         }
-        if let Some(u) = &self.userdata {
+        if let Some(u) = self.userdata {
             w.bytes(rule_attr::USERDATA, u);
         }
     }

@@ -18,6 +18,7 @@ use xtnl::error::{Error, Result};
 
 const USAGE: &str = "\
 usage: xtnl-bench [stream] [--quick] [--out DIR] [--xtnl PATH]
+       xtnl-bench cluster [--services N[,N...]] [--out DIR] [--xtnl PATH]
 
 Times xtnl against iptables-nft, iptables-legacy, nft and the restore tools in a network
 namespace of its own; writes results.md, latency.svg and results.csv to DIR.
@@ -31,12 +32,19 @@ namespace of its own; writes results.md, latency.svg and results.csv to DIR.
   --out DIR      where the results go (default ./xtnl-bench)
   --xtnl PATH    the xtnl binary timed as a process (default: the xtnl beside this binary)
 
+`cluster`: kube-proxy's nat table of N services (8N rules, 3N chains; default N = 10000
+and 50000) restored whole, synced with --noflush and saved by iptables-nft-restore, xtnl,
+iptables-legacy-restore and xtnl --backend legacy, each in a fresh network namespace, with
+the kernel's time for xtnl's batches; prints a table and the ratios, writes cluster.md.
+
 Needs root (it creates a network namespace) and the tools it compares. Exit status: 0 ok,
 2 bad arguments, otherwise what the failing step's error says (as xtnl's).";
 
 struct Args {
     stream: bool,
     quick: bool,
+    /// `cluster`: the numbers of services.
+    cluster: Option<Vec<usize>>,
     dir: PathBuf,
     xtnl: Option<PathBuf>,
     help: bool,
@@ -46,6 +54,7 @@ fn parse(args: &[String]) -> Result<Args> {
     let mut a = Args {
         stream: false,
         quick: false,
+        cluster: None,
         dir: PathBuf::from("xtnl-bench"),
         xtnl: None,
         help: false,
@@ -60,6 +69,21 @@ fn parse(args: &[String]) -> Result<Args> {
         match w.as_str() {
             "stream" => a.stream = true,
             "--quick" => a.quick = true,
+            "cluster" if a.cluster.is_none() => a.cluster = Some(vec![10_000, 50_000]),
+            "--services" if a.cluster.is_some() => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| Error::InvalidInput("option --services needs a value".into()))?;
+                let sizes: Option<Vec<usize>> = v
+                    .split(',')
+                    .map(|n| n.parse().ok().filter(|&n| n > 0 && n <= 200_000))
+                    .collect();
+                a.cluster = Some(sizes.ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "--services {v:?}: numbers from 1 to 200000, separated by commas"
+                    ))
+                })?);
+            }
             "--out" => a.dir = value("--out")?,
             "--xtnl" => a.xtnl = Some(value("--xtnl")?),
             "--help" | "-h" | "help" => a.help = true,
@@ -92,6 +116,17 @@ fn sibling_xtnl() -> Result<PathBuf> {
 }
 
 fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
+    if args.first().map(String::as_str) == Some("cluster-floor") {
+        // The cluster benchmark's own worker, started by it under `unshare -n`.
+        let [_, full, partial] = args else {
+            return Err(Error::InvalidInput(
+                "usage: xtnl-bench cluster-floor FULL PARTIAL".into(),
+            ));
+        };
+        let secs = bench::cluster::floor_worker(full.as_ref(), partial.as_ref())?;
+        writeln!(out, "{secs}").map_err(io_error)?;
+        return Ok(());
+    }
     let a = parse(args)?;
     if a.help {
         writeln!(out, "{USAGE}").map_err(io_error)?;
@@ -106,6 +141,23 @@ fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
     bench::enter_scratch_namespace()?;
     if a.stream {
         return stream(out, &a, &xtnl);
+    }
+    if let Some(sizes) = &a.cluster {
+        let scratch = std::env::temp_dir().join(format!("xtnl-bench-{}", std::process::id()));
+        let md = bench::cluster::run(&xtnl, sizes, &scratch, true);
+        let _ = std::fs::remove_dir_all(&scratch);
+        let md = md?;
+        std::fs::create_dir_all(&a.dir).map_err(io_error)?;
+        let path = a.dir.join("cluster.md");
+        std::fs::write(&path, &md).map_err(io_error)?;
+        writeln!(
+            out,
+            "{md}
+written: {}",
+            path.display()
+        )
+        .map_err(io_error)?;
+        return Ok(());
     }
     let cfg = Config {
         plan: if a.quick { Plan::quick() } else { Plan::full() },

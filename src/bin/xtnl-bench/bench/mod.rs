@@ -19,6 +19,8 @@
 //! calling thread into a new one ([`enter_scratch_namespace`]); every thread and process the
 //! runner starts inherits it, so the host's ruleset is never touched.
 
+pub mod cluster;
+mod cluster_input;
 mod contention;
 mod floor;
 mod process;
