@@ -541,7 +541,7 @@ fn a_group_the_policy_refuses_records_only_the_requests_really_denied() {
             "[[allow]]\ntable = \"nat\"\nchains = [\"vcld-*\"]\nverbs = [\"create\"]\n",
         )
         .unwrap();
-        let server = Server::start(
+        let mut server = Server::start(
             &[
                 "--policy-file",
                 policy.to_str().unwrap(),
@@ -550,6 +550,13 @@ fn a_group_the_policy_refuses_records_only_the_requests_really_denied() {
             ],
             &[],
         );
+        // 640 records: more than a pipe holds, so read them as they come.
+        let mut err = server.child.stderr.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut err, &mut text);
+            text
+        });
         let sock = server.socket.clone();
         for round in 0..10 {
             let barrier = std::sync::Arc::new(std::sync::Barrier::new(32));
@@ -577,7 +584,9 @@ fn a_group_the_policy_refuses_records_only_the_requests_really_denied() {
         }
         let stats = server.client().call(&json!({"ping": {}}));
         let split = stats["server"]["split_groups"].as_u64().unwrap();
-        let (_, stderr) = server.stop();
+        let (code, _) = server.stop();
+        assert_eq!(code, Some(0));
+        let stderr = reader.join().unwrap();
         assert!(split > 0, "no group was refused and split: {stats}");
         let denied: Vec<&str> = stderr
             .lines()
