@@ -227,7 +227,12 @@ pub(crate) fn resolve_backend(choice: BackendChoice, family: Family, verbose: bo
     backend
 }
 
+/// A failed write of output. A closed pipe (the reader is gone: `xtnl save | head -1`) ends
+/// the process at once, silently and by SIGPIPE, as iptables and other Unix tools end.
 pub(crate) fn io_error(e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        xtnl::error::exit_on_closed_output();
+    }
     Error::Netlink {
         context: "write output",
         source: e,
