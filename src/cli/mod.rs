@@ -122,10 +122,6 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
     let (args, backend) = take_backend(args)?;
     let (globals, args) = privileged::split_globals(&args)?;
     let first = args.first().map(String::as_str);
-    if identity.is_none() && first == Some("doctor") {
-        // Read-only; runs before the policy set-up below, which it diagnoses.
-        return doctor::run(&mut out, &args[1..]);
-    }
     let usage = USAGE.replace("{DOCTOR}", doctor::USAGE).replace(
         "{NATHOST}",
         &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE),
@@ -135,6 +131,13 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
     {
         writeln!(out, "{text}").map_err(io_error)?;
         return Ok(0);
+    }
+    if identity.is_none() && first == Some("doctor") {
+        // Read-only; runs before the policy set-up below, which it diagnoses.
+        return doctor::run(&mut out, &args[1..]);
+    }
+    if identity.is_none() {
+        machine::check_arity(args)?;
     }
     let identity_only =
         identity.is_some() && (dropin::wants_version(args) || dropin::wants_help(args));
@@ -159,8 +162,8 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
         return dropin::run(&mut out, id, args, &ctx);
     }
     let result = match first {
-        Some("demo") if args.len() == 1 => demo::run(&mut out, &ctx),
-        Some("list") if args.len() <= 5 => listing::run(&mut out, &args[1..]),
+        Some("demo") => demo::run(&mut out, &ctx),
+        Some("list") => listing::run(&mut out, &args[1..]),
         Some("restore") => restore::run_restore(&mut out, &args[1..], family, &ctx),
         Some("save") => restore::run_save(&mut out, &args[1..], family, &ctx),
         Some("version" | "--version" | "-V") => {
@@ -180,7 +183,8 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
         }
         Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, &ctx),
         Some(other) => Err(Error::InvalidInput(format!(
-            "unknown command or arguments: {other:?}"
+            "unknown command {other:?}{}",
+            machine::did_you_mean(other, &machine::SUBCOMMANDS)
         ))),
         None => Err(Error::InvalidInput("no command given".into())),
     };
