@@ -366,3 +366,115 @@ fn a_closed_output_ends_every_listing_quietly_as_iptables_save() {
         }
     });
 }
+
+/// Compat targets and matches with an nft equivalent, written by xtnl's iptables front: each
+/// listed line is word for word what nft 1.0.6 (with libxtables) prints for the same rule.
+#[test]
+fn compat_forms_with_an_nft_equivalent_list_as_nft_prints_them() {
+    in_netns(|| {
+        let lock = private_lock_path();
+        let lock = lock.to_str().unwrap().to_owned();
+        let env = [("XTABLES_LOCKFILE", lock.as_str())];
+        let rules: &[(&str, &str, &str, &str)] = &[
+            (
+                "ip",
+                "nat",
+                "PREROUTING",
+                "-p tcp --dport 80 -j DNAT --to-destination 192.0.2.10:3389",
+            ),
+            (
+                "ip",
+                "nat",
+                "PREROUTING",
+                "-p tcp --dport 81 -j REDIRECT --to-ports 8081",
+            ),
+            (
+                "ip",
+                "nat",
+                "POSTROUTING",
+                "-p udp -m multiport --dports 1,2 -m state --state ESTABLISHED,RELATED -j SNAT --to-source 192.0.2.1-192.0.2.5:100-200",
+            ),
+            ("ip", "nat", "POSTROUTING", "-o eth0 -j MASQUERADE"),
+            (
+                "ip",
+                "nat",
+                "POSTROUTING",
+                "-p tcp -j MASQUERADE --to-ports 1000-2000",
+            ),
+            (
+                "ip",
+                "filter",
+                "INPUT",
+                "-j REJECT --reject-with icmp-host-prohibited",
+            ),
+            (
+                "ip",
+                "filter",
+                "INPUT",
+                "-p tcp -j REJECT --reject-with tcp-reset",
+            ),
+            ("ip", "filter", "INPUT", "-j REJECT"),
+            (
+                "ip",
+                "filter",
+                "INPUT",
+                "-j LOG --log-prefix \"in: \" --log-level 6",
+            ),
+            (
+                "ip",
+                "filter",
+                "INPUT",
+                "-m conntrack --ctstate SNAT -j ACCEPT",
+            ),
+            (
+                "ip",
+                "filter",
+                "INPUT",
+                "-m conntrack ! --ctstate NEW,INVALID -j DROP",
+            ),
+            (
+                "ip6",
+                "nat",
+                "POSTROUTING",
+                "-p tcp --dport 80 -j SNAT --to-source [2001:db8::1]:1000-2000",
+            ),
+            (
+                "ip6",
+                "nat",
+                "PREROUTING",
+                "-p tcp --dport 80 -j DNAT --to-destination [2001:db8::2]:8080",
+            ),
+            (
+                "ip6",
+                "filter",
+                "INPUT",
+                "-j REJECT --reject-with icmp6-adm-prohibited",
+            ),
+            ("ip6", "filter", "INPUT", "-j LOG --log-level 7"),
+        ];
+        let mut differ = Vec::new();
+        for (fam, table, chain, rule) in rules {
+            let mut a: Vec<&str> = Vec::new();
+            if *fam == "ip6" {
+                a.push("-6");
+            }
+            a.extend(["-t", table, "-F", chain]);
+            let o = common::run_env(xtnl_bin(), &a, &env);
+            assert!(o.status.success(), "{}", text(&o));
+            a.truncate(a.len() - 2);
+            a.extend(["-A", chain]);
+            let words = xtnl::ipt::parse::split_words(rule).expect("split");
+            a.extend(words.iter().map(String::as_str));
+            let o = common::run_env(xtnl_bin(), &a, &env);
+            assert!(o.status.success(), "{rule}: {}", text(&o));
+            let ours = run_ok(xtnl_bin(), &["list", fam, table, chain]);
+            let theirs = run_ok("nft", &["list", "chain", fam, table, chain]);
+            let ours = rule_line(&ours, "counter");
+            let theirs = rule_line(&theirs, "counter");
+            if ours != theirs {
+                differ.push(format!("{fam} {rule}\n  nft:  {theirs}\n  xtnl: {ours}"));
+            }
+        }
+        assert!(differ.is_empty(), "{}", differ.join("\n"));
+    });
+}

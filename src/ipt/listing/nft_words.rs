@@ -6,7 +6,7 @@
 //! - where nft has a native statement for it, in nft's words: `comment "..."` (moved to the
 //!   end of the rule, where nft's grammar puts a comment), `dnat to 192.0.2.10:3389`,
 //!   `snat to ...`, `masquerade`, `redirect to :8080`, `reject with ...`, `log prefix ...`,
-//!   `ct state established,related`, `tcp dport { 80, 443 }`, `tcp dport 22`;
+//!   `ct state established,related`, `ct status snat`, `tcp dport { 80, 443 }`, `tcp dport 22`;
 //! - any other extension the registry reads: nft's own words for a compat expression
 //!   (`xt match "limit"`, `xt target "CONNMARK"`) followed by iptables' options in
 //!   parentheses, `xt match "recent" (-m recent --rcheck --seconds 60 ...)`;
@@ -177,6 +177,11 @@ fn op(negated: bool) -> &'static str {
     if negated { "!= " } else { "" }
 }
 
+/// nft's negation of a bitmask: none of the flags (`ct state ! invalid,new`).
+fn flags_op(negated: bool) -> &'static str {
+    if negated { "! " } else { "" }
+}
+
 fn proto_key(proto: Option<L4Proto>) -> String {
     match proto {
         Some(p @ (L4Proto::Tcp | L4Proto::Udp)) => p.to_string(),
@@ -212,7 +217,17 @@ fn match_words(m: IptMatch, proto: Option<L4Proto>) -> CompatWords {
         {
             CompatWords::Native(format!(
                 "ct state {}{}",
-                op(s.negated),
+                flags_op(s.negated),
+                s.value.to_string().to_ascii_lowercase()
+            ))
+        }
+        IptMatch::State(s) | IptMatch::Conntrack(s)
+            if s.value.0 != 0 && s.value.0 & !NFT_CT_STATUS == 0 =>
+        {
+            // SNAT and DNAT are conntrack status bits in nft: `ct status snat`.
+            CompatWords::Native(format!(
+                "ct status {}{}",
+                flags_op(s.negated),
                 s.value.to_string().to_ascii_lowercase()
             ))
         }
@@ -254,6 +269,8 @@ fn match_words(m: IptMatch, proto: Option<L4Proto>) -> CompatWords {
 /// The conntrack states nft's `ct state` has (invalid, established, related, new,
 /// untracked); SNAT and DNAT are `ct status` bits there.
 const NFT_CT_STATES: u16 = 0b1_0000_1111;
+/// conntrack's SNAT and DNAT "states", which nft's `ct status` has.
+const NFT_CT_STATUS: u16 = 0b0_1100_0000;
 
 fn nat_to(r: &NatRange) -> String {
     let addr = |a: std::net::IpAddr| match a {
@@ -275,24 +292,44 @@ fn nat_to(r: &NatRange) -> String {
     s
 }
 
+/// nft's words for REJECT's `--reject-with` (nft 1.0.6: `reject with icmp type
+/// host-prohibited`; the port-unreachable default is plain `reject`).
 fn reject_words(w: RejectWith) -> String {
-    let name = w.name();
-    if w == RejectWith::TcpReset {
-        return "reject with tcp reset".into();
+    use RejectWith::*;
+    let (kind, code) = match w {
+        TcpReset => return "reject with tcp reset".into(),
+        IcmpPortUnreachable | Icmp6PortUnreachable => return "reject".into(),
+        IcmpNetUnreachable => ("icmp", "net-unreachable"),
+        IcmpHostUnreachable => ("icmp", "host-unreachable"),
+        IcmpProtoUnreachable => ("icmp", "prot-unreachable"),
+        IcmpNetProhibited => ("icmp", "net-prohibited"),
+        IcmpHostProhibited => ("icmp", "host-prohibited"),
+        IcmpAdminProhibited => ("icmp", "admin-prohibited"),
+        Icmp6NoRoute => ("icmpv6", "no-route"),
+        Icmp6AdmProhibited => ("icmpv6", "admin-prohibited"),
+        Icmp6AddrUnreachable => ("icmpv6", "addr-unreachable"),
+        Icmp6PolicyFail => ("icmpv6", "policy-fail"),
+        Icmp6RejectRoute => ("icmpv6", "reject-route"),
+    };
+    format!("reject with {kind} type {code}")
+}
+
+/// nft's words for LOG: `log prefix "..." level info` (the default level, warn, unsaid).
+fn log_words(prefix: Option<&str>, level: u8) -> String {
+    const LEVELS: [&str; 8] = [
+        "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
+    ];
+    let mut s = String::from("log");
+    if let Some(p) = prefix {
+        s.push_str(&format!(" prefix {p:?}"));
     }
-    if matches!(
-        w,
-        RejectWith::IcmpPortUnreachable | RejectWith::Icmp6PortUnreachable
-    ) {
-        return "reject".into();
+    if level != 4 {
+        match LEVELS.get(usize::from(level)) {
+            Some(name) => s.push_str(&format!(" level {name}")),
+            None => s.push_str(&format!(" level {level}")),
+        }
     }
-    if let Some(code) = name.strip_prefix("icmp6-") {
-        return format!("reject with icmpv6 {code}");
-    }
-    match name.strip_prefix("icmp-") {
-        Some(code) => format!("reject with icmp {code}"),
-        None => format!("reject with {name}"),
-    }
+    s
 }
 
 fn target_words(t: IptTarget, _family: Family) -> CompatWords {
@@ -303,11 +340,7 @@ fn target_words(t: IptTarget, _family: Family) -> CompatWords {
         IptTarget::Masquerade(p) => format!("masquerade{}", ports(p).unwrap_or_default()),
         IptTarget::Redirect(p) => format!("redirect{}", ports(p).unwrap_or_default()),
         IptTarget::Reject(w) => reject_words(w),
-        IptTarget::Log(l) => Action::Log {
-            prefix: l.prefix,
-            level: l.level,
-        }
-        .to_string(),
+        IptTarget::Log(l) => log_words(l.prefix.as_deref(), l.level),
         IptTarget::Accept => "accept".into(),
         IptTarget::Drop => "drop".into(),
         IptTarget::Return => "return".into(),
