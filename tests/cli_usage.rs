@@ -71,3 +71,116 @@ fn usage_errors_name_the_bad_word_with_status_2() {
         }
     });
 }
+
+/// The options of `xtnl CMD --help` (with the ones every NAT-host command takes, which the
+/// help names once for all: `[-4|-6] [-t TABLE] [-w [SECS]] [--json]`, `--layout`).
+fn help_options(cmd: &str) -> Vec<String> {
+    let o = xtnl(&[cmd, "--help"]);
+    assert_eq!(o.status.code(), Some(0), "{cmd} --help");
+    let help = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut opts: Vec<String> = help
+        .split(|c: char| c.is_whitespace() || "[]|,".contains(c))
+        .filter(|w| w.len() > 1 && w.starts_with('-') && w.chars().nth(1) != Some(' '))
+        .filter(|w| !w.ends_with('-') && !w.contains('='))
+        .map(str::to_owned)
+        .collect();
+    if [
+        "reservation",
+        "forward",
+        "teardown",
+        "sweep",
+        "host",
+        "migrate",
+    ]
+    .contains(&cmd)
+    {
+        opts.extend(["-4", "-6", "-t", "-w", "--json", "--layout"].map(String::from));
+    }
+    opts.sort();
+    opts.dedup();
+    opts
+}
+
+fn shell(program: &str, script: &str) -> String {
+    let out = std::process::Command::new(program)
+        .args(["-c", script])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e} (.ci/run installs it)"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every option of a command's help is offered by the bash, zsh and fish completions for
+/// that command (`reservation setup --layout` was missing from bash and zsh, `migrate`
+/// from zsh altogether).
+#[test]
+fn the_completions_offer_every_option_of_each_commands_help() {
+    let commands: &[(&str, &[&str])] = &[
+        ("reservation", &["setup", "vcld-1"]),
+        ("forward", &["add", "vcld-1"]),
+        ("teardown", &["vcld-1"]),
+        ("sweep", &[]),
+        ("host", &["setup"]),
+        ("migrate", &[]),
+        ("restore", &[]),
+        ("save", &[]),
+        ("apply", &[]),
+    ];
+    let zsh = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/completions/_xtnl"))
+        .expect("completions/_xtnl");
+    let mut missing = Vec::new();
+    for (cmd, words) in commands {
+        let opts = help_options(cmd);
+        assert!(!opts.is_empty(), "{cmd}: no options in its help");
+        let mut line = vec!["xtnl", cmd];
+        line.extend(words.iter());
+        line.push("-");
+        let quoted: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+        let bash = shell(
+            "bash",
+            &format!(
+                "source completions/xtnl.bash; COMP_WORDS=({}); COMP_CWORD={}; _xtnl; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+                quoted.join(" "),
+                line.len() - 1
+            ),
+        );
+        let fish = shell(
+            "fish",
+            &format!(
+                "source completions/xtnl.fish; complete -C'{}'",
+                line.join(" ")
+            ),
+        );
+        // zsh: the command's branch of the case statement.
+        let branch = zsh
+            .find(&format!("\n    {cmd})"))
+            .map(|at| {
+                let rest = &zsh[at..];
+                &rest[..rest.find(";;").unwrap_or(rest.len())]
+            })
+            .unwrap_or("");
+        for o in &opts {
+            if !bash.lines().any(|l| l == o) {
+                missing.push(format!("bash: {cmd} {o}"));
+            }
+            if !fish
+                .lines()
+                .any(|l| l.split('\t').next() == Some(o.as_str()))
+            {
+                missing.push(format!("fish: {cmd} {o}"));
+            }
+            if !branch
+                .split(|c: char| c.is_whitespace() || c == ';')
+                .any(|w| w == o)
+            {
+                missing.push(format!("zsh: {cmd} {o}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "not offered:\n{}", missing.join("\n"));
+}
