@@ -72,8 +72,8 @@ fn usage_errors_name_the_bad_word_with_status_2() {
     });
 }
 
-/// The options of `xtnl CMD --help` (with the ones every NAT-host command takes, which the
-/// help names once for all: `[-4|-6] [-t TABLE] [-w [SECS]] [--json]`, `--layout`).
+/// The options of `xtnl CMD --help` (a NAT-host command's help includes the options they
+/// all take: `[-4|-6] [-t TABLE] [-w [SECS]] [--json]`, `--layout`).
 fn help_options(cmd: &str) -> Vec<String> {
     let o = xtnl(&[cmd, "--help"]);
     assert_eq!(o.status.code(), Some(0), "{cmd} --help");
@@ -94,7 +94,13 @@ fn help_options(cmd: &str) -> Vec<String> {
     ]
     .contains(&cmd)
     {
-        opts.extend(["-4", "-6", "-t", "-w", "--json", "--layout"].map(String::from));
+        // The NAT-host commands' help names the options they all take.
+        for o in ["-4", "-6", "-t", "-w", "--json", "--layout"] {
+            assert!(
+                opts.iter().any(|x| x == o),
+                "{cmd} --help lacks {o}:\n{help}"
+            );
+        }
     }
     opts.sort();
     opts.dedup();

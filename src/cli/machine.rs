@@ -148,12 +148,29 @@ pub(crate) fn help_for(args: &[String], usage: &str) -> Option<String> {
     if !args[1..].iter().any(|a| a == "--help" || a == "-h") {
         return None;
     }
+    // The NAT-host commands also take the options their section names once for all (its
+    // heading) and `--layout`.
+    let nathost = matches!(
+        cmd.as_str(),
+        "reservation" | "forward" | "teardown" | "sweep" | "host" | "migrate"
+    );
     let mut out = Vec::new();
+    let mut shared = Vec::new();
     let mut inside = false;
+    let mut heading = false;
     for line in usage.lines() {
+        if line.starts_with("NAT-host operations") {
+            heading = true;
+        }
+        if heading {
+            shared.push(line);
+            heading = !line.ends_with(':');
+            continue;
+        }
         let starts_entry = line.starts_with("  ") && !line.starts_with("   ");
         if starts_entry {
-            inside = line[2..].starts_with(cmd.as_str());
+            inside = line[2..].starts_with(cmd.as_str())
+                || (nathost && line[2..].starts_with("--layout "));
         }
         if inside {
             out.push(line);
@@ -162,7 +179,14 @@ pub(crate) fn help_for(args: &[String], usage: &str) -> Option<String> {
     if out.is_empty() {
         return None;
     }
-    Some(format!("usage: xtnl [GLOBAL-OPTIONS]\n{}", out.join("\n")))
+    if !nathost {
+        shared.clear();
+    }
+    shared.extend(out);
+    Some(format!(
+        "usage: xtnl [GLOBAL-OPTIONS]\n{}",
+        shared.join("\n")
+    ))
 }
 
 #[cfg(test)]
