@@ -190,3 +190,53 @@ fn the_completions_offer_every_option_of_each_commands_help() {
     }
     assert!(missing.is_empty(), "not offered:\n{}", missing.join("\n"));
 }
+
+/// The options a text names: `--word` and `-x` (troff escapes of a man page undone).
+fn options_in(text: &str) -> Vec<String> {
+    let plain = text
+        .replace("\\-", "-")
+        .replace("\\fB", " ")
+        .replace("\\fI", " ")
+        .replace("\\fR", " ")
+        .replace("\\fP", " ")
+        .replace('"', " ");
+    let mut out: Vec<String> = plain
+        .split(|c: char| c.is_whitespace() || "[]|(),;=".contains(c))
+        .filter(|w| {
+            (w.starts_with("--")
+                && w.len() > 2
+                && w[2..].chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                && !w.ends_with('-'))
+                || (w.len() == 2
+                    && w.starts_with('-')
+                    && w[1..].chars().all(|c| c.is_ascii_alphanumeric()))
+        })
+        .map(str::to_owned)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The man page's sections on xtnl's own commands name no option that the help (`xtnl
+/// help`, `xtnl serve --help`) does not have: the other direction of packaging.rs's check
+/// that every option of the help is in the man page.
+#[test]
+fn every_option_of_the_man_pages_own_commands_is_in_the_help() {
+    let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/man/xtnl.8"))
+        .expect("xtnl.8");
+    let start = man.find(".SH GLOBAL OPTIONS").expect("GLOBAL OPTIONS");
+    let end = man
+        .find(".SH IPTABLES COMMANDS")
+        .expect("IPTABLES COMMANDS");
+    let in_man = options_in(&man[start..end]);
+    assert!(in_man.len() > 20, "man parse found too little: {in_man:?}");
+    let mut help = String::from_utf8_lossy(&xtnl(&["help"]).stdout).into_owned();
+    help.push_str(&String::from_utf8_lossy(&xtnl(&["serve", "--help"]).stdout));
+    let in_help = options_in(&help);
+    let missing: Vec<&String> = in_man.iter().filter(|o| !in_help.contains(o)).collect();
+    assert!(
+        missing.is_empty(),
+        "in xtnl.8 but not in the help: {missing:?}"
+    );
+}

@@ -60,8 +60,9 @@ commands:
                                 unix socket, one response line each; see `xtnl serve --help`
 {DOCTOR}
 {NATHOST}
-  version                       print the version
-  help                          print this help
+  version                       print the version (also -V, --version)
+  help                          print this help (also -h, --help; COMMAND --help prints
+                                that command's)
 
 Exit status: 0 ok, 1 kernel refused (not found, exists, in use), 2 bad arguments,
 3 unknown table, 4 resource problem (lock busy, permission, netlink), as iptables uses
