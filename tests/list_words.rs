@@ -451,6 +451,24 @@ fn compat_forms_with_an_nft_equivalent_list_as_nft_prints_them() {
                 "-j REJECT --reject-with icmp6-adm-prohibited",
             ),
             ("ip6", "filter", "INPUT", "-j LOG --log-level 7"),
+            // Written natively, as iptables-nft writes them (ipt::ext::native).
+            (
+                "ip",
+                "filter",
+                "INPUT",
+                "-m limit --limit 5/min --limit-burst 7 -j ACCEPT",
+            ),
+            ("ip", "filter", "INPUT", "-m limit --limit 3/hour -j ACCEPT"),
+            ("ip", "filter", "INPUT", "-m mark --mark 0x1/0xff -j ACCEPT"),
+            ("ip", "filter", "INPUT", "-m mark ! --mark 0x4 -j ACCEPT"),
+            (
+                "ip",
+                "filter",
+                "INPUT",
+                "-j NFLOG --nflog-prefix p --nflog-group 5 --nflog-size 128 --nflog-threshold 2",
+            ),
+            ("ip", "filter", "INPUT", "-j NFLOG"),
+            ("ip", "raw", "PREROUTING", "-j TRACE"),
         ];
         let mut differ = Vec::new();
         for (fam, table, chain, rule) in rules {

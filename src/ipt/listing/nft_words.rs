@@ -12,8 +12,9 @@
 //!   parentheses, `xt match "recent" (-m recent --rcheck --seconds 60 ...)`;
 //! - an extension xtnl does not know: `xt match "NAME"`, exactly as nft prints it.
 //!
-//! Expressions that are neither a compat match nor target and that the model does not read
-//! stay `<not understood: ...>`.
+//! The native expressions iptables-nft writes for limit, mark, tcp flags, NFLOG and TRACE
+//! (`ipt::ext::native`) are in nft's words as well. Expressions that are none of these and
+//! that the model does not read stay `<not understood: ...>`.
 
 use serde_json::{Value, json};
 
@@ -26,7 +27,7 @@ use crate::wire::expr::Expr;
 
 /// The rule as `xtnl list` prints it: nft's words, compat expressions decoded.
 pub fn rule_words(rule: &Rule, family: Family) -> String {
-    let rule = &target_as_action(rule);
+    let rule = &target_as_action(rule, family);
     let text = rule.words_with(&|o, proto| opaque_words(o, family, proto));
     // A compat comment goes last, where nft's grammar has it (it matches every packet, so
     // its place does not change what the rule does).
@@ -43,10 +44,11 @@ pub fn rule_words(rule: &Rule, family: Family) -> String {
     out.join(" ")
 }
 
-/// The decoder keeps a compat target that ends a rule among its opaque matches (where
-/// iptables' decoding looks for it), which would print it before the counter; the listing
-/// shows it as the action, where the kernel runs it and nft prints it.
-fn target_as_action(rule: &Rule) -> Rule {
+/// The decoder keeps a compat target (or the native NFLOG and TRACE) that ends a rule among
+/// its opaque matches (where iptables' decoding looks for it), which would print it before
+/// the counter; the listing shows it as the action, where the kernel runs it and nft prints
+/// it.
+fn target_as_action(rule: &Rule, family: Family) -> Rule {
     let mut r = rule.clone();
     if r.action.is_some() {
         return r;
@@ -57,15 +59,21 @@ fn target_as_action(rule: &Rule) -> Rule {
     let Some(exprs) = o.parts_mut::<Exprs>() else {
         return r;
     };
-    if !matches!(exprs.0.last(), Some(Expr::Target(_))) {
-        return r;
-    }
-    let target = exprs.0.pop();
+    use super::super::ext::native;
+    let n = exprs.0.len();
+    // A compat target, or the native forms of NFLOG (a `log` with a group) and TRACE.
+    let tail = match exprs.0.last() {
+        Some(Expr::Target(_)) => 1,
+        Some(e) if native::decode_target(e, family).is_some() => 1,
+        _ if n >= 2 && native::decode_trace(&exprs.0[n - 2..], family).is_some() => 2,
+        _ => return r,
+    };
+    let target = exprs.0.split_off(n - tail);
     let now_empty = exprs.0.is_empty();
     if now_empty {
         r.matches.pop();
     }
-    r.action = target.map(|t| Action::Opaque(Opaque::new(Exprs(vec![t]))));
+    r.action = Some(Action::Opaque(Opaque::new(Exprs(target))));
     r
 }
 
@@ -93,7 +101,9 @@ fn opaque_words(o: &Opaque, family: Family, proto: Option<L4Proto>) -> String {
             unknown.clear();
         }
     };
-    for e in &exprs.0 {
+    let mut i = 0;
+    while i < exprs.0.len() {
+        let e = &exprs.0[i];
         match e {
             Expr::Match(_) | Expr::Target(_) => {
                 flush(&mut unknown, &mut parts);
@@ -103,8 +113,19 @@ fn opaque_words(o: &Opaque, family: Family, proto: Option<L4Proto>) -> String {
                 } else {
                     parts.push(w.text());
                 }
+                i += 1;
             }
-            other => unknown.push(other.to_string()),
+            other => match native_words(&exprs.0[i..], family) {
+                Some((words, used)) => {
+                    flush(&mut unknown, &mut parts);
+                    parts.push(words);
+                    i += used;
+                }
+                None => {
+                    unknown.push(other.to_string());
+                    i += 1;
+                }
+            },
         }
     }
     flush(&mut unknown, &mut parts);
@@ -114,6 +135,93 @@ fn opaque_words(o: &Opaque, family: Family, proto: Option<L4Proto>) -> String {
     }
     let sep = PART_SEP.to_string();
     format!("{sep}{}{sep}", parts.join(&sep))
+}
+
+/// The native expressions iptables-nft (and xtnl's front) writes for `-m limit`, `-m mark`,
+/// `--tcp-flags`, `-j NFLOG` and `-j TRACE` (`ipt::ext::native`), in nft's words; with how
+/// many expressions they took.
+fn native_words(exprs: &[Expr], family: Family) -> Option<(String, usize)> {
+    use super::super::ext::native;
+    if let Some(IptTarget::Ext(_)) = native::decode_trace(exprs, family) {
+        return Some(("meta nftrace set 1".into(), 2));
+    }
+    if let Some(IptTarget::Ext(p)) = exprs.first().and_then(|e| native::decode_target(e, family)) {
+        let l = crate::xt::nflog::Nflog::decode(&p.info).ok()?;
+        let mut w = String::from("log");
+        let prefix = l.prefix.text();
+        if !prefix.is_empty() {
+            w.push_str(&format!(" prefix {prefix:?}"));
+        }
+        w.push_str(&format!(" group {}", l.group));
+        if l.flags & crate::xt::nflog::NFLOG_F_COPY_LEN != 0 {
+            w.push_str(&format!(" snaplen {}", l.len));
+        }
+        if l.threshold != 0 && l.threshold != 1 {
+            w.push_str(&format!(" queue-threshold {}", l.threshold));
+        }
+        return Some((w, 1));
+    }
+    let (m, used) = native::decode_at(exprs, family)?;
+    let IptMatch::Ext(p) = m else { return None };
+    let words = match p.name.as_str() {
+        "limit" => {
+            let Some(Expr::Other(o)) = exprs.first() else {
+                return None;
+            };
+            let (mut rate, mut unit, mut burst) = (0u64, 0u64, 0u32);
+            for a in crate::wire::attr::Attrs::new(&o.data) {
+                let a = a.ok()?;
+                match a.ty {
+                    1 => rate = a.u64_be("rate").ok()?,
+                    2 => unit = a.u64_be("unit").ok()?,
+                    3 => burst = a.u32_be("burst").ok()?,
+                    _ => {}
+                }
+            }
+            let unit = match unit {
+                1 => "second",
+                60 => "minute",
+                3600 => "hour",
+                86400 => "day",
+                604800 => "week",
+                _ => return None,
+            };
+            let mut w = format!("limit rate {rate}/{unit}");
+            if burst != 0 && burst != 5 {
+                w.push_str(&format!(" burst {burst} packets"));
+            }
+            w
+        }
+        "mark" => {
+            let m = crate::xt::mark::MarkMatch::decode(&p.info).ok()?;
+            let neg = m.invert != 0;
+            if m.mask == u32::MAX {
+                format!("meta mark {}{:#010x}", op(neg), m.mark)
+            } else {
+                let eq = if neg { "!=" } else { "==" };
+                format!("meta mark & {:#010x} {eq} {:#010x}", m.mask, m.mark)
+            }
+        }
+        "tcp" => {
+            let t = crate::xt::Tcp::decode(&p.info).ok()?;
+            if t.invflags != 0 {
+                return None;
+            }
+            const NAMES: [&str; 6] = ["fin", "syn", "rst", "psh", "ack", "urg"];
+            let names = |bits: u8| {
+                let v: Vec<&str> = NAMES
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| bits & (1 << k) != 0)
+                    .map(|(_, n)| *n)
+                    .collect();
+                v.join(",")
+            };
+            format!("tcp flags {} / {}", names(t.flg_cmp), names(t.flg_mask))
+        }
+        _ => return None,
+    };
+    Some((words, used))
 }
 
 /// One compat expression, read.
@@ -367,7 +475,7 @@ fn target_words(t: IptTarget, _family: Family) -> CompatWords {
 /// The rule's statements as JSON objects, in the order the kernel runs them (`xtnl list
 /// --json`'s `expr`): each has a `type` and that statement's fields.
 pub fn rule_json(rule: &Rule, family: Family) -> Vec<Value> {
-    let rule = &target_as_action(rule);
+    let rule = &target_as_action(rule, family);
     let mut out = Vec::new();
     let mut proto = None;
     let dir = |d: Dir, s: &str, dst: &str| if d == Dir::Source { s } else { dst }.to_owned();
