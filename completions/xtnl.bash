@@ -71,15 +71,15 @@ _xtnl() {
         apply) mapfile -t COMPREPLY < <(compgen -W "-w --wait -" -- "$cur")
                [[ $cur != -* ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur") ;;
         reservation) if ((COMP_CWORD == i + 1)); then mapfile -t COMPREPLY < <(compgen -W "setup" -- "$cur")
-                     else mapfile -t COMPREPLY < <(compgen -W "--entry --forward -i --comment-prefix --no-comments -4 -6 -t -w --json" -- "$cur"); fi ;;
+                     else mapfile -t COMPREPLY < <(compgen -W "--entry --forward -i --comment-prefix --no-comments --layout -4 -6 -t -w --json" -- "$cur"); fi ;;
         forward) if ((COMP_CWORD == i + 1)); then mapfile -t COMPREPLY < <(compgen -W "add remove list" -- "$cur")
                  else mapfile -t COMPREPLY < <(compgen -W "-i --comment-prefix --layout -4 -6 -t -w --json" -- "$cur"); fi ;;
         teardown) mapfile -t COMPREPLY < <(compgen -W "--entry --layout --forward -4 -6 -t -w --json" -- "$cur") ;;
-        migrate) mapfile -t COMPREPLY < <(compgen -W "--to --prefix --entry --comment-prefix -4 -6 -w --json" -- "$cur") ;;
+        migrate) mapfile -t COMPREPLY < <(compgen -W "--to --prefix --entry --comment-prefix --layout -4 -6 -t -w --json" -- "$cur") ;;
         serve) mapfile -t COMPREPLY < <(compgen -W "--stdio --socket --help" -- "$cur") ;;
-        sweep) mapfile -t COMPREPLY < <(compgen -W "--prefix --keep -4 -6 -t -w --json" -- "$cur") ;;
+        sweep) mapfile -t COMPREPLY < <(compgen -W "--prefix --keep --layout -4 -6 -t -w --json" -- "$cur") ;;
         host) if ((COMP_CWORD == i + 1)); then mapfile -t COMPREPLY < <(compgen -W "setup" -- "$cur")
-              else mapfile -t COMPREPLY < <(compgen -W "--public-interface --private-interface --private-network --public-address --ports --chain --comment-prefix -4 -6 -t -w --json" -- "$cur"); fi ;;
+              else mapfile -t COMPREPLY < <(compgen -W "--public-interface --private-interface --private-network --public-address --ports --chain --comment-prefix --layout -4 -6 -t -w --json" -- "$cur"); fi ;;
     esac
 }
 

@@ -320,3 +320,11 @@ impl Error {
 
 /// The library's result type; the error defaults to [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Ends the process as iptables (or `cat`) ends when its output is a pipe whose reader has
+/// gone (`xtnl save | head -1`): silently, killed by SIGPIPE. A closed output is not a
+/// failure to report; the command line calls this when a write to standard output says
+/// EPIPE.
+pub fn exit_on_closed_output() -> ! {
+    crate::sys::die_of_sigpipe()
+}

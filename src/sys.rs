@@ -323,3 +323,18 @@ pub fn systemd_listener() -> io::Result<Option<std::os::unix::net::UnixListener>
     .map_err(io::Error::from)?;
     Ok(Some(std::os::unix::net::UnixListener::from(fd)))
 }
+
+/// Ends the process as a C program that writes to a closed pipe ends (iptables-save piped
+/// into `head`): killed by SIGPIPE, silently. Rust's runtime ignores SIGPIPE, so a write to
+/// a closed pipe returns EPIPE instead; the caller saw that and calls this. The default
+/// action is restored and the signal raised; `_exit(128 + SIGPIPE)` follows should the
+/// signal somehow not end the process.
+pub fn die_of_sigpipe() -> ! {
+    // SAFETY: setting a signal's disposition to SIG_DFL and raising it are async-signal-safe
+    // and touch no memory of ours.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+        libc::_exit(128 + libc::SIGPIPE)
+    }
+}

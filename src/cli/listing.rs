@@ -1,14 +1,22 @@
 use std::io::Write;
 
 use super::io_error;
-use xtnl::error::Result;
+use xtnl::error::{Error, Result};
+use xtnl::ipt::listing::nft_words;
 use xtnl::model::Family;
 use xtnl::nft::{Session, TableRef, TableSnapshot};
 
-/// `xtnl list [FAMILY [TABLE [CHAIN]]]`: read-only; never takes the xtables lock.
+/// `xtnl list [FAMILY [TABLE [CHAIN]]]`: read-only; never takes the xtables lock. A table or
+/// chain that was named and does not exist is an error (status 1), as `nft list` has it.
 pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
     let json = args.iter().any(|a| a == "--json");
     let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    if let Some(opt) = args.iter().find(|a| a.starts_with('-')) {
+        return Err(Error::InvalidInput(format!(
+            "list: unknown option {opt:?}{}",
+            super::machine::did_you_mean(opt, &["--json", "--help"])
+        )));
+    }
     let family: Option<Family> = args.first().map(|f| f.parse()).transpose()?;
     let mut s = Session::open()?;
     let mut tables: Vec<TableRef> = s
@@ -19,11 +27,19 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
         .collect();
     if let Some(name) = args.get(1) {
         tables.retain(|t| &t.name == name);
+        if tables.is_empty() {
+            return Err(missing(format!("list table {} {name}", fam(family))));
+        }
     }
     let only = args.get(2).map(String::as_str);
     let mut docs = Vec::new();
     for t in &tables {
         let snap = s.snapshot(t)?;
+        if let Some(c) = only
+            && !snap.chains.iter().any(|x| x.chain.name == c)
+        {
+            return Err(missing(format!("list chain {t} {c}")));
+        }
         let sets = super::set_listing::read_sets(&mut s, t)?;
         if json {
             let mut doc = table_json(t, &snap, only);
@@ -38,6 +54,20 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
         writeln!(out, "{v}").map_err(io_error)?;
     }
     Ok(())
+}
+
+fn fam(f: Option<Family>) -> &'static str {
+    f.map_or("", |f| f.as_str())
+}
+
+/// nft's answer to a table or chain that is not there: ENOENT, exit status 1.
+fn missing(op: String) -> Error {
+    Error::NotFound(xtnl::OpFailure {
+        index: 0,
+        op,
+        errno: libc::ENOENT,
+        ext_ack: None,
+    })
 }
 
 /// `list --json`: a table's chains (hook, type, priority and policy for base chains) and
@@ -61,7 +91,13 @@ fn table_json(t: &TableRef, snap: &TableSnapshot, only: Option<&str>) -> serde_j
             });
             let rules: Vec<serde_json::Value> = snap
                 .rules_of(&c.chain.name)
-                .map(|r| serde_json::json!({"handle": r.handle, "rule": r.rule.to_string()}))
+                .map(|r| {
+                    serde_json::json!({
+                        "handle": r.handle,
+                        "rule": nft_words::rule_words(&r.rule, t.family),
+                        "expr": nft_words::rule_json(&r.rule, t.family),
+                    })
+                })
                 .collect();
             serde_json::json!({"name": c.chain.name, "base": base, "rules": rules})
         })
@@ -111,7 +147,8 @@ pub fn print_table_with(
             .map_err(io_error)?;
         }
         for r in snap.rules_of(&c.chain.name) {
-            writeln!(out, "\t\t{} # handle {}", r.rule, r.handle).map_err(io_error)?;
+            let words = nft_words::rule_words(&r.rule, t.family);
+            writeln!(out, "\t\t{words} # handle {}", r.handle).map_err(io_error)?;
         }
         writeln!(out, "\t}}").map_err(io_error)?;
     }

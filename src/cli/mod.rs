@@ -60,8 +60,9 @@ commands:
                                 unix socket, one response line each; see `xtnl serve --help`
 {DOCTOR}
 {NATHOST}
-  version                       print the version
-  help                          print this help
+  version                       print the version (also -V, --version)
+  help                          print this help (also -h, --help; COMMAND --help prints
+                                that command's)
 
 Exit status: 0 ok, 1 kernel refused (not found, exists, in use), 2 bad arguments,
 3 unknown table, 4 resource problem (lock busy, permission, netlink), as iptables uses
@@ -130,10 +131,6 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
     let (args, backend) = take_backend(args)?;
     let (globals, args) = privileged::split_globals(&args)?;
     let first = args.first().map(String::as_str);
-    if identity.is_none() && first == Some("doctor") {
-        // Read-only; runs before the policy set-up below, which it diagnoses.
-        return doctor::run(&mut out, &args[1..]);
-    }
     let usage = USAGE.replace("{DOCTOR}", doctor::USAGE).replace(
         "{NATHOST}",
         &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE),
@@ -143,6 +140,13 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
     {
         writeln!(out, "{text}").map_err(io_error)?;
         return Ok(0);
+    }
+    if identity.is_none() && first == Some("doctor") {
+        // Read-only; runs before the policy set-up below, which it diagnoses.
+        return doctor::run(&mut out, &args[1..]);
+    }
+    if identity.is_none() {
+        machine::check_arity(args)?;
     }
     let identity_only =
         identity.is_some() && (dropin::wants_version(args) || dropin::wants_help(args));
@@ -167,8 +171,8 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
         return dropin::run(&mut out, id, args, &ctx);
     }
     let result = match first {
-        Some("demo") if args.len() == 1 => demo::run(&mut out, &ctx),
-        Some("list") if args.len() <= 5 => listing::run(&mut out, &args[1..]),
+        Some("demo") => demo::run(&mut out, &ctx),
+        Some("list") => listing::run(&mut out, &args[1..]),
         Some("restore") => restore::run_restore(&mut out, &args[1..], family, &ctx),
         Some("save") => restore::run_save(&mut out, &args[1..], family, &ctx),
         Some("version" | "--version" | "-V") => {
@@ -188,7 +192,8 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
         }
         Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, &ctx),
         Some(other) => Err(Error::InvalidInput(format!(
-            "unknown command or arguments: {other:?}"
+            "unknown command {other:?}{}",
+            machine::did_you_mean(other, &machine::SUBCOMMANDS)
         ))),
         None => Err(Error::InvalidInput("no command given".into())),
     };
@@ -235,7 +240,12 @@ pub(crate) fn resolve_backend(choice: BackendChoice, family: Family, verbose: bo
     backend
 }
 
+/// A failed write of output. A closed pipe (the reader is gone: `xtnl save | head -1`) ends
+/// the process at once, silently and by SIGPIPE, as iptables and other Unix tools end.
 pub(crate) fn io_error(e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        xtnl::error::exit_on_closed_output();
+    }
     Error::Netlink {
         context: "write output",
         source: e,

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::model::Counters;
 use crate::nft::{Chain, RawRule, Session, TableRef};
 
+pub mod nft_words;
 pub(crate) mod table;
 pub use table::change_line;
 pub use table::{list_table, render_table};
@@ -60,8 +61,8 @@ pub fn policy_name(p: ChainPolicy) -> &'static str {
 
 /// Built-ins first in the table's order (absent ones as ACCEPT, as iptables-nft shows a table
 /// it has not created yet), then user chains sorted by name.
-/// `only`: read the rules of that chain alone (reference counts are then not complete, which
-/// `-S` does not print).
+/// `only`: read the rules of that chain alone (its references then come from the kernel's
+/// use count of the chain, as iptables-nft reads them).
 pub(super) fn read(
     session: &mut Session,
     table: &TableRef,
@@ -164,12 +165,19 @@ pub(super) fn read(
         .collect();
     user.sort_by(|a, b| a.chain.name.as_bytes().cmp(b.chain.name.as_bytes()));
     for c in user {
+        let rules = rules_of(&c.chain.name);
+        // One chain read alone: the kernel's use count is its rules and the jumps to it
+        // (what iptables-nft prints as references, `use - rules`).
+        let references = match only {
+            Some(_) => c.use_count.saturating_sub(rules.len() as u32),
+            None => refs(&c.chain.name),
+        };
         out.push(ChainListing {
             name: c.chain.name.clone(),
             policy: None,
             policy_counters: None,
-            references: refs(&c.chain.name),
-            rules: rules_of(&c.chain.name),
+            references,
+            rules,
         });
     }
     Ok(out)

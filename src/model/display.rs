@@ -4,7 +4,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use super::{Action, Dir, IpNet, L4Proto, Match, NatTarget, RejectKind, Rule};
+use super::{Action, Dir, IpNet, L4Proto, Match, NatTarget, Opaque, RejectKind, Rule};
 
 fn addr_keyword(net: &IpNet) -> &'static str {
     if net.is_ipv4() { "ip" } else { "ip6" }
@@ -41,6 +41,15 @@ fn write_nat(f: &mut fmt::Formatter<'_>, kind: &str, t: &NatTarget) -> fmt::Resu
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.words_with(&|o, _| format!("<not understood: {o}>")))
+    }
+}
+
+impl Rule {
+    /// The rule in nft's words (its `Display`), each [`Opaque`] part worded by `opaque`,
+    /// which is given the layer-4 protocol matched before it (the `Display` prints
+    /// `<not understood: ...>`). A listing that can read a backend's opaque parts uses this.
+    pub fn words_with(&self, opaque: &dyn Fn(&Opaque, Option<L4Proto>) -> String) -> String {
         let mut parts: Vec<String> = Vec::new();
         let mut proto: Option<L4Proto> = None;
         for (i, m) in self.matches.iter().enumerate() {
@@ -101,19 +110,22 @@ impl fmt::Display for Rule {
                 Match::CtState { states, negated } => {
                     parts.push(format!("ct state {}{states}", op(*negated)));
                 }
-                Match::Opaque(o) => parts.push(format!("<not understood: {o}>")),
+                Match::Opaque(o) => parts.push(opaque(o, proto)),
             }
         }
         if let Some(c) = self.counter {
             parts.push(format!("counter packets {} bytes {}", c.packets, c.bytes));
         }
-        if let Some(a) = &self.action {
-            parts.push(a.to_string());
+        match &self.action {
+            Some(Action::Opaque(o)) => parts.push(opaque(o, proto)),
+            Some(a) => parts.push(a.to_string()),
+            None => {}
         }
         if let Some(c) = &self.comment {
             parts.push(format!("comment {c:?}"));
         }
-        f.write_str(&parts.join(" "))
+        parts.retain(|p| !p.is_empty());
+        parts.join(" ")
     }
 }
 
