@@ -172,7 +172,18 @@ pub fn run(opts: Options) -> Result<i32> {
         let group = opts.group_commit;
         std::thread::Builder::new()
             .name("xtnl-engine".into())
-            .spawn(move || engine_loop(config, rx, &shared, group))
+            .spawn(move || {
+                // Requests are isolated inside; a panic anywhere else in the engine thread
+                // would leave a service that answers nobody: die loudly instead, so that
+                // systemd (Restart=on-failure) starts a fresh one.
+                if let Err(why) = isolate(|| engine_loop(config, rx, &shared, group)) {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "xtnl serve: the engine thread failed ({why}); exiting"
+                    );
+                    std::process::exit(70);
+                }
+            })
             .map_err(|e| Error::Netlink {
                 context: "spawn the engine thread",
                 source: e,
