@@ -288,7 +288,15 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
                 Ok(((), a.changed, a.judged()))
             })
             .map_err(|e| match e {
-                Error::NoSuchTable(_) => e.context(format!("table {name}")),
+                // Named at the line of the table's first block, as iptables-restore does.
+                Error::NoSuchTable(_) => {
+                    let line = blocks
+                        .iter()
+                        .find(|b| b.table == name)
+                        .map_or(0, |b| b.line);
+                    e.context(format!("table {name}"))
+                        .context(format!("line {line} failed"))
+                }
                 e => e,
             })?;
         replaces += usize::from(out.committed.is_some());

@@ -3,11 +3,51 @@
 use super::*;
 
 /// `-s`/`-d`'s value: one address or a comma-separated list (xtables_ipparse_multiple:
-/// blanks before each item skipped, no duplicate removed).
+/// blanks before each item skipped, no duplicate removed); a host name gives each of its
+/// addresses.
 pub(super) fn parse_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
-    s.split(',')
-        .map(|item| parse_net(item.trim_start(), family))
-        .collect()
+    let mut out = Vec::new();
+    for item in s.split(',') {
+        out.extend(parse_host_nets(item.trim_start(), family)?);
+    }
+    Ok(out)
+}
+
+/// One item of `-s`/`-d` as iptables' `xtables_ipparse_any`: with a zero mask the address is
+/// not read at all (`0/0`, `::/0` and `anything/0` are every address); otherwise a numeric
+/// address, else a host name's addresses from `/etc/hosts` (see [`crate::ipt::hosts`]),
+/// each under the mask, repeats dropped.
+fn parse_host_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
+    let any = if family == Family::Ipv6 {
+        "::"
+    } else {
+        "0.0.0.0"
+    };
+    let addr = crate::ipt::args::address_part(s);
+    let mask = s.get(addr.len()..).unwrap_or_default();
+    if let Some(m) = mask.strip_prefix('/')
+        && let Ok(zero) = parse_net(&format!("{any}/{m}"), family)
+        && zero.prefix() == Some(0)
+    {
+        return Ok(vec![zero]);
+    }
+    match parse_net(s, family) {
+        Ok(net) => Ok(vec![net]),
+        Err(e) => {
+            let found = crate::ipt::hosts::lookup(addr, family);
+            if found.is_empty() || addr.parse::<std::net::IpAddr>().is_ok() {
+                return Err(e);
+            }
+            let mut out: Vec<IpNet> = Vec::new();
+            for a in found {
+                let net = parse_net(&format!("{a}{mask}"), family)?;
+                if !out.contains(&net) {
+                    out.push(net);
+                }
+            }
+            Ok(out)
+        }
+    }
 }
 
 pub(super) fn parse_net(s: &str, family: Family) -> Result<IpNet> {
