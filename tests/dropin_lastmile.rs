@@ -101,6 +101,7 @@ const CASES: &[(&str, &str)] = &[
         "$IPT -p udp -m multiport -m state -j ACCEPT --help; echo rc=$?",
     ),
     ("", "$IPT -j REJECT --help; echo rc=$?"),
+    ("", "$IP6T -j TEE --help; echo rc=$?"),
     ("", "$IP6T -j REJECT --help; echo rc=$?"),
     ("", "$IPT -p ICMP --help; echo rc=$?"),
     ("", "$IPT -p 1 --help; echo rc=$?"),

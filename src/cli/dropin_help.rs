@@ -362,6 +362,13 @@ fn block(name: &str, family: Family) -> Option<&'static str> {
             " --dport ...\n",
             "\t\t\t\tmatch destination port(s)\n",
         ),
+        ("TEE", _) => concat!(
+            "\n",
+            "TEE target options:\n",
+            "  --gateway IPADDR    Route packet via the gateway given by address\n",
+            "  --oif NAME          Include oif in route calculation\n",
+            "\n",
+        ),
         _ => return None,
     })
 }

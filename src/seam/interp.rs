@@ -373,7 +373,7 @@ fn delete_builtin<T: IptTable>(t: &mut T, chain: &str, edits: &mut Vec<Edit>) ->
     if t.rule_count(chain)? > 0 {
         return Err(messages::in_use(
             family,
-            Msg::NotEmpty,
+            Msg::CantDeleteBuiltin,
             format!("delete chain {chain}"),
             libc::EBUSY,
         ));
