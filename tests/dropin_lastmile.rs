@@ -106,6 +106,10 @@ const CASES: &[(&str, &str)] = &[
     ("", "$IPT -p ICMP --help; echo rc=$?"),
     ("", "$IPT -p 1 --help; echo rc=$?"),
     ("", "$IPT -h -p icmp; echo rc=$?"),
+    (
+        "",
+        "$IPT -A INPUT -m foobar; echo rc=$?; $IP6T -A INPUT -m nosuch --x 1; echo rc=$?",
+    ),
     // messages programs read: ufw's listing of a chain it has not made yet, fail2ban's check
     // before its chain exists
     (

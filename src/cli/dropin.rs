@@ -297,6 +297,14 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
                 // iptables' exit_tryhelp: the hint alone.
             } else if msg.starts_with("Bad argument") {
                 let _ = writeln!(e, "{msg}");
+            } else if let Some(rest) = msg.strip_prefix("Couldn't load match `")
+                && let Some((name, _)) = rest.split_once("': ")
+            {
+                // iptables' words (xtnl's own name lists the modules it knows).
+                let _ = writeln!(
+                    e,
+                    "{head}: Couldn't load match `{name}':No such file or directory\n"
+                );
             } else if msg.starts_with("Can't use -") {
                 // iptables' message ends in a newline of its own.
                 let _ = writeln!(e, "{head}: {msg}\n");
