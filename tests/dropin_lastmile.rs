@@ -140,6 +140,11 @@ const CASES: &[(&str, &str)] = &[
         "",
         "$IPT -A INPUT -s localhost/24 -j ACCEPT; $IPT -A INPUT -d localhost,127.0.0.1 -j ACCEPT; $IPT -A INPUT -s 127.0.0.2 -d 192.0.2.0/24; $IP6T -A INPUT -s 0/0 -j ACCEPT; $IP6T -A INPUT -s foo.invalid/0 -j ACCEPT; $IPT -A INPUT -s 0.0.0.0/8; echo rc=$?; $IPT -L INPUT; $IP6T -L INPUT; $IPT -C INPUT -d localhost -j ACCEPT; echo rc=$?",
     ),
+    // NAT ports: a service name with a dash is a name, a range is numbers
+    (
+        "",
+        "for p in ftp-data echo-ssh ssh-30 20-ssh foo 1000-2000 0; do $IPT -t nat -A PREROUTING -p tcp -j REDIRECT --to-ports $p; echo rc=$?; $IPT -t nat -A PREROUTING -p tcp -j DNAT --to-destination 192.0.2.1:$p; echo rc=$?; done",
+    ),
     // -X of built-in chains (iptables-nft deletes those empty with policy ACCEPT)
     (
         "$IPT -P FORWARD DROP; $IPT -A OUTPUT -j ACCEPT; $IPT -D OUTPUT -j ACCEPT; $IPT -A INPUT -j ACCEPT",

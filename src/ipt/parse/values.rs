@@ -171,14 +171,7 @@ pub(crate) fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatR
     };
     let ports = match ports {
         None => None,
-        Some(p) => Some(nat_ports(
-            match p.split_once('-') {
-                Some((a, b)) => PortRange::new(port(a)?, port(b)?)
-                    .map_err(|_| bad(format!("Port range `{p}' invalid")))?,
-                None => PortRange::single(port(p)?),
-            },
-            opt,
-        )?),
+        Some(p) => Some(nat_ports(nat_port_spec(p)?, opt)?),
     };
     if addr_min.is_none() && ports.is_none() {
         return Err(err());
@@ -191,13 +184,24 @@ pub(crate) fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatR
 }
 
 pub(crate) fn parse_to_ports(s: &str) -> Result<PortRange> {
-    let range = match s.split_once('-') {
-        Some((a, b)) => {
-            PortRange::new(port(a)?, port(b)?).map_err(|_| bad(format!("Port range `{s}' invalid")))
-        }
-        None => Ok(PortRange::single(port(s)?)),
-    }?;
-    nat_ports(range, "--to-ports")
+    nat_port_spec(s).and_then(|r| nat_ports(r, "--to-ports"))
+}
+
+/// A NAT target's port or range as iptables 1.8.9's NAT extensions read it: the whole text
+/// as a port number or service name first (`ftp-data` is 20), else `FIRST-LAST` in numbers
+/// only (`echo-ssh` is refused, not read as 7-22), each refusal naming what iptables names.
+fn nat_port_spec(s: &str) -> Result<PortRange> {
+    if let Ok(p) = port(s) {
+        return Ok(PortRange::single(p));
+    }
+    let number = |t: &str| t.parse::<u16>().ok();
+    let Some((a, b)) = s.split_once('-') else {
+        return Err(bad(format!("Port `{s}' not valid")));
+    };
+    let first = number(a).ok_or_else(|| bad(format!("Port `{s}' not valid")))?;
+    let last = number(b).ok_or_else(|| bad(format!("Port `{b}' not valid")))?;
+    // iptables says "Port range `LAST' funky"; xtnl names the whole range.
+    PortRange::new(first, last).map_err(|_| bad(format!("Port range `{s}' invalid")))
 }
 
 /// A NAT rewrites to these ports. Port 0 is accepted, as iptables-nft 1.8.9 and the kernel
