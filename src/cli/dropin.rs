@@ -151,147 +151,16 @@ pub fn wants_help(args: &[String]) -> bool {
     args.iter().any(|a| a == "-h" || a == "--help")
 }
 
-/// The usage text of `iptables -h`, in the shape iptables prints it (the version line, the
-/// synopsis, the commands, the options), listing what xtnl accepts.
-pub fn usage(id: &Identity, backend: Backend) -> String {
-    let p = id.base();
-    let mut s = format!("{}\n\n", version_line(id, backend));
-    for (i, line) in [
-        "-[ACD] chain rule-specification [options]",
-        "-I chain [rulenum] rule-specification [options]",
-        "-R chain rulenum rule-specification [options]",
-        "-D chain rulenum [options]",
-        "-[LS] [chain [rulenum]] [options]",
-        "-[FZ] [chain] [options]",
-        "-[NX] chain",
-        "-E old-chain-name new-chain-name",
-        "-P chain target [options]",
-        "-h (print this help information)",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let lead = if i == 0 { "Usage:" } else { "      " };
-        s.push_str(&format!("{lead} {p} {line}\n"));
-    }
-    s.push_str("\nCommands:\nEither long or short options are allowed.\n");
-    for (long, short, what) in [
-        ("--append", "-A chain", "Append to chain"),
-        ("--check", "-C chain", "Check for the existence of a rule"),
-        ("--delete", "-D chain", "Delete matching rule from chain"),
-        (
-            "--delete",
-            "-D chain rulenum",
-            "Delete rule rulenum (1 = first) from chain",
-        ),
-        (
-            "--insert",
-            "-I chain [rulenum]",
-            "Insert in chain as rulenum (default 1=first)",
-        ),
-        (
-            "--replace",
-            "-R chain rulenum",
-            "Replace rule rulenum (1 = first) in chain",
-        ),
-        (
-            "--list",
-            "-L [chain [rulenum]]",
-            "List the rules in a chain or all chains",
-        ),
-        (
-            "--list-rules",
-            "-S [chain [rulenum]]",
-            "Print the rules in a chain or all chains",
-        ),
-        (
-            "--flush",
-            "-F [chain]",
-            "Delete all rules in  chain or all chains",
-        ),
-        (
-            "--zero",
-            "-Z [chain [rulenum]]",
-            "Zero counters in chain or all chains",
-        ),
-        ("--new", "-N chain", "Create a new user-defined chain"),
-        (
-            "--delete-chain",
-            "-X [chain]",
-            "Delete a user-defined chain",
-        ),
-        (
-            "--policy",
-            "-P chain target",
-            "Change policy on chain to target",
-        ),
-        (
-            "--rename-chain",
-            "-E old-chain new-chain",
-            "Change chain name, (moving any references)",
-        ),
-    ] {
-        s.push_str(&format!("  {long:<13} {short:<22} {what}\n"));
-    }
-    s.push_str("\nOptions:\n");
-    for (opt, what) in [
-        (
-            "--ipv4\t-4",
-            "Nothing (line is ignored by ip6tables-restore)",
-        ),
-        ("--ipv6\t-6", "Error (line is ignored by iptables-restore)"),
-        (
-            "[!] --protocol\t-p proto",
-            "protocol: by number or name, eg. `tcp'",
-        ),
-        (
-            "[!] --source\t-s address[/mask][...]",
-            "source specification",
-        ),
-        (
-            "[!] --destination -d address[/mask][...]",
-            "destination specification",
-        ),
-        (
-            "[!] --in-interface -i input name[+]",
-            "network interface name ([+] for wildcard)",
-        ),
-        (
-            "--jump\t-j target",
-            "target for rule (may load target extension)",
-        ),
-        ("--goto\t-g chain", "jump to chain with no return"),
-        ("--match\t-m match", "extended match (may load extension)"),
-        ("--numeric\t-n", "numeric output of addresses and ports"),
-        (
-            "[!] --out-interface -o output name[+]",
-            "network interface name ([+] for wildcard)",
-        ),
-        (
-            "--table\t-t table",
-            "table to manipulate (default: `filter')",
-        ),
-        ("--verbose\t-v", "verbose mode"),
-        (
-            "--wait\t-w [seconds]",
-            "maximum wait to acquire xtables lock before give up",
-        ),
-        (
-            "--wait-interval -W [usecs]",
-            "wait time to try to acquire xtables lock",
-        ),
-        ("--line-numbers", "print line numbers when listing"),
-        ("--exact\t-x", "expand numbers (display exact values)"),
-        ("--version\t-V", "print package version."),
-    ] {
-        s.push_str(&format!("  {opt}\n\t\t\t\t{what}\n"));
-    }
-    s.push_str(&format!(
-        "\nWithout -w, {p} waits up to {}s for the xtables lock (xtnl's default; -w 0 fails \
-         at once).\n",
-        xtnl::lock::DEFAULT_WAIT.as_secs()
-    ));
-    s
+/// The text of `iptables -h`, as iptables 1.8.9 prints it: the version line, the generic
+/// help, and the help of the extensions named before `-h` (`iptables -p icmp --help` lists
+/// the ICMP types, which firewalld reads).
+pub fn usage(id: &Identity, backend: Backend, args: &[String]) -> String {
+    format!(
+        "{}\n\n{}{}",
+        version_line(id, backend),
+        super::dropin_help::generic(id.base(), id.family),
+        super::dropin_help::extensions(args, id.family)
+    )
 }
 
 /// Runs a command line under an iptables name: `-V` and `-h` first (as iptables does, before
@@ -308,7 +177,7 @@ pub(crate) fn run(
     let text = if wants_version(args) {
         Some(format!("{}\n", version_line(id, resolved)))
     } else if wants_help(args) && id.tool == Tool::Iptables {
-        Some(usage(id, resolved))
+        Some(usage(id, resolved, args))
     } else {
         None
     };
@@ -379,6 +248,41 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
         let _ = writeln!(e, "{who}: {what}");
         return err.exit_status();
     }
+    // `-L`/`-S` of a missing chain: iptables-nft 1.8.9's words (ufw reads them).
+    if id.tool == Tool::Iptables
+        && resolved_mode(id) == "nf_tables"
+        && err.kind() == ErrorKind::NotFound
+        && let Some(f) = err.op_failure()
+        && let Some((chain, table)) =
+            f.op.strip_prefix("list chain ")
+                .and_then(|r| r.rsplit_once(" in table "))
+    {
+        let _ = writeln!(
+            e,
+            "{head}: chain `{chain}' in table `{table}' is incompatible, use 'nft' tool."
+        );
+        return err.exit_status();
+    }
+    if id.tool == Tool::Iptables
+        && resolved_mode(id) == "nf_tables"
+        && let Some(line) = nft_failed(err)
+    {
+        let _ = writeln!(e, "{head}: {line}");
+        return RESOURCE_PROBLEM;
+    }
+    // A kernel EINVAL on x_tables: iptables-legacy's words for any EINVAL (the kernel
+    // refused the table's replace, e.g. MASQUERADE reached from PREROUTING).
+    if id.tool == Tool::Iptables
+        && resolved_mode(id) == "legacy"
+        && !matches!(err, Error::Context { .. })
+        && matches!(err, Error::Rejected(f) if f.errno == libc::EINVAL)
+    {
+        let _ = writeln!(
+            e,
+            "{p}: Invalid argument. Run `dmesg' for more information."
+        );
+        return err.exit_status();
+    }
     if id.tool == Tool::Restore
         && let Some(status) = report_restore(&mut e, id, err)
     {
@@ -393,6 +297,17 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
                 // iptables' exit_tryhelp: the hint alone.
             } else if msg.starts_with("Bad argument") {
                 let _ = writeln!(e, "{msg}");
+            } else if let Some(rest) = msg.strip_prefix("Couldn't load match `")
+                && let Some((name, _)) = rest.split_once("': ")
+            {
+                // iptables' words (xtnl's own name lists the modules it knows).
+                let _ = writeln!(
+                    e,
+                    "{head}: Couldn't load match `{name}':No such file or directory\n"
+                );
+            } else if msg.starts_with("Can't use -") {
+                // iptables' message ends in a newline of its own.
+                let _ = writeln!(e, "{head}: {msg}\n");
             } else {
                 let _ = writeln!(e, "{head}: {msg}");
             }
@@ -447,6 +362,38 @@ fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> Option<i32>
         Error::Context { message, source }
             if message.starts_with("line ") && message.ends_with(" failed") =>
         {
+            // A table iptables does not have (`*nofilter`): refused at its line, status 2.
+            if let Error::NoSuchTable(table) = source.innermost() {
+                let n = message
+                    .strip_prefix("line ")
+                    .and_then(|m| m.strip_suffix(" failed"))
+                    .unwrap_or_default();
+                let words = if legacy {
+                    format!("unable to initialize table '{table}'")
+                } else {
+                    format!("line {n} table name '{table}' invalid")
+                };
+                let mode = resolved_mode(id);
+                let _ = writeln!(e, "{prog} v{IPTABLES_VERSION} ({mode}): {prog}: {words}");
+                let _ = writeln!(e, "Error occurred at line: {n}");
+                let _ = writeln!(
+                    e,
+                    "Try `{prog} -h' or '{prog} --help' for more information."
+                );
+                return Some(2);
+            }
+            // A batch object the kernel refused (or a chain `-X` finds in use):
+            // iptables-nft-restore's `PROG v1.8.9 (nf_tables): ` line, then `line N: NAME
+            // failed (...)`, status 4.
+            if !legacy && let Some(failed) = nft_failed(source) {
+                let n = message
+                    .strip_prefix("line ")
+                    .and_then(|m| m.strip_suffix(" failed"))
+                    .unwrap_or_default();
+                let _ = writeln!(e, "{prog} v{IPTABLES_VERSION} (nf_tables): ");
+                let _ = writeln!(e, "line {n}:{failed}");
+                return Some(RESOURCE_PROBLEM);
+            }
             let words = match source.as_ref() {
                 Error::Context { message: m, .. } if !legacy => m
                     .split_once(": ")
@@ -461,6 +408,49 @@ fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> Option<i32>
         }
         _ => None,
     }
+}
+
+/// iptables-nft's status for a batch the kernel refused (`RESOURCE_PROBLEM`).
+const RESOURCE_PROBLEM: i32 = 4;
+
+/// What iptables-nft 1.8.9 prints for an object of its batch that failed, ` NAME failed
+/// (STRERROR): OBJECT` (with its leading space), for a kernel refusal and for a chain `-X`
+/// finds in use (iptables-nft leaves that to the kernel: `CHAIN_DEL failed (Device or
+/// resource busy)`). Refusals already in iptables' words (a missing chain, an existing one)
+/// are not batch failures in iptables-nft and stay as they are.
+fn nft_failed(err: &Error) -> Option<String> {
+    let f = err.op_failure()?;
+    let in_use = matches!(err.innermost(), Error::InUse(_));
+    if !in_use && matches!(err, Error::Context { .. }) {
+        return None;
+    }
+    let words: Vec<&str> = f.op.split_whitespace().collect();
+    let last = words.last()?;
+    // Op descriptions: `add rule ip filter INPUT [after handle N]`, `delete chain ip filter
+    // X`, ...; the precheck's `delete chain X`.
+    let chain = match words.iter().position(|w| *w == "handle") {
+        Some(i) if i >= 2 => words[i - 2],
+        _ => last,
+    };
+    let (name, object) = match (words.first()?, words.get(1)?) {
+        (&"add", &"rule") if f.op.contains(" after handle ") => ("RULE_INSERT", "rule in chain"),
+        (&"add", &"rule") => ("RULE_APPEND", "rule in chain"),
+        (&"insert", &"rule") => ("RULE_INSERT", "rule in chain"),
+        (&"replace", &"rule") => ("RULE_REPLACE", "rule in chain"),
+        (&"delete", &"rule") => ("RULE_DELETE", "rule in chain"),
+        (&"delete", &"chain") => ("CHAIN_DEL", "chain"),
+        (&"create", &"chain") => ("CHAIN_USER_ADD", "chain"),
+        (&"add", &"chain") => ("CHAIN_ADD", "chain"),
+        (&"rename", &"chain") => ("CHAIN_RENAME", "chain"),
+        (&"flush", &"chain") => ("CHAIN_USER_FLUSH", "chain"),
+        (&"add", &"table") => ("TABLE_ADD", "table"),
+        _ => return None,
+    };
+    let errno = if in_use { libc::EBUSY } else { f.errno };
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+    let what = if name == "TABLE_ADD" { last } else { chain };
+    Some(format!(" {name} failed ({text}): {object} {what}"))
 }
 
 /// iptables prints whole seconds.

@@ -7,6 +7,7 @@ mod delegated;
 mod demo;
 mod doctor;
 pub mod dropin;
+mod dropin_help;
 mod iptables;
 mod listing;
 mod machine;

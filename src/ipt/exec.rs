@@ -143,6 +143,13 @@ pub struct Planner {
     created_builtins: BTreeMap<&'static str, usize>,
     /// Set by `-Z`: counters are reset after the commit.
     pub(crate) zero: Option<Option<String>>,
+    /// Set by restore: `-Z` zeroes in the plan's own transaction instead, as
+    /// iptables-nft-restore does (rules with counts replaced by themselves at zero, base
+    /// chains' policy counters sent as zero), so that it takes effect where its line stands.
+    pub zero_in_plan: bool,
+    /// A `-X` of every chain ran in this plan: as iptables-nft 1.8.9 (which drops the
+    /// built-in chains from its cache then), a later `-Z` of the plan leaves them alone.
+    builtins_forgotten: bool,
     /// Set by `restore --noflush`: a `:BUILTIN -` line leaves the policy alone.
     pub keep_builtin_policy: bool,
     /// What `-v` prints for the planned changes.
@@ -173,6 +180,8 @@ impl Planner {
             ops: Vec::new(),
             created_builtins: BTreeMap::new(),
             zero: None,
+            zero_in_plan: false,
+            builtins_forgotten: false,
             keep_builtin_policy: false,
             verbose_lines: Vec::new(),
             verbose: false,
@@ -390,6 +399,64 @@ impl Planner {
                 c.counters = counters;
             }
         }
+    }
+
+    /// `-Z [CHAIN]` inside the plan, as iptables-nft's `nft_chain_zero_counters`: each rule
+    /// of the kernel that counted something is replaced by itself with zero counters, and a
+    /// built-in chain whose policy counted something is sent again with zero counters.
+    fn zero_planned(&mut self, r: &mut Reader<'_>, chain: Option<&str>) -> Result<()> {
+        if !self.table_exists {
+            return Ok(());
+        }
+        let names: Vec<String> = match chain {
+            Some(c) => vec![c.to_string()],
+            None => {
+                self.load_all(r)?;
+                self.chains.keys().cloned().collect()
+            }
+        };
+        let zero = crate::model::Counters::default();
+        for name in names {
+            if self.builtins_forgotten && self.builtin(&name).is_some() {
+                continue;
+            }
+            let Some(state) = self.chains.get(&name) else {
+                continue;
+            };
+            if !state.in_kernel {
+                continue;
+            }
+            if let (Some(b), Some(base)) = (self.builtin(&name), state.base)
+                && state.counters.is_some_and(|c| c != zero)
+            {
+                self.set_policy(b, base.policy, Some(zero));
+            }
+            let table = self.table.clone();
+            let mut next = self.ops.len();
+            let mut ops = Vec::new();
+            for slot in self.rules(r, &name)?.iter_mut() {
+                let Slot::Kernel { handle, rule } = slot else {
+                    continue;
+                };
+                if rule.counters.is_none_or(|c| c == zero) {
+                    continue;
+                }
+                let mut rule = rule.clone();
+                rule.counters = Some(zero);
+                ops.push(Op::ReplaceEncodedRule {
+                    chain: table.chain(&name),
+                    handle: *handle,
+                    rule: compat::encode(&table, &rule)?,
+                });
+                *slot = Slot::Pending {
+                    rule,
+                    op: Some(next),
+                };
+                next += 1;
+            }
+            self.ops.extend(ops);
+        }
+        Ok(())
     }
 
     /// Chains in iptables' listing order: built-ins, then user chains by name.

@@ -7,6 +7,7 @@ pub mod args;
 pub mod compat;
 pub mod exec;
 pub(crate) mod ext;
+pub mod hosts;
 pub mod listing;
 pub mod messages;
 pub mod parse;

@@ -50,6 +50,7 @@ pub fn apply(
                 mark(p, &mut lines[idx], block.line);
             }
             p.keep_builtin_policy = noflush;
+            p.zero_in_plan = true;
             let mut declared = Vec::new();
             for (n, line) in &block.lines {
                 let result = match line {

@@ -246,14 +246,13 @@ impl Parser {
                 "only commands that change the table belong in a restore file",
             ));
         }
-        if matches!(inv.command, Command::Zero(_)) {
-            // iptables-restore zeroes counters on a -Z line; xtnl's restore is one
-            // transaction, which cannot zero counters, so it refuses the file rather than
-            // ignore the line.
+        // `-Z` zeroes counters where the block stands (both backends, in the block's
+        // transaction); `-Z CHAIN N` is not carried by a restore line yet.
+        if matches!(inv.command, Command::Zero(_)) && inv.rule_number.is_some() {
             return Err(at(
                 n,
-                "-Z (zero counters) is not supported in a restore file; run `xtnl -Z` \
-                 separately, after the restore",
+                "-Z CHAIN N (one rule's counters) is not supported in a restore file; run \
+                 `iptables -Z CHAIN N` separately",
             ));
         }
         let mut command = inv.command;

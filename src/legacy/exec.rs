@@ -419,10 +419,18 @@ pub(crate) fn zero_rule(t: &mut Table, chain: &str, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// `-Z` of a chain as libiptc's `iptc_zero_entries`: what came from the kernel starts again
+/// from zero; counters a restore file set earlier in the same block (`-c`, `[p:b]`) stay.
 fn zero(c: &mut Chain) {
-    c.policy_carry = Carry::Zero;
-    c.policy_counters = Counters::default();
-    for r in &mut c.rules {
+    if matches!(c.policy_carry, Carry::From(_)) {
+        c.policy_carry = Carry::Zero;
+        c.policy_counters = Counters::default();
+    }
+    for r in c
+        .rules
+        .iter_mut()
+        .filter(|r| matches!(r.carry, Carry::From(_)))
+    {
         r.carry = Carry::Zero;
         r.counters = Counters::default();
     }

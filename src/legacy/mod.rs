@@ -277,9 +277,16 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
             order.push(&b.table);
         }
     }
-    fn no_table(name: &str) -> impl FnOnce(Error) -> Error + '_ {
+    // A missing table is named at the line of its first block, as iptables-restore does.
+    fn no_table<'a>(name: &'a str, blocks: &[Block]) -> impl FnOnce(Error) -> Error + 'a {
+        let line = blocks
+            .iter()
+            .find(|b| b.table == name)
+            .map_or(0, |b| b.line);
         move |e| match e {
-            Error::NoSuchTable(_) => e.context(format!("table {name}")),
+            Error::NoSuchTable(_) => e
+                .context(format!("table {name}"))
+                .context(format!("line {line} failed")),
             e => e,
         }
     }
@@ -289,7 +296,7 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
     if legacy.enforcement.policy.is_some() && order.len() > 1 {
         let mut all = Vec::new();
         for name in &order {
-            let mut t = legacy.read(name).map_err(no_table(name))?;
+            let mut t = legacy.read(name).map_err(no_table(name, blocks))?;
             let mut a = LegacyTable::new(&mut t, false).judging(true);
             for b in blocks.iter().filter(|b| b.table == *name) {
                 crate::seam::restore_block(&mut a, b, noflush)?;
@@ -308,7 +315,7 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
                 }
                 Ok(((), a.changed, a.judged()))
             })
-            .map_err(no_table(name))?;
+            .map_err(no_table(name, blocks))?;
         replaces += usize::from(out.committed.is_some());
     }
     Ok(replaces)

@@ -120,8 +120,16 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
             say_rule(t, rule, family, flavour);
         }
         Command::Delete { chain, rule } | Command::Check { chain, rule } => {
-            require(t, chain)?;
             check_jump(t, rule)?;
+            // A missing chain: both iptables say "Bad rule", whatever the target (fail2ban's
+            // `-C f2b-X -j RETURN` before the chain exists).
+            if !t.exists(chain)? {
+                return Err(messages::refused(
+                    family,
+                    Msg::BadRule,
+                    format!("no chain {chain} in table {}", t.label()),
+                ));
+            }
             let Some(index) = t.find(chain, rule)? else {
                 return Err(messages::refused(
                     family,
@@ -198,6 +206,9 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
             }
             edit(t, &mut edits, Edit::CreateChain(chain.clone()), None)?;
         }
+        Command::DeleteChain(Some(chain)) if flavour == Flavour::Nft && t.builtin(chain) => {
+            delete_builtin(t, chain, &mut edits)?;
+        }
         Command::DeleteChain(Some(chain)) => {
             require(t, chain)?;
             if t.is_base(chain)? {
@@ -224,15 +235,41 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
         Command::DeleteChain(None) => {
             // Every user chain, in order: one still jumped to, or with rules, stops it
             // before anything is deleted.
+            // iptables-legacy tries every chain and reports the last refusal
+            // (`for_each_chain`'s `ret &= fn(...)`, errno of the last failure), committing
+            // nothing; iptables-nft's batch fails at the first.
             let users = t.user_chains()?;
+            let mut refused = None;
             for name in &users {
                 let jumped = t.jumped_to(name)?;
                 let rules = if jumped { 0 } else { t.rule_count(name)? };
-                check_deletable(t, name, jumped, rules)?;
+                if let Err(e) = check_deletable(t, name, jumped, rules) {
+                    if flavour == Flavour::Nft {
+                        return Err(e);
+                    }
+                    refused = Some(e);
+                }
+            }
+            if let Some(e) = refused {
+                return Err(e);
             }
             for name in users {
                 t.say(format!("Deleting chain `{name}'"));
                 edit(t, &mut edits, Edit::DeleteChain(name), None)?;
+            }
+            // iptables-nft 1.8.9 also deletes, silently, every built-in chain that is empty
+            // with policy ACCEPT (`nft_may_delete_chain`): what `nft list ruleset` shows
+            // after `iptables -F; iptables -X` is only what still does something.
+            if flavour == Flavour::Nft {
+                for name in t.chain_order()? {
+                    if t.builtin(&name)
+                        && t.policy(&name)? == Some(ChainPolicy::Accept)
+                        && t.rule_count(&name)? == 0
+                    {
+                        edit(t, &mut edits, Edit::DeleteChain(name), None)?;
+                    }
+                }
+                t.forget_builtins();
             }
         }
         Command::Flush(Some(chain)) => {
@@ -308,6 +345,48 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
         }
     }
     Ok(edits)
+}
+
+/// `-X BUILTIN` as iptables-nft 1.8.9 does it: a built-in chain in the kernel that is empty
+/// with policy ACCEPT is deleted (it comes back with the next rule); one with another policy
+/// is refused ("Directory not empty.", status 1), one with rules is what the kernel refuses
+/// (`CHAIN_DEL failed (Device or resource busy)`, status 4, see the drop-in report), and
+/// one not in the kernel does not exist.
+fn delete_builtin<T: IptTable>(t: &mut T, chain: &str, edits: &mut Vec<Edit>) -> Result<()> {
+    let family = t.family();
+    if !t.exists(chain)? || !t.counted(chain)? {
+        return Err(messages::not_found(
+            family,
+            format!("chain {chain} in table {}", t.label()),
+        ));
+    }
+    match t.policy(chain)? {
+        Some(ChainPolicy::Accept) => {}
+        Some(_) => {
+            return Err(messages::refused(
+                family,
+                Msg::NotEmpty,
+                format!("built-in chain {chain} has a policy other than ACCEPT"),
+            ));
+        }
+        // A view that does not say (the in-memory backend): not deleted.
+        None => {
+            return Err(messages::refused(
+                family,
+                Msg::CantDeleteBuiltin,
+                format!("chain {chain}"),
+            ));
+        }
+    }
+    if t.rule_count(chain)? > 0 {
+        return Err(messages::in_use(
+            family,
+            Msg::CantDeleteBuiltin,
+            format!("delete chain {chain}"),
+            libc::EBUSY,
+        ));
+    }
+    edit(t, edits, Edit::DeleteChain(chain.to_string()), None)
 }
 
 fn check_deletable<T: IptTable>(t: &T, chain: &str, referenced: bool, rules: usize) -> Result<()> {

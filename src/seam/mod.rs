@@ -165,6 +165,15 @@ pub trait IptTable {
     fn chain_order(&mut self) -> Result<Vec<String>>;
     /// The user chains in the order iptables deletes them (`-X`).
     fn user_chains(&mut self) -> Result<Vec<String>>;
+    /// The policy of a built-in chain in the kernel (`None`: not in the kernel, or a
+    /// backend that does not say; only iptables-nft's `-X` asks).
+    fn policy(&mut self, _chain: &str) -> Result<Option<crate::model::ChainPolicy>> {
+        Ok(None)
+    }
+    /// iptables-nft 1.8.9's `-X` drops every built-in chain from its cache, kept or not, so
+    /// a `-Z` later in the same restore block zeroes none of them; a backend that
+    /// reproduces it notes it here (the default: nothing).
+    fn forget_builtins(&mut self) {}
 
     /// A rule in the backend's encoding; refuses what the backend cannot carry.
     fn encode(&mut self, rule: &IptRule) -> Result<Self::Encoded>;

@@ -13,7 +13,18 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
     if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
         return zero_rule(session, inv, table, chain, n);
     }
-    let words = |e| messages::kernel_words(e, inv.family, false);
+    // A listed chain that is missing names its table too: under iptables' names on
+    // nf_tables the report says what iptables-nft 1.8.9 says of it (`chain `X' in table
+    // `filter' is incompatible, use 'nft' tool.`, which ufw reads).
+    let words = |e: Error| {
+        let e = match e {
+            Error::NotFound(f) if f.op.starts_with("list chain ") => Error::NotFound(
+                messages::failure(f.errno, format!("{} in table {}", f.op, inv.table)),
+            ),
+            other => other,
+        };
+        messages::kernel_words(e, inv.family, false)
+    };
     match &inv.command {
         Command::ListRules(chain) => {
             return listing::list_rules(session, table, chain.as_deref(), inv.verbose)

@@ -109,6 +109,20 @@ impl IptTable for NftTable<'_, '_, '_> {
             .collect())
     }
 
+    fn policy(&mut self, chain: &str) -> Result<Option<ChainPolicy>> {
+        Ok(self
+            .p
+            .chains
+            .get(chain)
+            .filter(|c| c.in_kernel)
+            .and_then(|c| c.base)
+            .map(|b| b.policy))
+    }
+
+    fn forget_builtins(&mut self) {
+        self.p.builtins_forgotten = true;
+    }
+
     fn encode(&mut self, rule: &IptRule) -> Result<EncodedRule> {
         compat::encode(&self.p.table, rule)
     }
@@ -256,10 +270,23 @@ impl IptTable for NftTable<'_, '_, '_> {
             Edit::DeleteChain(chain) => {
                 p.ops.push(Op::DeleteChain(p.chain_ref(chain)));
                 p.chains.remove(chain);
-                p.absent.insert(chain.clone());
+                // A deleted built-in chain is virtual again: the next write creates it.
+                match p.builtin(chain) {
+                    Some(b) => {
+                        p.created_builtins.remove(b.name);
+                        p.chains
+                            .insert(chain.clone(), ChainState::virtual_builtin(&b));
+                    }
+                    None => {
+                        p.absent.insert(chain.clone());
+                    }
+                }
             }
             Edit::Flush(chain) => p.flush(chain),
             Edit::FlushAll => {
+                // Every chain into the view first: one read later (a `-X` or `-Z` of the
+                // same restore block) must not see the flushed rules again.
+                p.load_all(r)?;
                 if p.table_exists {
                     p.ops.push(Op::FlushTable(p.table.clone()));
                 }
@@ -268,6 +295,7 @@ impl IptTable for NftTable<'_, '_, '_> {
                     c.early.clear();
                 }
             }
+            Edit::Zero(chain) if p.zero_in_plan => p.zero_planned(r, chain.as_deref())?,
             Edit::Zero(chain) => {
                 if p.table_exists {
                     p.zero = Some(chain.clone());

@@ -71,10 +71,20 @@ fn addr_column(
             },
         ),
         Some(n) => {
-            let text = if n.value.is_host() {
-                n.value.addr().to_string()
+            // Without -n the address shows its name (/etc/hosts, then /etc/networks), as
+            // iptables' -L (`xtables_ipaddr_to_anyname`), the mask as a number.
+            let addr = n.value.addr().to_string();
+            let whole = if n.value.is_host() {
+                addr.clone()
             } else {
                 n.value.to_string()
+            };
+            let name = (!numeric)
+                .then(|| crate::ipt::hosts::any_name(n.value.addr()))
+                .flatten();
+            let text = match name {
+                Some(name) => format!("{name}{}", &whole[addr.len()..]),
+                None => whole,
             };
             (if n.negated { '!' } else { ' ' }, text)
         }

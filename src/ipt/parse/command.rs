@@ -17,8 +17,9 @@ impl Parser<'_> {
         let rule = std::mem::take(&mut self.rule);
         let (command, rule_number) = command(letter, &cargs, rule, self.family)?;
         let command = expand(command, &self.srcs, &self.dsts)?;
+        let ifaces_given = (self.seen[2], self.seen[3]);
         for each in command.each() {
-            check_command(&table, each)?;
+            check_command(&table, each, ifaces_given)?;
         }
         Ok(Invocation {
             family: self.family,
@@ -343,14 +344,15 @@ fn expand(command: Command, srcs: &[IpNet], dsts: &[IpNet]) -> Result<Command> {
 
 /// What iptables refuses once the command is known: `-i`/`-o` on the wrong built-in chain,
 /// DROP in table nat.
-fn check_command(table: &str, command: &Command) -> Result<()> {
+/// `ifaces_given`: `-i` and `-o` were given (`-i +` is no match, and still refused there).
+fn check_command(table: &str, command: &Command, ifaces_given: (bool, bool)) -> Result<()> {
     if let Command::Append { chain, rule }
     | Command::Insert { chain, rule, .. }
     | Command::Replace { chain, rule, .. }
     | Command::Delete { chain, rule }
     | Command::Check { chain, rule } = command
     {
-        check_interfaces_for_chain(chain, rule)?;
+        check_interfaces_for_chain(chain, rule, ifaces_given)?;
     }
     let drop_in_nat = match command {
         Command::Policy {
@@ -373,11 +375,11 @@ fn check_command(table: &str, command: &Command) -> Result<()> {
 }
 
 /// iptables refuses `-o` on input hooks and `-i` on output hooks of built-in chains.
-fn check_interfaces_for_chain(chain: &str, rule: &IptRule) -> Result<()> {
-    if rule.out_iface.is_some() && matches!(chain, "INPUT" | "PREROUTING") {
+fn check_interfaces_for_chain(chain: &str, rule: &IptRule, given: (bool, bool)) -> Result<()> {
+    if (rule.out_iface.is_some() || given.1) && matches!(chain, "INPUT" | "PREROUTING") {
         return Err(bad(format!("Can't use -o with {chain}")));
     }
-    if rule.in_iface.is_some() && matches!(chain, "OUTPUT" | "POSTROUTING") {
+    if (rule.in_iface.is_some() || given.0) && matches!(chain, "OUTPUT" | "POSTROUTING") {
         return Err(bad(format!("Can't use -i with {chain}")));
     }
     Ok(())

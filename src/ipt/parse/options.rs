@@ -76,7 +76,7 @@ pub(super) struct Parser<'a> {
     pub(super) srcs: Vec<IpNet>,
     pub(super) dsts: Vec<IpNet>,
     /// `-s -d -i -o -p` seen, each at most once.
-    seen: [bool; 5],
+    pub(super) seen: [bool; 5],
 }
 
 /// An address of `-s`/`-d`: none at all when it is `/0` and not inverted, as iptables
@@ -306,10 +306,10 @@ impl<'a> Parser<'a> {
                 rule.dst = address(self.dsts[0], neg);
             }
             "-i" | "--in-interface" => {
-                rule.in_iface = Some(Neg::new(Interface::new(self.a.value(opt)?)?, neg));
+                rule.in_iface = interface(self.a.value(opt)?, neg)?;
             }
             "-o" | "--out-interface" => {
-                rule.out_iface = Some(Neg::new(Interface::new(self.a.value(opt)?)?, neg));
+                rule.out_iface = interface(self.a.value(opt)?, neg)?;
             }
             "-p" | "--protocol" => {
                 let v = self.a.value(opt)?;
@@ -584,4 +584,20 @@ pub(super) enum Pending {
     State(Option<Neg<CtStates>>),
     /// A module of the extension registry ([`crate::ipt::ext`]).
     Ext(ext::Pending),
+}
+
+/// `-i`/`-o NAME`. A lone `+` (every interface) is no match at all, as iptables writes it
+/// (firewalld's `-A PREROUTING_ZONES -i + -g PRE_public`; both iptables save the rule without
+/// `-i`). `! -i +` would match nothing: iptables-nft writes a compare with a name no
+/// interface has, iptables-legacy an inverted match that `-S` cannot show; xtnl refuses it.
+fn interface(name: &str, neg: bool) -> Result<Option<Neg<Interface>>> {
+    if name == "+" {
+        if neg {
+            return Err(bad(
+                "`! -i +' / `! -o +' would match no interface at all; leave the rule out",
+            ));
+        }
+        return Ok(None);
+    }
+    Ok(Some(Neg::new(Interface::new(name)?, neg)))
 }

@@ -3,11 +3,51 @@
 use super::*;
 
 /// `-s`/`-d`'s value: one address or a comma-separated list (xtables_ipparse_multiple:
-/// blanks before each item skipped, no duplicate removed).
+/// blanks before each item skipped, no duplicate removed); a host name gives each of its
+/// addresses.
 pub(super) fn parse_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
-    s.split(',')
-        .map(|item| parse_net(item.trim_start(), family))
-        .collect()
+    let mut out = Vec::new();
+    for item in s.split(',') {
+        out.extend(parse_host_nets(item.trim_start(), family)?);
+    }
+    Ok(out)
+}
+
+/// One item of `-s`/`-d` as iptables' `xtables_ipparse_any`: with a zero mask the address is
+/// not read at all (`0/0`, `::/0` and `anything/0` are every address); otherwise a numeric
+/// address, else a host name's addresses from `/etc/hosts` (see [`crate::ipt::hosts`]),
+/// each under the mask, repeats dropped.
+fn parse_host_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
+    let any = if family == Family::Ipv6 {
+        "::"
+    } else {
+        "0.0.0.0"
+    };
+    let addr = crate::ipt::args::address_part(s);
+    let mask = s.get(addr.len()..).unwrap_or_default();
+    if let Some(m) = mask.strip_prefix('/')
+        && let Ok(zero) = parse_net(&format!("{any}/{m}"), family)
+        && zero.prefix() == Some(0)
+    {
+        return Ok(vec![zero]);
+    }
+    match parse_net(s, family) {
+        Ok(net) => Ok(vec![net]),
+        Err(e) => {
+            let found = crate::ipt::hosts::lookup(addr, family);
+            if found.is_empty() || addr.parse::<std::net::IpAddr>().is_ok() {
+                return Err(e);
+            }
+            let mut out: Vec<IpNet> = Vec::new();
+            for a in found {
+                let net = parse_net(&format!("{a}{mask}"), family)?;
+                if !out.contains(&net) {
+                    out.push(net);
+                }
+            }
+            Ok(out)
+        }
+    }
 }
 
 pub(super) fn parse_net(s: &str, family: Family) -> Result<IpNet> {
@@ -131,14 +171,7 @@ pub(crate) fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatR
     };
     let ports = match ports {
         None => None,
-        Some(p) => Some(nat_ports(
-            match p.split_once('-') {
-                Some((a, b)) => PortRange::new(port(a)?, port(b)?)
-                    .map_err(|_| bad(format!("Port range `{p}' invalid")))?,
-                None => PortRange::single(port(p)?),
-            },
-            opt,
-        )?),
+        Some(p) => Some(nat_ports(nat_port_spec(p)?, opt)?),
     };
     if addr_min.is_none() && ports.is_none() {
         return Err(err());
@@ -151,13 +184,24 @@ pub(crate) fn parse_nat_range(s: &str, family: Family, opt: &str) -> Result<NatR
 }
 
 pub(crate) fn parse_to_ports(s: &str) -> Result<PortRange> {
-    let range = match s.split_once('-') {
-        Some((a, b)) => {
-            PortRange::new(port(a)?, port(b)?).map_err(|_| bad(format!("Port range `{s}' invalid")))
-        }
-        None => Ok(PortRange::single(port(s)?)),
-    }?;
-    nat_ports(range, "--to-ports")
+    nat_port_spec(s).and_then(|r| nat_ports(r, "--to-ports"))
+}
+
+/// A NAT target's port or range as iptables 1.8.9's NAT extensions read it: the whole text
+/// as a port number or service name first (`ftp-data` is 20), else `FIRST-LAST` in numbers
+/// only (`echo-ssh` is refused, not read as 7-22), each refusal naming what iptables names.
+fn nat_port_spec(s: &str) -> Result<PortRange> {
+    if let Ok(p) = port(s) {
+        return Ok(PortRange::single(p));
+    }
+    let number = |t: &str| t.parse::<u16>().ok();
+    let Some((a, b)) = s.split_once('-') else {
+        return Err(bad(format!("Port `{s}' not valid")));
+    };
+    let first = number(a).ok_or_else(|| bad(format!("Port `{s}' not valid")))?;
+    let last = number(b).ok_or_else(|| bad(format!("Port `{b}' not valid")))?;
+    // iptables says "Port range `LAST' funky"; xtnl names the whole range.
+    PortRange::new(first, last).map_err(|_| bad(format!("Port range `{s}' invalid")))
 }
 
 /// A NAT rewrites to these ports. Port 0 is accepted, as iptables-nft 1.8.9 and the kernel
