@@ -837,19 +837,19 @@ fn teardown_under_a_policy_never_turns_a_wrong_jump_guess_into_a_denial() {
     });
 }
 
+/// A `-Z` line in a restore file zeroes the counters where it stands, as iptables-restore
+/// does (firewalld's start restores `*TABLE -F -X -Z COMMIT`), on both backends, and the
+/// file's other lines commit with it; a `-Z` of a chain that is not there changes nothing.
 #[test]
-fn zero_lines_in_a_restore_file_are_refused_on_both_backends() {
+fn zero_lines_in_a_restore_file_zero_counters_on_both_backends() {
     in_netns(|| {
-        run_ok(
-            "iptables-nft",
-            &["-t", "filter", "-A", "INPUT", "-j", "ACCEPT"],
-        );
-        run_ok(
-            "iptables-legacy",
-            &["-t", "filter", "-A", "INPUT", "-j", "ACCEPT"],
-        );
+        let counted = [
+            "-t", "filter", "-A", "INPUT", "-j", "ACCEPT", "-c", "7", "700",
+        ];
+        run_ok("iptables-nft", &counted);
+        run_ok("iptables-legacy", &counted);
         let lock = private_lock_path();
-        for backend in ["nft", "legacy"] {
+        let restore = |backend: &str, text: &[u8]| {
             let mut c = Command::new(xtnl_bin());
             c.args([
                 "--audit",
@@ -864,22 +864,34 @@ fn zero_lines_in_a_restore_file_are_refused_on_both_backends() {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
             let mut child = c.spawn().unwrap();
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(b"*filter\n-A INPUT -j DROP\n-Z INPUT\nCOMMIT\n")
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(2), "{backend}: {err}");
-            assert!(
-                err.contains("line 3: -Z (zero counters) is not supported"),
-                "{err}"
+            child.stdin.take().unwrap().write_all(text).unwrap();
+            child.wait_with_output().unwrap()
+        };
+        for (backend, save) in [
+            ("nft", "iptables-nft-save"),
+            ("legacy", "iptables-legacy-save"),
+        ] {
+            // A chain that is not there: refused, nothing changes.
+            let out = restore(backend, b"*filter\n-A INPUT -j DROP\n-Z nochain\nCOMMIT\n");
+            assert_ne!(
+                out.status.code(),
+                Some(0),
+                "{backend}: -Z of a missing chain"
             );
+            let before = run_ok(save, &["-c"]);
+            assert!(before.contains("[7:700] -A INPUT -j ACCEPT"), "{before}");
+            assert!(!before.contains("DROP"), "{before}");
+            let out = restore(backend, b"*filter\n-A INPUT -j DROP\n-Z INPUT\nCOMMIT\n");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{backend}: {err}");
+            let after = run_ok(save, &["-c"]);
+            assert!(
+                after.contains("[0:0] -A INPUT -j ACCEPT"),
+                "{backend}: {after}"
+            );
+            assert!(after.contains("-A INPUT -j DROP"), "{backend}: {after}");
+            assert!(!after.contains("[7:700]"), "{backend}: {after}");
         }
-        assert!(!run_ok("iptables-nft-save", &[]).contains("DROP"));
-        assert!(!run_ok("iptables-legacy-save", &[]).contains("DROP"));
     });
 }
 

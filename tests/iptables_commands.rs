@@ -489,8 +489,9 @@ fn delete_and_replace_by_number() {
 /// `-X` of a built-in chain: iptables-nft 1.8.9 deletes an empty built-in chain whose policy
 /// is ACCEPT (exit 0; it lists it as before and recreates it when needed; `-X` without a
 /// chain deletes those too), answers "Directory not empty" (1) when its policy is DROP and
-/// CHAIN_DEL/EBUSY (4) when it has rules; iptables-legacy refuses all three (1). xtnl refuses
-/// all three with "Can't delete built-in chain" (1). The tables as iptables lists them stay
+/// CHAIN_DEL/EBUSY (4) when it has rules; iptables-legacy refuses all three (1). xtnl on
+/// nf_tables does as iptables-nft in the first two (issue 24), and under its own name says
+/// "Can't delete built-in chain" (1) for the third. The tables as iptables lists them stay
 /// equal.
 #[test]
 fn new_chain_and_delete_chain() {
@@ -526,13 +527,11 @@ fn new_chain_and_delete_chain() {
         ok("-D INPUT -j A"),
         ok("-F C"),
         // Built-in chains (see above); INPUT exists and is empty.
-        differs("-X INPUT", (0, ""), (1, "Can't delete built-in chain")),
+        // An empty one with policy ACCEPT goes, as iptables-nft deletes it (it comes back
+        // with the next rule or policy); another policy is refused in iptables-nft's words.
+        ok("-X INPUT"),
         ok("-P INPUT DROP"),
-        differs(
-            "-X INPUT",
-            (1, "Directory not empty"),
-            (1, "Can't delete built-in chain"),
-        ),
+        fails("-X INPUT", 1, "Directory not empty"),
         ok("-P INPUT ACCEPT"),
         ok("-A INPUT -j ACCEPT"),
         differs("-X INPUT", CHAIN_BUSY, (1, "Can't delete built-in chain")),
@@ -1421,7 +1420,8 @@ fn rules_iptables_syntax_cannot_express() {
 /// missing built-in chain as if it existed; some commands then say the chain does not exist
 /// (`-D INPUT 1`, `-R INPUT 1`, `-X INPUT`, `-Z INPUT`: status 1, "No chain/target/match by
 /// that name") while `-S INPUT` lists it and `-I INPUT 2` says "Index of insertion too big". xtnl
-/// deliberately answers as if the built-in chains existed, as iptables-legacy does. (xtnl
+/// deliberately answers as if the built-in chains existed, as iptables-legacy does, except for
+/// `-X INPUT`, which follows iptables-nft (a built-in chain can be deleted there). (xtnl
 /// also creates the table and all its built-in chains for `-F`, `-Z` and `-X`, which
 /// iptables-nft does not; only `nft list ruleset` shows that.)
 #[test]
@@ -1446,11 +1446,9 @@ fn built_in_chains_not_created_yet() {
             (1, NO_CHAIN),
             (1, "Index of replacement too big"),
         ),
-        differs(
-            "-X INPUT",
-            (1, NO_CHAIN),
-            (1, "Can't delete built-in chain"),
-        ),
+        // -X of a built-in chain is iptables-nft's under every name (issue 24): here INPUT
+        // is not in the kernel yet, so it does not exist.
+        fails("-X INPUT", 1, NO_CHAIN),
         ok("-F"),
         ok("-t nat -Z"),
         ok("-X"),
