@@ -131,3 +131,62 @@ fn the_readme_example_runs_twice_on_a_fresh_host_and_iptables_nft_reads_it() {
         by_example.0
     );
 }
+
+/// The README's former block, the low-level API used on a fresh host: the kernel's ENOENT
+/// for `add chain ip nat vcld-5205` now names what is missing (the table; then, with the
+/// table there, the base chain the rule goes into), and nothing is changed.
+#[test]
+fn a_transaction_into_a_missing_table_or_chain_names_it() {
+    use xtnl::ErrorKind;
+    use xtnl::model::{Action, Family, Rule};
+    use xtnl::nft::{ChainSpec, Session, TableRef, Transaction};
+
+    in_netns(|| {
+        let mut s = Session::open().expect("netlink socket");
+        let nat = TableRef::new(Family::Ipv4, "nat");
+        let mut tx = Transaction::new();
+        tx.ensure_chain(&nat, ChainSpec::regular("vcld-5205"))
+            .insert_rule(
+                &nat.chain("PREROUTING"),
+                Rule::new().action(Action::Jump("vcld-5205".into())),
+            );
+        let e = s.commit(&tx).expect_err("no table nat");
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+        assert!(
+            e.to_string()
+                .contains("(add chain ip nat vcld-5205, whose table ip nat does not exist)"),
+            "{e}"
+        );
+        assert_eq!(nft_ruleset(), "", "nothing changed");
+
+        run_ok("nft", &["add", "table", "ip", "nat"]);
+        let e = s.commit(&tx).expect_err("no chain PREROUTING");
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+        assert!(
+            e.to_string()
+                .contains("whose chain ip nat PREROUTING does not exist"),
+            "{e}"
+        );
+        assert_eq!(
+            run_ok("nft", &["list", "table", "ip", "nat"])
+                .matches("chain")
+                .count(),
+            0,
+            "nothing changed"
+        );
+
+        // With the table created first in the same transaction, the chain is what is missing.
+        let mut tx = Transaction::new();
+        tx.ensure_table(&TableRef::new(Family::Ipv4, "other"))
+            .insert_rule(
+                &TableRef::new(Family::Ipv4, "other").chain("INPUT"),
+                Rule::new().action(Action::Accept),
+            );
+        let e = s.commit(&tx).expect_err("no chain INPUT");
+        assert!(
+            e.to_string()
+                .contains("whose chain ip other INPUT does not exist"),
+            "{e}"
+        );
+    });
+}
