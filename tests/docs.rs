@@ -2,9 +2,10 @@
 //! help` is in docs/cli.md, the error table there gives each error the exit status the code
 //! gives it, docs/json.md names every JSON error kind and its example document is one
 //! `xtnl apply` accepts, the bounds docs/privileged-helper.md states are `xtnl::limits`'s,
-//! the README's library example is code this file compiles, and every relative link of the
-//! README and docs/ leads to a file that exists. (The example policy of docs/privileged-helper.md and its sample denial are
-//! checked by the unit test `policy::tests::the_documented_example_parses`.)
+//! the README's library example is examples/readme.rs (which tests/readme_example.rs runs),
+//! and every relative link of the README and docs/ leads to a file that exists. (The example
+//! policy of docs/privileged-helper.md and its sample denial are checked by the unit test
+//! `policy::tests::the_documented_example_parses`.)
 
 mod common;
 
@@ -296,29 +297,8 @@ fn the_documented_bounds_are_the_code_s() {
     assert!(MAX_TRANSACTION_OPS.is_power_of_two());
 }
 
-/// The README's library example, compiled here (never run: it needs root and would change
-/// the ruleset); `the_readme_library_example_is_the_compiled_one` keeps the two equal.
-#[allow(dead_code)]
-#[rustfmt::skip]
-mod readme_example {
-    // BEGIN README
-    use xtnl::model::{Action, Family, L4Proto, NatTarget, PortRange, Rule};
-    use xtnl::nft::{ChainSpec, Session, TableRef, Transaction};
-
-    fn main() -> Result<(), Box<dyn std::error::Error>> {
-        let mut s = Session::open()?;                   // one netlink socket, kept by a long-lived agent
-        let nat = TableRef::new(Family::Ipv4, "nat");
-        let mut tx = Transaction::new();
-        tx.ensure_chain(&nat, ChainSpec::regular("vcld-5205"))
-          .insert_rule(&nat.chain("PREROUTING"), Rule::new().action(Action::Jump("vcld-5205".into())))
-          .insert_rule(&nat.chain("vcld-5205"), Rule::new().protocol(L4Proto::Tcp).dport(PortRange::single(50443))
-              .action(Action::Dnat(NatTarget { addr: "192.0.2.3".parse()?, ports: Some(PortRange::single(3389)) })));
-        s.commit(&tx)?;                                 // one batch in one sendmsg: all of it or none
-        Ok(())
-    }
-    // END README
-}
-
+/// The README's library example is examples/readme.rs, line for line (that file is compiled
+/// by `cargo test` and run twice in a scratch namespace by tests/readme_example.rs).
 #[test]
 fn the_readme_library_example_is_the_compiled_one() {
     let readme = doc("README.md");
@@ -328,13 +308,8 @@ fn the_readme_library_example_is_the_compiled_one() {
     let fence = from + readme[from..].find("```rust").expect("its code");
     let start = fence + readme[fence..].find('\n').unwrap() + 1;
     let end = start + readme[start..].find("```").unwrap();
-    let this = include_str!("docs.rs");
-    let (_, rest) = this.split_once("    // BEGIN README\n").unwrap();
-    let (compiled, _) = rest.split_once("    // END README").unwrap();
-    let compiled: Vec<&str> = compiled
-        .lines()
-        .map(|l| l.strip_prefix("    ").unwrap_or(l))
-        .collect();
+    // examples/readme.rs is built by `cargo test` and run by tests/readme_example.rs.
+    let compiled: Vec<&str> = include_str!("../examples/readme.rs").lines().collect();
     let shown: Vec<&str> = readme[start..end].lines().collect();
     assert_eq!(
         shown, compiled,

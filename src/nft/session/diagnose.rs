@@ -1,4 +1,5 @@
-//! Which missing kernel module a refused transaction points to.
+//! What a transaction refused with ENOENT lacks: its table, its chain, a jump target or a
+//! kernel module.
 
 use super::*;
 
@@ -23,6 +24,9 @@ pub(super) fn missing_extension(sock: &mut NlSocket, tx: &Transaction, e: Error)
     let Some(f) = e.op_failure().filter(|f| f.errno == libc::ENOENT) else {
         return e;
     };
+    if let Some(named) = missing_container(sock, tx, f) {
+        return named;
+    }
     let exprs = match tx.ops().get(f.index) {
         Some(
             crate::nft::Op::AddEncodedRule { chain, rule, .. }
@@ -78,4 +82,49 @@ pub(super) fn missing_extension(sock: &mut NlSocket, tx: &Transaction, e: Error)
     let mut f = f.clone();
     f.op = format!("{}, which needs {}", f.op, needs.join(", "));
     Error::Unsupported(f)
+}
+
+/// The table or chain an operation refused with ENOENT goes into, when the kernel has no
+/// such table or chain and no earlier operation of the transaction creates it: the error
+/// names it (`add chain ip nat vcld-5205, whose table ip nat does not exist`). `None` when
+/// both are there (the cause is elsewhere) or cannot be read.
+fn missing_container(
+    sock: &mut NlSocket,
+    tx: &Transaction,
+    f: &crate::error::OpFailure,
+) -> Option<Error> {
+    use crate::nft::Op;
+    let (table, chain) = match tx.ops().get(f.index)? {
+        Op::EnsureChain { table, .. } | Op::CreateChain { table, .. } => (table, None),
+        Op::DeleteTable(t) | Op::FlushTable(t) => (t, None),
+        Op::FlushChain(c)
+        | Op::DeleteChain(c)
+        | Op::RenameChain { chain: c, .. }
+        | Op::AddEncodedRule { chain: c, .. }
+        | Op::ReplaceEncodedRule { chain: c, .. }
+        | Op::AddRule { chain: c, .. }
+        | Op::DeleteRule { chain: c, .. }
+        | Op::ReplaceRule { chain: c, .. } => (&c.table, Some(c)),
+        _ => return None,
+    };
+    let earlier = tx.ops().get(..f.index)?;
+    let table_made = earlier
+        .iter()
+        .any(|op| matches!(op, Op::EnsureTable(t) if t == table));
+    let what = if !table_made && !get_table_exists(sock, table).ok()? {
+        format!("table {table}")
+    } else {
+        let c = chain?;
+        let chain_made = earlier.iter().any(|op| {
+            matches!(op, Op::EnsureChain { table, chain } | Op::CreateChain { table, chain }
+                if *table == c.table && chain.name == c.name)
+        });
+        if chain_made || get_chain(sock, c).ok()?.is_some() {
+            return None;
+        }
+        format!("chain {c}")
+    };
+    let mut f = f.clone();
+    f.op = format!("{}, whose {what} does not exist", f.op);
+    Some(Error::NotFound(f))
 }
