@@ -6,7 +6,8 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 // The runner is a module of the xtnl-bench binary (src/bin/xtnl-bench), not of the library:
 // the test compiles it in to call it directly and to read its operations and tools.
@@ -27,6 +28,25 @@ fn out_dir(name: &str) -> PathBuf {
         .join(format!("bench-quick-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
+}
+
+/// Runs `xtnl-bench ARGS --out DIR --xtnl XTNL` in a network namespace of its own; panics
+/// with its stderr unless it succeeds.
+fn run_bench(args: &'static [&'static str], dir: &Path) -> Output {
+    let d = dir.to_str().expect("utf-8 path").to_owned();
+    let out = in_netns(move || {
+        let mut all = args.to_vec();
+        all.extend(["--out", &d, "--xtnl", xtnl_bin()]);
+        run(bench_bin(), &all)
+    });
+    assert!(
+        out.status.success(),
+        "xtnl-bench {} failed ({}): {}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// Checks that every tag opened is closed in order (`<x ...>` .. `</x>`, or `<x .../>`).
@@ -70,25 +90,7 @@ fn assert_well_formed(svg: &str) -> usize {
 fn quick_run_writes_a_full_report_and_a_well_formed_plot() {
     common::require_kernel!();
     let dir = out_dir("cli");
-    let d = dir.clone();
-    let out = in_netns(move || {
-        run(
-            bench_bin(),
-            &[
-                "--quick",
-                "--out",
-                d.to_str().expect("utf-8 path"),
-                "--xtnl",
-                xtnl_bin(),
-            ],
-        )
-    });
-    assert!(
-        out.status.success(),
-        "xtnl-bench --quick failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_bench(&["--quick"], &dir);
     let md = std::fs::read_to_string(dir.join("results.md")).expect("results.md written");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(&md[..200]), "the report is also printed");
@@ -193,26 +195,7 @@ fn quick_run_writes_a_full_report_and_a_well_formed_plot() {
 fn stream_quick_run_times_every_path_and_the_kernel() {
     common::require_kernel!();
     let dir = out_dir("stream");
-    let d = dir.clone();
-    let out = in_netns(move || {
-        run(
-            bench_bin(),
-            &[
-                "stream",
-                "--quick",
-                "--out",
-                d.to_str().expect("utf-8 path"),
-                "--xtnl",
-                xtnl_bin(),
-            ],
-        )
-    });
-    assert!(
-        out.status.success(),
-        "xtnl-bench stream --quick failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_bench(&["stream", "--quick"], &dir);
     let md = std::fs::read_to_string(dir.join("stream.md")).expect("stream.md written");
     let plan = bench::stream::StreamPlan::quick();
     for n in &plan.sizes {
@@ -289,27 +272,7 @@ fn the_cluster_benchmark_runs_every_tool_and_the_floor() {
     // table in a namespace of its own (the runner checks that each save holds 8N + 7 rules),
     // the kernel's floor is measured, and the report names them all with the ratios.
     let dir = out_dir("cluster");
-    let d = dir.clone();
-    let out = in_netns(move || {
-        run(
-            bench_bin(),
-            &[
-                "cluster",
-                "--services",
-                "60",
-                "--out",
-                d.to_str().expect("utf-8 path"),
-                "--xtnl",
-                xtnl_bin(),
-            ],
-        )
-    });
-    assert!(
-        out.status.success(),
-        "xtnl-bench cluster failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_bench(&["cluster", "--services", "60"], &dir);
     let md = std::fs::read_to_string(dir.join("cluster.md")).expect("cluster.md written");
     for tool in [
         "| iptables-nft-restore |",
