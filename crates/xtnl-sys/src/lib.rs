@@ -1,5 +1,15 @@
-//! The crate's only `unsafe` code: handing a netlink socket to a detached process to close,
-//! and the x_tables get/setsockopt calls with variable-length buffers (see below).
+//! xtnl's only `unsafe` code, as safe wrappers: handing a netlink socket to a detached
+//! process to close, the x_tables get/setsockopt calls with variable-length buffers,
+//! extended attributes, the environment of a privileged run, systemd socket activation and
+//! dying of SIGPIPE (each below with its reason). Every other crate of the workspace
+//! forbids `unsafe`; this one is the lowest layer and imports no other xtnl crate.
+//!
+//! ```
+//! // Not started by systemd's socket activation (no LISTEN_PID naming this process): no
+//! // listener, and no error.
+//! assert!(xtnl_sys::systemd_listener()?.is_none());
+//! # Ok::<(), std::io::Error>(())
+//! ```
 //!
 //! Why: when a NETLINK_NETFILTER socket is released after a commit that deleted anything, the
 //! kernel's release notifier waits for nf_tables' deferred destroy work, which first waits for
@@ -7,6 +17,8 @@
 //! wait for that on exit. Forking needs `unsafe` (nix marks `fork` unsafe because only
 //! async-signal-safe calls are allowed in the child of a multi-threaded process); the child
 //! below only calls `fork`, `dup2`, `close_range`, `read`, `membarrier`, `close` and `_exit`.
+
+#![deny(missing_docs)]
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
