@@ -37,13 +37,12 @@
 #![deny(missing_docs)]
 
 pub mod backend;
-pub mod error;
+#[doc(inline)]
+pub use xtnl_core::{error, limits, model};
 pub mod ipt;
 pub mod json;
 pub mod legacy;
-pub mod limits;
 pub mod lock;
-pub mod model;
 pub mod nathost;
 pub mod netns;
 pub mod nft;
@@ -55,8 +54,10 @@ pub mod serve;
 // library reaches it as `crate::sys`, as before it became a crate.
 use xtnl_sys as sys;
 pub mod transport;
-pub mod wire;
-pub mod xt;
+#[doc(inline)]
+pub use xtnl_wire as wire;
+#[doc(inline)]
+pub use xtnl_xt as xt;
 
 pub use error::{Error, ErrorKind, OpFailure, Result};
 

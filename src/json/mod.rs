@@ -16,23 +16,9 @@ use crate::ipt::listing::{ChainListing, policy_name};
 use crate::ipt::{IptRule, print};
 use crate::nathost::{self, OperationResult, Report, RulesetBackend};
 
-/// The name of an error kind in JSON output.
+/// The name of an error kind in JSON output ([`ErrorKind::name`]).
 pub fn kind_name(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::LockBusy => "lock_busy",
-        ErrorKind::NotFound => "not_found",
-        ErrorKind::AlreadyExists => "already_exists",
-        ErrorKind::InUse => "in_use",
-        ErrorKind::NotPermitted => "not_permitted",
-        ErrorKind::Unsupported => "unsupported",
-        ErrorKind::InvalidArgument => "rejected_by_kernel",
-        ErrorKind::Precondition => "precondition_failed",
-        ErrorKind::GenerationConflict => "generation_conflict",
-        ErrorKind::Io => "io",
-        ErrorKind::InvalidInput => "invalid_input",
-        ErrorKind::PolicyDenied => "policy_denied",
-        ErrorKind::PolicyInvalid => "policy_invalid",
-    }
+    kind.name()
 }
 
 /// An error as JSON: its kind, exit status and whole message (cause chain included).
