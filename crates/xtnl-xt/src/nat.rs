@@ -4,27 +4,9 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::{NatIpv4MultiRange, Out, ipv6_of, sized};
+use super::{NatIpv4MultiRange, Out, ipv6_of, nat_flags, sized};
 use xtnl_core::model::Family;
 use xtnl_wire::WireError;
-
-/// `NF_NAT_RANGE_*`.
-pub mod nat_flags {
-    /// `NF_NAT_RANGE_MAP_IPS`: the address range is given.
-    pub const MAP_IPS: u32 = 1 << 0;
-    /// `NF_NAT_RANGE_PROTO_SPECIFIED`: the port range is given.
-    pub const PROTO_SPECIFIED: u32 = 1 << 1;
-    /// `NF_NAT_RANGE_PROTO_RANDOM`: `--random`, a random source port.
-    pub const PROTO_RANDOM: u32 = 1 << 2;
-    /// `NF_NAT_RANGE_PERSISTENT`: `--persistent`, the same address for a client across connections.
-    pub const PERSISTENT: u32 = 1 << 3;
-    /// `NF_NAT_RANGE_PROTO_RANDOM_FULLY`: `--random-fully`, fully randomised port selection.
-    pub const PROTO_RANDOM_FULLY: u32 = 1 << 4;
-    /// Revision 2 only: ports are shifted by `base_port` instead of picked in the range.
-    pub const PROTO_OFFSET: u32 = 1 << 5;
-    /// `NF_NAT_RANGE_NETMAP`: map the address range one to one (`-j NETMAP`).
-    pub const NETMAP: u32 = 1 << 6;
-}
 
 pub(super) mod field {
     pub const FLAGS: usize = 0;

@@ -7,6 +7,25 @@ use std::net::Ipv4Addr;
 use super::{Out, sized};
 use xtnl_wire::WireError;
 
+/// `NF_NAT_RANGE_*`, the flags of this struct and of `nf_nat_range`/`nf_nat_range2` (nat.rs)
+/// alike.
+pub mod nat_flags {
+    /// `NF_NAT_RANGE_MAP_IPS`: the address range is given.
+    pub const MAP_IPS: u32 = 1 << 0;
+    /// `NF_NAT_RANGE_PROTO_SPECIFIED`: the port range is given.
+    pub const PROTO_SPECIFIED: u32 = 1 << 1;
+    /// `NF_NAT_RANGE_PROTO_RANDOM`: `--random`, a random source port.
+    pub const PROTO_RANDOM: u32 = 1 << 2;
+    /// `NF_NAT_RANGE_PERSISTENT`: `--persistent`, the same address for a client across connections.
+    pub const PERSISTENT: u32 = 1 << 3;
+    /// `NF_NAT_RANGE_PROTO_RANDOM_FULLY`: `--random-fully`, fully randomised port selection.
+    pub const PROTO_RANDOM_FULLY: u32 = 1 << 4;
+    /// Revision 2 only: ports are shifted by `base_port` instead of picked in the range.
+    pub const PROTO_OFFSET: u32 = 1 << 5;
+    /// `NF_NAT_RANGE_NETMAP`: map the address range one to one (`-j NETMAP`).
+    pub const NETMAP: u32 = 1 << 6;
+}
+
 pub(super) mod field {
     pub const RANGESIZE: usize = 0;
     pub const FLAGS: usize = 4;
@@ -22,7 +41,7 @@ const WHAT: &str = "nf_nat_ipv4_multi_range_compat";
 /// `struct nf_nat_ipv4_multi_range_compat` with its one range (`rangesize` is always 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NatIpv4MultiRange {
-    /// [`super::nat_flags`]; unknown bits are kept.
+    /// [`nat_flags`]; unknown bits are kept.
     pub flags: u32,
     /// The lowest address (`min_ip`).
     pub min_ip: Ipv4Addr,
@@ -38,7 +57,7 @@ impl NatIpv4MultiRange {
     /// As iptables builds it: `NF_NAT_RANGE_MAP_IPS` with addresses, `PROTO_SPECIFIED` with
     /// ports; MASQUERADE and REDIRECT give no addresses.
     pub fn new(addrs: Option<(Ipv4Addr, Ipv4Addr)>, ports: Option<(u16, u16)>) -> Self {
-        use super::nat_flags::*;
+        use nat_flags::*;
         let (min_ip, max_ip) = addrs.unwrap_or((Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED));
         let (min_port, max_port) = ports.unwrap_or((0, 0));
         NatIpv4MultiRange {
@@ -53,13 +72,12 @@ impl NatIpv4MultiRange {
 
     /// The address range, if the flags say addresses are mapped.
     pub fn addrs(&self) -> Option<(Ipv4Addr, Ipv4Addr)> {
-        (self.flags & super::nat_flags::MAP_IPS != 0).then_some((self.min_ip, self.max_ip))
+        (self.flags & nat_flags::MAP_IPS != 0).then_some((self.min_ip, self.max_ip))
     }
 
     /// The port range, if the flags say ports are given.
     pub fn ports(&self) -> Option<(u16, u16)> {
-        (self.flags & super::nat_flags::PROTO_SPECIFIED != 0)
-            .then_some((self.min_port, self.max_port))
+        (self.flags & nat_flags::PROTO_SPECIFIED != 0).then_some((self.min_port, self.max_port))
     }
 
     /// The kernel's bytes of the payload, padded to `XT_ALIGN`.

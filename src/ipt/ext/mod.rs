@@ -8,7 +8,8 @@
 //! forms and normalisations). A rule carries an extension as an [`XtPayload`]: its
 //! canonical kernel bytes, which is what both backends send (nft_compat `match`/`target`,
 //! or an x_tables entry) and what `-C`/`-D` compare. The few that iptables-nft writes as
-//! native expressions say so in [`Ext::native`] (see [`native`]).
+//! native expressions (`limit`, `mark`, NFLOG) are encoded that way by the crate-private
+//! `ipt::ext::native`, which lists the expressions iptables-nft writes for each.
 //!
 //! The hooks: the command-line parser asks [`find`] when it meets `-m NAME`/`-j NAME` and
 //! hands unknown options to [`Pending::claims`]; the printers call [`save_match`] and
