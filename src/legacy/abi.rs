@@ -356,7 +356,7 @@ const _: () = {
     // The blob is a sequence of XT_ALIGNed entries: each header keeps that alignment.
     assert!(v4.size % xt::XT_ALIGN == 0 && v6.size % xt::XT_ALIGN == 0);
 
-    // XT_ALIGN (the extension payloads are checked in src/xt/abi.rs).
+    // XT_ALIGN (the extension payloads are checked in crates/xtnl-xt/src/abi.rs).
     assert!(xt::XT_ALIGN == align_of::<XtAlign>());
     assert!(xt::xt_align(size_of::<XtStandardTarget>()) == blob::EXT_HEADER + xt::xt_align(4));
 
