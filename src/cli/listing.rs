@@ -11,11 +11,9 @@ use xtnl::nft::{Session, TableRef, TableSnapshot};
 pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
     let json = args.iter().any(|a| a == "--json");
     let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    // An unknown option never gets here: clap refused it (`cli::args`).
     if let Some(opt) = args.iter().find(|a| a.starts_with('-')) {
-        return Err(Error::InvalidInput(format!(
-            "list: unknown option {opt:?}{}",
-            super::machine::did_you_mean(opt, &["--json", "--help"])
-        )));
+        return Err(Error::InvalidInput(format!("list: unknown option {opt:?}")));
     }
     let family: Option<Family> = args.first().map(|f| f.parse()).transpose()?;
     let mut s = Session::open()?;
