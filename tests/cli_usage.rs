@@ -295,7 +295,9 @@ fn options_in(text: &str) -> Vec<String> {
         .filter(|w| {
             (w.starts_with("--")
                 && w.len() > 2
-                && w[2..].chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                && w[2..]
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
                 && !w.ends_with('-'))
                 || (w.len() == 2
                     && w.starts_with('-')
@@ -309,7 +311,7 @@ fn options_in(text: &str) -> Vec<String> {
 }
 
 /// The man page's sections on xtnl's own commands name no option that the help (`xtnl
-/// help`, `xtnl serve --help`) does not have: the other direction of packaging.rs's check
+/// help`, each command's `--help`) does not have: the other direction of packaging.rs's check
 /// that every option of the help is in the man page.
 #[test]
 fn every_option_of_the_man_pages_own_commands_is_in_the_help() {
@@ -322,7 +324,23 @@ fn every_option_of_the_man_pages_own_commands_is_in_the_help() {
     let in_man = options_in(&man[start..end]);
     assert!(in_man.len() > 20, "man parse found too little: {in_man:?}");
     let mut help = String::from_utf8_lossy(&xtnl(&["help"]).stdout).into_owned();
-    help.push_str(&String::from_utf8_lossy(&xtnl(&["serve", "--help"]).stdout));
+    for cmd in [
+        &["list"][..],
+        &["restore"],
+        &["save"],
+        &["apply"],
+        &["serve"],
+        &["reservation", "setup"],
+        &["forward", "add"],
+        &["forward", "remove"],
+        &["teardown"],
+        &["sweep"],
+        &["host", "setup"],
+        &["migrate"],
+    ] {
+        let o = xtnl(&[cmd, &["--help"][..]].concat());
+        help.push_str(&String::from_utf8_lossy(&o.stdout));
+    }
     let in_help = options_in(&help);
     let missing: Vec<&String> = in_man.iter().filter(|o| !in_help.contains(o)).collect();
     assert!(

@@ -205,3 +205,92 @@ fn the_completions_are_generated_from_the_definitions() {
         "stale (XTNL_BLESS=1 cargo test --bin xtnl cli::args rewrites them): {stale:?}"
     );
 }
+
+/// Every option of every command: `--long` and `-s` spellings, with the command's path.
+fn all_options() -> Vec<(String, String)> {
+    fn walk(c: &clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+        for a in c.get_arguments() {
+            if a.get_id() == "help" {
+                continue;
+            }
+            if let Some(l) = a.get_long() {
+                out.push((path.to_string(), format!("--{l}")));
+            }
+            if let Some(s) = a.get_short() {
+                out.push((path.to_string(), format!("-{s}")));
+            }
+        }
+        for s in c.get_subcommands() {
+            walk(
+                s,
+                &format!("{path} {}", s.get_name()).trim().to_string(),
+                out,
+            );
+        }
+    }
+    let mut cmd = command();
+    cmd.build();
+    let mut out = Vec::new();
+    walk(&cmd, "", &mut out);
+    out
+}
+
+/// The options the man page's sections on xtnl's own commands (GLOBAL OPTIONS to IPTABLES
+/// COMMANDS) name, troff escapes undone.
+fn man_options() -> Vec<String> {
+    let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/man/xtnl.8"))
+        .expect("docs/man/xtnl.8");
+    let start = man.find(".SH GLOBAL OPTIONS").expect("GLOBAL OPTIONS");
+    let end = man
+        .find(".SH IPTABLES COMMANDS")
+        .expect("IPTABLES COMMANDS");
+    let plain = man[start..end]
+        .replace("\\-", "-")
+        .replace("\\fB", " ")
+        .replace("\\fI", " ")
+        .replace("\\fR", " ")
+        .replace("\\fP", " ")
+        .replace('"', " ");
+    let mut out: Vec<String> = plain
+        .split(|c: char| c.is_whitespace() || "[]|(),;=".contains(c))
+        .filter(|w| {
+            (w.starts_with("--")
+                && w.len() > 2
+                && w[2..]
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !w.ends_with('-'))
+                || (w.len() == 2
+                    && w.starts_with('-')
+                    && w[1..].chars().all(|c| c.is_ascii_alphanumeric()))
+        })
+        .map(str::to_owned)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The man page and the definitions name the same options: every option of every command
+/// is in xtnl.8, and xtnl.8 names no option of its own commands that none has (`-V`,
+/// `--version`, `-h`, `--help` are the top level's, outside clap).
+#[test]
+fn the_man_page_names_exactly_the_options_of_the_definitions() {
+    let defined = all_options();
+    let man = man_options();
+    let missing: Vec<String> = defined
+        .iter()
+        .filter(|(_, o)| !man.contains(o))
+        .map(|(p, o)| format!("{p} {o}"))
+        .collect();
+    assert!(missing.is_empty(), "not in xtnl.8: {missing:?}");
+    let unknown: Vec<&String> = man
+        .iter()
+        .filter(|o| !["-V", "--version", "-h", "--help"].contains(&o.as_str()))
+        .filter(|o| !defined.iter().any(|(_, d)| d == *o))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "in xtnl.8 but no command has it: {unknown:?}"
+    );
+}
