@@ -223,7 +223,7 @@ fn all_options() -> Vec<(String, String)> {
         for s in c.get_subcommands() {
             walk(
                 s,
-                &format!("{path} {}", s.get_name()).trim().to_string(),
+                format!("{path} {}", s.get_name()).trim(),
                 out,
             );
         }
