@@ -221,11 +221,7 @@ fn all_options() -> Vec<(String, String)> {
             }
         }
         for s in c.get_subcommands() {
-            walk(
-                s,
-                format!("{path} {}", s.get_name()).trim(),
-                out,
-            );
+            walk(s, format!("{path} {}", s.get_name()).trim(), out);
         }
     }
     let mut cmd = command();
