@@ -316,3 +316,32 @@ fn the_readme_library_example_is_the_compiled_one() {
         "README.md's library example differs from the compiled one"
     );
 }
+
+/// docs/library.md's two programs are examples/library_transaction.rs and
+/// examples/library_nathost.rs, line for line (compiled by `cargo test`, run in fresh
+/// namespaces by tests/library_examples.rs): its blocks can no longer rot unseen.
+#[test]
+fn the_library_pages_programs_are_the_compiled_ones() {
+    let page = doc("docs/library.md");
+    let shown: Vec<&str> = page
+        .split("```rust\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap_or_default())
+        .collect();
+    let compiled = [
+        include_str!("../examples/library_transaction.rs"),
+        include_str!("../examples/library_nathost.rs"),
+    ];
+    assert_eq!(shown.len(), compiled.len(), "docs/library.md's rust blocks");
+    for (s, c) in shown.iter().zip(compiled) {
+        assert_eq!(
+            s.lines().collect::<Vec<_>>(),
+            c.lines().collect::<Vec<_>>(),
+            "a block of docs/library.md differs from its example"
+        );
+    }
+    assert!(
+        !page.contains("no_run"),
+        "docs/library.md has a block that is not run"
+    );
+}
