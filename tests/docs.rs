@@ -317,6 +317,45 @@ fn the_readme_library_example_is_the_compiled_one() {
     );
 }
 
+/// The rust blocks of a page (fenced with `rust` or `rust,no_run`), each the text between its
+/// fences.
+fn rust_blocks(page: &str) -> Vec<&str> {
+    page.split("```rust")
+        .skip(1)
+        .map(|b| {
+            let body = &b[b.find('\n').map_or(b.len(), |i| i + 1)..];
+            body.split("```").next().unwrap_or_default()
+        })
+        .collect()
+}
+
+/// docs/library-examples.md (the crate's front page in rustdoc, where its blocks are compiled
+/// with `no_run`) shows four programs of examples/, line for line; tests/library_examples.rs
+/// runs them in fresh namespaces.
+#[test]
+fn the_library_examples_pages_programs_are_the_compiled_ones() {
+    let page = doc("docs/library-examples.md");
+    let shown = rust_blocks(&page);
+    let compiled = [
+        include_str!("../examples/doc_transaction.rs"),
+        include_str!("../examples/doc_iptables.rs"),
+        include_str!("../examples/doc_nathost.rs"),
+        include_str!("../examples/doc_listing.rs"),
+    ];
+    assert_eq!(
+        shown.len(),
+        compiled.len(),
+        "docs/library-examples.md's rust blocks"
+    );
+    for (s, c) in shown.iter().zip(compiled) {
+        assert_eq!(
+            s.lines().collect::<Vec<_>>(),
+            c.lines().collect::<Vec<_>>(),
+            "a block of docs/library-examples.md differs from its example"
+        );
+    }
+}
+
 /// docs/library.md's two programs are examples/library_transaction.rs and
 /// examples/library_nathost.rs, line for line (compiled by `cargo test`, run in fresh
 /// namespaces by tests/library_examples.rs): its blocks can no longer rot unseen.

@@ -1,6 +1,7 @@
 //! docs/library.md's programs (examples/library_transaction.rs and
-//! examples/library_nathost.rs; tests/docs.rs holds them equal to the page's blocks) run as a
-//! reader runs them: as root, in a fresh network namespace, with a private xtables lock.
+//! examples/library_nathost.rs) and docs/library-examples.md's (examples/doc_*.rs; tests/docs.rs
+//! holds them equal to the pages' blocks) run as a reader runs them: as root, in a fresh
+//! network namespace, with a private xtables lock.
 //! Before, the page's first block failed on a fresh host (`add chain ip nat vcld-5205`:
 //! ENOENT); it now asks the transaction for table nat and PREROUTING.
 
@@ -100,4 +101,86 @@ fn the_nathost_program_runs_on_a_fresh_host_and_again() {
     // Torn down: the chain and the jump are gone, iptables-nft's PREROUTING stays.
     assert!(!nat.contains("vcld-5205"), "{nat}");
     assert!(nat.contains("chain PREROUTING"), "{nat}");
+}
+
+#[test]
+fn the_front_pages_programs_run_on_a_fresh_host() {
+    if !kernel_test() {
+        return;
+    }
+    let bins: Vec<PathBuf> = [
+        "doc_transaction",
+        "doc_iptables",
+        "doc_nathost",
+        "doc_listing",
+    ]
+    .iter()
+    .map(|n| example_bin(n))
+    .collect();
+    // Each in a namespace of its own: status, then its output and nat as iptables-nft reads it.
+    let mut runs = Vec::new();
+    for bin in bins {
+        let (ok, out) = in_netns({
+            let bin = bin.clone();
+            move || {
+                if bin.ends_with("doc_listing") {
+                    // Something to list, written by iptables-nft.
+                    run_ok(
+                        "iptables-nft",
+                        &[
+                            "-t",
+                            "nat",
+                            "-A",
+                            "PREROUTING",
+                            "-p",
+                            "udp",
+                            "--dport",
+                            "53",
+                            "-j",
+                            "ACCEPT",
+                        ],
+                    );
+                }
+                let r = run_example(&bin);
+                // The transaction program writes native rules, which only nft reads.
+                let read = if bin.ends_with("doc_transaction") {
+                    run_ok("nft", &["list", "table", "ip", "nat"])
+                } else {
+                    run_ok("iptables-nft", &["-t", "nat", "-S"])
+                };
+                (r.0, format!("{}\n--- table nat:\n{read}", r.1))
+            }
+        });
+        runs.push((bin, ok, out));
+    }
+    for (bin, ok, out) in &runs {
+        assert!(ok, "{}: {out}", bin.display());
+        let name = bin.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let want: &[&str] = match name {
+            "doc_transaction" => &[
+                "add table ip nat and chain ip nat PREROUTING",
+                "add chain ip nat vcld-5205",
+                "add rule ip nat vcld-5205",
+                "type nat hook prerouting priority dstnat; policy accept;",
+                "dnat to 192.0.2.3:3389",
+                "return",
+            ],
+            "doc_iptables" => {
+                &["-A PREROUTING -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 8080"]
+            }
+            "doc_nathost" => &["-P PREROUTING ACCEPT"],
+            "doc_listing" => &[
+                "-A PREROUTING -p udp -m udp --dport 53 -j ACCEPT",
+                "(exact: true)",
+                ":PREROUTING ACCEPT [0:0]",
+            ],
+            _ => &[],
+        };
+        for w in want {
+            assert!(out.contains(w), "{name}: {w:?} not in:\n{out}");
+        }
+        if name == "doc_nathost" {
+            assert!(!out.contains("vcld-5205"), "not torn down: {out}");
+        }
+    }
 }
