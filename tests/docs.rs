@@ -356,6 +356,48 @@ fn the_library_examples_pages_programs_are_the_compiled_ones() {
     }
 }
 
+/// docs/sets-and-maps.md's program is examples/doc_map_layout.rs (run by
+/// tests/library_examples.rs), and no other page of docs/ or the README has a rust block that
+/// is not one of the compiled programs checked here.
+#[test]
+fn every_rust_block_of_the_docs_is_a_compiled_program() {
+    let page = doc("docs/sets-and-maps.md");
+    let shown = rust_blocks(&page);
+    assert_eq!(shown.len(), 1, "docs/sets-and-maps.md's rust blocks");
+    assert_eq!(
+        shown[0].lines().collect::<Vec<_>>(),
+        include_str!("../examples/doc_map_layout.rs")
+            .lines()
+            .collect::<Vec<_>>(),
+        "docs/sets-and-maps.md's block differs from examples/doc_map_layout.rs"
+    );
+    // The pages whose blocks are checked against examples/ (here and above).
+    let checked = [
+        "README.md",
+        "docs/library.md",
+        "docs/library-examples.md",
+        "docs/sets-and-maps.md",
+    ];
+    let mut pages = vec![root().join("README.md")];
+    for e in std::fs::read_dir(root().join("docs")).expect("docs/") {
+        let path = e.expect("docs/ entry").path();
+        if path.extension().is_some_and(|x| x == "md") {
+            pages.push(path);
+        }
+    }
+    for path in pages {
+        let rel = path.strip_prefix(root()).expect("under the root");
+        let rel = rel.to_string_lossy();
+        let text = std::fs::read_to_string(&path).expect("a page");
+        if !rust_blocks(&text).is_empty() {
+            assert!(
+                checked.contains(&rel.as_ref()),
+                "{rel} has a rust block that no test compiles and runs"
+            );
+        }
+    }
+}
+
 /// docs/library.md's two programs are examples/library_transaction.rs and
 /// examples/library_nathost.rs, line for line (compiled by `cargo test`, run in fresh
 /// namespaces by tests/library_examples.rs): its blocks can no longer rot unseen.

@@ -1,7 +1,7 @@
 //! docs/library.md's programs (examples/library_transaction.rs and
-//! examples/library_nathost.rs) and docs/library-examples.md's (examples/doc_*.rs; tests/docs.rs
-//! holds them equal to the pages' blocks) run as a reader runs them: as root, in a fresh
-//! network namespace, with a private xtables lock.
+//! examples/library_nathost.rs), docs/library-examples.md's and docs/sets-and-maps.md's
+//! (examples/doc_*.rs; tests/docs.rs holds them equal to the pages' blocks) run as a reader
+//! runs them: as root, in a fresh network namespace, with a private xtables lock.
 //! Before, the page's first block failed on a fresh host (`add chain ip nat vcld-5205`:
 //! ENOENT); it now asks the transaction for table nat and PREROUTING.
 
@@ -113,6 +113,7 @@ fn the_front_pages_programs_run_on_a_fresh_host() {
         "doc_iptables",
         "doc_nathost",
         "doc_listing",
+        "doc_map_layout",
     ]
     .iter()
     .map(|n| example_bin(n))
@@ -145,6 +146,8 @@ fn the_front_pages_programs_run_on_a_fresh_host() {
                 // The transaction program writes native rules, which only nft reads.
                 let read = if bin.ends_with("doc_transaction") {
                     run_ok("nft", &["list", "table", "ip", "nat"])
+                } else if bin.ends_with("doc_map_layout") {
+                    run_ok("nft", &["list", "table", "ip", "xtnl_nat"])
                 } else {
                     run_ok("iptables-nft", &["-t", "nat", "-S"])
                 };
@@ -169,6 +172,7 @@ fn the_front_pages_programs_run_on_a_fresh_host() {
                 &["-A PREROUTING -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 8080"]
             }
             "doc_nathost" => &["-P PREROUTING ACCEPT"],
+            "doc_map_layout" => &["50443", "192.0.2.3", "3389", "vcld-7"],
             "doc_listing" => &[
                 "-A PREROUTING -p udp -m udp --dport 53 -j ACCEPT",
                 "(exact: true)",
