@@ -8,11 +8,14 @@
 //! line before clap parses (they may stand anywhere); they are declared here for the help
 //! and the completions.
 //!
-//! Each command's words, once clap accepted them, go to that command's reader
-//! (`saveopts`, `nathost`, `apply`, `serve`), which turns them into the typed request and
-//! checks what clap cannot say (a required option of one layout, value syntax).
+//! `list`, `apply`, `doctor` and `help` take the typed values parsed here. The other
+//! commands' words, once clap accepted them, go to that command's reader (`saveopts`, shared
+//! with iptables-restore/-save under their names; `nathost`; `serve`), which turns them into
+//! the typed request and checks what clap cannot say (a required option of one layout, value
+//! syntax).
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use xtnl::lock::WaitPolicy;
 
 /// xtnl's own commands.
 #[derive(Parser, Debug)]
@@ -140,6 +143,23 @@ pub(crate) struct WaitArgs {
         default_missing_value = ""
     )]
     pub wait: Option<String>,
+}
+
+impl WaitArgs {
+    /// The lock wait asked for: at most SECS with `-w SECS`, as long as it takes with `-w`,
+    /// the command's default (`$XTNL_LOCK_WAIT`, else 30 s) without it.
+    pub fn policy(&self) -> xtnl::error::Result<WaitPolicy> {
+        match self.wait.as_deref() {
+            None => WaitPolicy::default_for_command(),
+            Some("") => Ok(WaitPolicy::Forever),
+            Some(n) => n
+                .parse::<u64>()
+                .map(|secs| WaitPolicy::Timeout(std::time::Duration::from_secs(secs)))
+                .map_err(|_| {
+                    xtnl::Error::InvalidInput(format!("--wait {n:?}: not a number of seconds"))
+                }),
+        }
+    }
 }
 
 /// `xtnl restore` (iptables-restore's options).

@@ -290,3 +290,23 @@ fn the_man_page_names_exactly_the_options_of_the_definitions() {
         "in xtnl.8 but no command has it: {unknown:?}"
     );
 }
+
+#[test]
+fn the_wait_option_becomes_the_lock_policy() {
+    use std::time::Duration;
+    let wait = |line: &str| match accepts(line).command {
+        Command::Apply(a) => a.wait.policy().expect("a policy"),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(wait("apply -w"), WaitPolicy::Forever);
+    assert_eq!(
+        wait("apply -w 7 d.json"),
+        WaitPolicy::Timeout(Duration::from_secs(7))
+    );
+    assert_eq!(wait("apply --wait=0"), WaitPolicy::Timeout(Duration::ZERO));
+    let Command::Apply(a) = accepts("apply --wait=x").command else {
+        panic!("not apply")
+    };
+    let e = a.wait.policy().expect_err("refused").to_string();
+    assert!(e.contains("--wait \"x\": not a number"), "{e}");
+}

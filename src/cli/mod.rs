@@ -183,9 +183,14 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
     if let Some(id) = &identity {
         return dropin::run(&mut out, id, args, &ctx);
     }
+    // The commands that take clap's typed values.
+    match &own {
+        Some(args::Command::List(l)) => return listing::run(&mut out, l).map(|()| 0),
+        Some(args::Command::Apply(a)) => return apply::run(&mut out, a, family, &ctx),
+        _ => {}
+    }
     let result = match first {
         Some("demo") => demo::run(&mut out, &ctx),
-        Some("list") => listing::run(&mut out, &args[1..]),
         Some("restore") => restore::run_restore(&mut out, &args[1..], family, &ctx),
         Some("save") => restore::run_save(&mut out, &args[1..], family, &ctx),
         Some("version" | "--version" | "-V") => {
@@ -193,7 +198,6 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
         }
         Some("help" | "--help" | "-h") => writeln!(out, "{usage}").map_err(io_error),
         Some("serve") => return serve::run(&args[1..], &globals, ctx.choice, netns),
-        Some("apply") => return apply::run(&mut out, &args[1..], family, &ctx),
         // The benchmark suite left the privileged binary (issue 14): say where it went.
         Some("bench") => Err(Error::InvalidInput(
             "the benchmark suite is not part of xtnl: run xtnl-bench [--quick] [--out DIR] \
