@@ -726,7 +726,7 @@ fn cli_rows() -> Vec<Row> {
             "unknown command word",
             args("frobnicate"),
             2,
-            "unknown command",
+            "unrecognized subcommand 'frobnicate'",
         ),
         row(
             "list with bad family",

@@ -20,19 +20,45 @@ fn stderr(o: &Output) -> String {
 fn every_command_has_its_help_with_status_0() {
     in_netns(|| {
         for cmd in [
-            "doctor",
-            "list",
-            "save",
-            "restore",
-            "apply",
-            "demo",
-            "reservation",
+            &["doctor"][..],
+            &["list"],
+            &["save"],
+            &["restore"],
+            &["apply"],
+            &["demo"],
+            &["serve"],
+            &["reservation"],
+            &["reservation", "setup"],
+            &["forward", "add"],
+            &["forward", "remove"],
+            &["teardown"],
+            &["sweep"],
+            &["host", "setup"],
+            &["migrate"],
         ] {
-            let o = xtnl(&[cmd, "--help"]);
-            let out = String::from_utf8_lossy(&o.stdout);
-            assert_eq!(o.status.code(), Some(0), "{cmd} --help: {}", stderr(&o));
-            assert!(out.contains(cmd), "{cmd} --help: {out}");
-            assert!(stderr(&o).is_empty(), "{cmd} --help: {}", stderr(&o));
+            let name = cmd.join(" ");
+            for help in ["--help", "-h"] {
+                let mut line = cmd.to_vec();
+                line.push(help);
+                let o = xtnl(&line);
+                let out = String::from_utf8_lossy(&o.stdout);
+                assert_eq!(o.status.code(), Some(0), "{name} {help}: {}", stderr(&o));
+                assert!(
+                    out.contains(&format!("Usage: xtnl {name}")),
+                    "{name} {help}: {out}"
+                );
+                assert!(stderr(&o).is_empty(), "{name} {help}: {}", stderr(&o));
+            }
+            // `xtnl help CMD...` says the same.
+            let mut line = vec!["help"];
+            line.extend(cmd.iter());
+            let o = xtnl(&line);
+            assert_eq!(o.status.code(), Some(0), "help {name}: {}", stderr(&o));
+            assert_eq!(
+                o.stdout,
+                xtnl(&[cmd, &["--help"][..]].concat()).stdout,
+                "help {name}"
+            );
         }
     });
 }
@@ -43,39 +69,67 @@ fn usage_errors_name_the_bad_word_with_status_2() {
         for (args, named, not) in [
             (
                 &["demo", "extra"][..],
-                "unexpected argument \"extra\"",
-                "\"demo\"",
+                &["unexpected argument 'extra'"][..],
+                "'demo'",
             ),
             (
                 &["list", "--jsn"][..],
-                "unknown option \"--jsn\" (did you mean \"--json\"?)",
+                &[
+                    "unexpected argument '--jsn'",
+                    "tip: a similar argument exists: '--json'",
+                ][..],
                 "family",
             ),
             (
                 &["list", "ip", "nat", "c", "more"][..],
-                "unexpected argument \"more\"",
+                &["unexpected argument 'more'"][..],
                 "family",
             ),
             (
                 &["lsit"][..],
-                "unknown command \"lsit\" (did you mean \"list\"?)",
+                &[
+                    "unrecognized subcommand 'lsit'",
+                    "tip: a similar subcommand exists: 'list'",
+                ][..],
                 "arguments",
+            ),
+            (
+                &["reservation", "setup", "vcld-1", "--layuot", "map"][..],
+                &[
+                    "unexpected argument '--layuot'",
+                    "tip: a similar argument exists: '--layout'",
+                ][..],
+                "vcld-1",
+            ),
+            (
+                &["doctor", "now"][..],
+                &["unexpected argument 'now'"][..],
+                "'doctor'",
             ),
         ] {
             let o = xtnl(args);
             let err = stderr(&o);
             assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-            assert!(err.contains(named), "{args:?}: {err}");
+            for n in named {
+                assert!(err.contains(n), "{args:?}: {err}");
+            }
             assert!(!err.contains(not), "{args:?}: {err}");
             assert!(o.stdout.is_empty(), "{args:?}");
         }
+        // With --json the refusal is also the JSON error object on standard output.
+        let o = xtnl(&["list", "--jsn", "--json"]);
+        assert_eq!(o.status.code(), Some(2));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        assert_eq!(v["ok"], false, "{v}");
+        assert!(v["error"].to_string().contains("--jsn"), "{v}");
     });
 }
 
-/// The options of `xtnl CMD --help` (a NAT-host command's help includes the options they
+/// The options of `xtnl CMD... --help` (a NAT-host command's help includes the options they
 /// all take: `[-4|-6] [-t TABLE] [-w [SECS]] [--json]`, `--layout`).
-fn help_options(cmd: &str) -> Vec<String> {
-    let o = xtnl(&[cmd, "--help"]);
+fn help_options(path: &[&str]) -> Vec<String> {
+    let cmd = path[0];
+    let o = xtnl(&[path, &["--help"][..]].concat());
     assert_eq!(o.status.code(), Some(0), "{cmd} --help");
     let help = String::from_utf8_lossy(&o.stdout).into_owned();
     let mut opts: Vec<String> = help
@@ -126,24 +180,33 @@ fn shell(program: &str, script: &str) -> String {
 /// from zsh altogether).
 #[test]
 fn the_completions_offer_every_option_of_each_commands_help() {
-    let commands: &[(&str, &[&str])] = &[
-        ("reservation", &["setup", "vcld-1"]),
-        ("forward", &["add", "vcld-1"]),
-        ("teardown", &["vcld-1"]),
-        ("sweep", &[]),
-        ("host", &["setup"]),
-        ("migrate", &[]),
-        ("restore", &[]),
-        ("save", &[]),
-        ("apply", &[]),
+    // (the command's path, the words after it on the line completed)
+    let commands: &[(&[&str], &[&str])] = &[
+        (&["reservation", "setup"], &["vcld-1"]),
+        (&["forward", "add"], &["vcld-1"]),
+        (&["forward", "remove"], &["vcld-1"]),
+        (&["forward", "list"], &[]),
+        (&["teardown"], &["vcld-1"]),
+        (&["sweep"], &[]),
+        (&["host", "setup"], &[]),
+        (&["migrate"], &[]),
+        (&["restore"], &[]),
+        (&["save"], &[]),
+        (&["apply"], &[]),
+        (&["serve"], &[]),
+        (&["list"], &[]),
+        (&["doctor"], &[]),
+        (&["demo"], &[]),
     ];
     let zsh = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/completions/_xtnl"))
         .expect("completions/_xtnl");
     let mut missing = Vec::new();
-    for (cmd, words) in commands {
-        let opts = help_options(cmd);
+    for (path, words) in commands {
+        let cmd = path.join(" ");
+        let opts = help_options(path);
         assert!(!opts.is_empty(), "{cmd}: no options in its help");
-        let mut line = vec!["xtnl", cmd];
+        let mut line = vec!["xtnl"];
+        line.extend(path.iter());
         line.extend(words.iter());
         line.push("-");
         let quoted: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
@@ -162,14 +225,7 @@ fn the_completions_offer_every_option_of_each_commands_help() {
                 line.join(" ")
             ),
         );
-        // zsh: the command's branch of the case statement.
-        let branch = zsh
-            .find(&format!("\n    {cmd})"))
-            .map(|at| {
-                let rest = &zsh[at..];
-                &rest[..rest.find(";;").unwrap_or(rest.len())]
-            })
-            .unwrap_or("");
+        let branch = zsh_options(&zsh, path);
         for o in &opts {
             if !bash.lines().any(|l| l == o) {
                 missing.push(format!("bash: {cmd} {o}"));
@@ -180,15 +236,49 @@ fn the_completions_offer_every_option_of_each_commands_help() {
             {
                 missing.push(format!("fish: {cmd} {o}"));
             }
-            if !branch
-                .split(|c: char| c.is_whitespace() || c == ';')
-                .any(|w| w == o)
-            {
+            if !branch.contains(o) {
                 missing.push(format!("zsh: {cmd} {o}"));
             }
         }
     }
     assert!(missing.is_empty(), "not offered:\n{}", missing.join("\n"));
+}
+
+/// The options zsh's `_arguments` offers for a command: the lines (`'--entry=[...`,
+/// `'-i+[...`, `'*--forward=[...`, `'(-6 --ipv6)-4[...`) of the command's block in the
+/// `_xtnl_own` function that clap_complete generated.
+fn zsh_options(zsh: &str, path: &[&str]) -> Vec<String> {
+    let Some(mut at) = zsh.find("_xtnl_own() {") else {
+        return Vec::new();
+    };
+    for (k, w) in path.iter().enumerate() {
+        if k > 0 {
+            let ctx = format!(":xtnl-{}-command-$line[1]:", path[..k].join("-"));
+            match zsh[at..].find(&ctx) {
+                Some(i) => at += i,
+                None => return Vec::new(),
+            }
+        }
+        match zsh[at..].find(&format!("({w})\n_arguments")) {
+            Some(i) => at += i,
+            None => return Vec::new(),
+        }
+    }
+    let block = &zsh[at..];
+    let block = &block[..block.find("&& ret=0").unwrap_or(block.len())];
+    block
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim().strip_prefix('\'')?;
+            let l = match l.strip_prefix('(') {
+                Some(g) => &g[g.find(')')? + 1..],
+                None => l,
+            };
+            let l = l.trim_start_matches('*');
+            let end = l.find(['=', '+', '['])?;
+            l.starts_with('-').then(|| l[..end].to_string())
+        })
+        .collect()
 }
 
 /// The options a text names: `--word` and `-x` (troff escapes of a man page undone).
@@ -205,7 +295,9 @@ fn options_in(text: &str) -> Vec<String> {
         .filter(|w| {
             (w.starts_with("--")
                 && w.len() > 2
-                && w[2..].chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                && w[2..]
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
                 && !w.ends_with('-'))
                 || (w.len() == 2
                     && w.starts_with('-')
@@ -219,7 +311,7 @@ fn options_in(text: &str) -> Vec<String> {
 }
 
 /// The man page's sections on xtnl's own commands name no option that the help (`xtnl
-/// help`, `xtnl serve --help`) does not have: the other direction of packaging.rs's check
+/// help`, each command's `--help`) does not have: the other direction of packaging.rs's check
 /// that every option of the help is in the man page.
 #[test]
 fn every_option_of_the_man_pages_own_commands_is_in_the_help() {
@@ -232,7 +324,23 @@ fn every_option_of_the_man_pages_own_commands_is_in_the_help() {
     let in_man = options_in(&man[start..end]);
     assert!(in_man.len() > 20, "man parse found too little: {in_man:?}");
     let mut help = String::from_utf8_lossy(&xtnl(&["help"]).stdout).into_owned();
-    help.push_str(&String::from_utf8_lossy(&xtnl(&["serve", "--help"]).stdout));
+    for cmd in [
+        &["list"][..],
+        &["restore"],
+        &["save"],
+        &["apply"],
+        &["serve"],
+        &["reservation", "setup"],
+        &["forward", "add"],
+        &["forward", "remove"],
+        &["teardown"],
+        &["sweep"],
+        &["host", "setup"],
+        &["migrate"],
+    ] {
+        let o = xtnl(&[cmd, &["--help"][..]].concat());
+        help.push_str(&String::from_utf8_lossy(&o.stdout));
+    }
     let in_help = options_in(&help);
     let missing: Vec<&String> = in_man.iter().filter(|o| !in_help.contains(o)).collect();
     assert!(

@@ -316,3 +316,113 @@ fn the_readme_library_example_is_the_compiled_one() {
         "README.md's library example differs from the compiled one"
     );
 }
+
+/// The rust blocks of a page (fenced with `rust` or `rust,no_run`), each the text between its
+/// fences.
+fn rust_blocks(page: &str) -> Vec<&str> {
+    page.split("```rust")
+        .skip(1)
+        .map(|b| {
+            let body = &b[b.find('\n').map_or(b.len(), |i| i + 1)..];
+            body.split("```").next().unwrap_or_default()
+        })
+        .collect()
+}
+
+/// docs/library-examples.md (the crate's front page in rustdoc, where its blocks are compiled
+/// with `no_run`) shows four programs of examples/, line for line; tests/library_examples.rs
+/// runs them in fresh namespaces.
+#[test]
+fn the_library_examples_pages_programs_are_the_compiled_ones() {
+    let page = doc("docs/library-examples.md");
+    let shown = rust_blocks(&page);
+    let compiled = [
+        include_str!("../examples/doc_transaction.rs"),
+        include_str!("../examples/doc_iptables.rs"),
+        include_str!("../examples/doc_nathost.rs"),
+        include_str!("../examples/doc_listing.rs"),
+    ];
+    assert_eq!(
+        shown.len(),
+        compiled.len(),
+        "docs/library-examples.md's rust blocks"
+    );
+    for (s, c) in shown.iter().zip(compiled) {
+        assert_eq!(
+            s.lines().collect::<Vec<_>>(),
+            c.lines().collect::<Vec<_>>(),
+            "a block of docs/library-examples.md differs from its example"
+        );
+    }
+}
+
+/// docs/sets-and-maps.md's program is examples/doc_map_layout.rs (run by
+/// tests/library_examples.rs), and no other page of docs/ or the README has a rust block that
+/// is not one of the compiled programs checked here.
+#[test]
+fn every_rust_block_of_the_docs_is_a_compiled_program() {
+    let page = doc("docs/sets-and-maps.md");
+    let shown = rust_blocks(&page);
+    assert_eq!(shown.len(), 1, "docs/sets-and-maps.md's rust blocks");
+    assert_eq!(
+        shown[0].lines().collect::<Vec<_>>(),
+        include_str!("../examples/doc_map_layout.rs")
+            .lines()
+            .collect::<Vec<_>>(),
+        "docs/sets-and-maps.md's block differs from examples/doc_map_layout.rs"
+    );
+    // The pages whose blocks are checked against examples/ (here and above).
+    let checked = [
+        "README.md",
+        "docs/library.md",
+        "docs/library-examples.md",
+        "docs/sets-and-maps.md",
+    ];
+    let mut pages = vec![root().join("README.md")];
+    for e in std::fs::read_dir(root().join("docs")).expect("docs/") {
+        let path = e.expect("docs/ entry").path();
+        if path.extension().is_some_and(|x| x == "md") {
+            pages.push(path);
+        }
+    }
+    for path in pages {
+        let rel = path.strip_prefix(root()).expect("under the root");
+        let rel = rel.to_string_lossy();
+        let text = std::fs::read_to_string(&path).expect("a page");
+        if !rust_blocks(&text).is_empty() {
+            assert!(
+                checked.contains(&rel.as_ref()),
+                "{rel} has a rust block that no test compiles and runs"
+            );
+        }
+    }
+}
+
+/// docs/library.md's two programs are examples/library_transaction.rs and
+/// examples/library_nathost.rs, line for line (compiled by `cargo test`, run in fresh
+/// namespaces by tests/library_examples.rs): its blocks can no longer rot unseen.
+#[test]
+fn the_library_pages_programs_are_the_compiled_ones() {
+    let page = doc("docs/library.md");
+    let shown: Vec<&str> = page
+        .split("```rust\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap_or_default())
+        .collect();
+    let compiled = [
+        include_str!("../examples/library_transaction.rs"),
+        include_str!("../examples/library_nathost.rs"),
+    ];
+    assert_eq!(shown.len(), compiled.len(), "docs/library.md's rust blocks");
+    for (s, c) in shown.iter().zip(compiled) {
+        assert_eq!(
+            s.lines().collect::<Vec<_>>(),
+            c.lines().collect::<Vec<_>>(),
+            "a block of docs/library.md differs from its example"
+        );
+    }
+    assert!(
+        !page.contains("no_run"),
+        "docs/library.md has a block that is not run"
+    );
+}

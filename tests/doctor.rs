@@ -173,7 +173,7 @@ fn doctor_takes_no_arguments_and_reads_no_named_file() {
     let r = outcome(run_env(xtnl_bin(), &["doctor", "/etc/shadow"], &[]));
     assert_eq!(r.status, 2, "{}{}", r.stdout, r.stderr);
     assert!(
-        r.stderr.contains("doctor takes no arguments"),
+        r.stderr.contains("unexpected argument '/etc/shadow'"),
         "{}",
         r.stderr
     );

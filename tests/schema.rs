@@ -247,7 +247,11 @@ fn requests_responses_results_and_listings_match_the_schema() {
             check(&root, "failure", &v);
         }
         let out = run(xtnl_bin(), &["list", "--help"]);
-        assert!(String::from_utf8_lossy(&out.stdout).contains("list [FAMILY"));
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            help.contains("Usage: xtnl list [OPTIONS] [FAMILY] [TABLE] [CHAIN]"),
+            "{help}"
+        );
 
         // The validator can fail: wrong documents are refused.
         let mut bad = lines[0].clone();

@@ -7,7 +7,7 @@ use super::context::Opened;
 use super::io_error;
 use xtnl::error::{Error, Result};
 use xtnl::json;
-use xtnl::lock::{LockMode, WaitPolicy};
+use xtnl::lock::LockMode;
 
 /// Reads the document, held to `bounds.max_bytes` when there is one (memory linear in the
 /// document either way).
@@ -32,31 +32,12 @@ fn read_bounded(mut input: impl Read, what: &str, bounds: json::Bounds) -> Resul
 /// Runs `xtnl apply`; returns the exit status (the first failed transaction's).
 pub fn run(
     out: &mut impl Write,
-    args: &[String],
+    args: &super::args::ApplyArgs,
     family: xtnl::model::Family,
     ctx: &super::context::Ctx,
 ) -> Result<i32> {
-    let mut source: Option<&str> = None;
-    let mut wait = WaitPolicy::default_for_command()?;
-    let mut it = args.iter().peekable();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-w" | "--wait" => {
-                wait = match it.peek().and_then(|s| s.parse::<u64>().ok()) {
-                    Some(secs) => {
-                        it.next();
-                        WaitPolicy::Timeout(std::time::Duration::from_secs(secs))
-                    }
-                    None => WaitPolicy::Forever,
-                };
-            }
-            o if o.starts_with('-') && o != "-" => {
-                return Err(Error::InvalidInput(format!("unknown apply option {o:?}")));
-            }
-            f if source.is_none() => source = Some(f),
-            f => return Err(Error::InvalidInput(format!("unexpected argument {f:?}"))),
-        }
-    }
+    let source = args.file.as_deref();
+    let wait = args.wait.policy()?;
     // A delegated caller is held to the bounds; root's own apply has no fixed cap (a
     // transaction is still held to limits::MAX_TRANSACTION_OPS at its commit).
     let bounds = if ctx.delegated {

@@ -8,16 +8,9 @@ use xtnl::nft::{Session, TableRef, TableSnapshot};
 
 /// `xtnl list [FAMILY [TABLE [CHAIN]]]`: read-only; never takes the xtables lock. A table or
 /// chain that was named and does not exist is an error (status 1), as `nft list` has it.
-pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
-    let json = args.iter().any(|a| a == "--json");
-    let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
-    if let Some(opt) = args.iter().find(|a| a.starts_with('-')) {
-        return Err(Error::InvalidInput(format!(
-            "list: unknown option {opt:?}{}",
-            super::machine::did_you_mean(opt, &["--json", "--help"])
-        )));
-    }
-    let family: Option<Family> = args.first().map(|f| f.parse()).transpose()?;
+pub fn run(out: &mut impl Write, args: &super::args::ListArgs) -> Result<()> {
+    let json = args.json;
+    let family: Option<Family> = args.family.as_deref().map(str::parse).transpose()?;
     let mut s = Session::open()?;
     let mut tables: Vec<TableRef> = s
         .list_tables()?
@@ -25,13 +18,13 @@ pub fn run(out: &mut impl Write, args: &[String]) -> Result<()> {
         .map(|t| t.table)
         .filter(|t| family.is_none_or(|f| t.family == f))
         .collect();
-    if let Some(name) = args.get(1) {
+    if let Some(name) = &args.table {
         tables.retain(|t| &t.name == name);
         if tables.is_empty() {
             return Err(missing(format!("list table {} {name}", fam(family))));
         }
     }
-    let only = args.get(2).map(String::as_str);
+    let only = args.chain.as_deref();
     let mut docs = Vec::new();
     for t in &tables {
         let snap = s.snapshot(t)?;

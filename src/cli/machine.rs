@@ -1,31 +1,12 @@
 //! One machine interface for every command: `--json` commands answer in JSON on failure too
-//! (with `apply`'s error object), `CMD --help` for each subcommand, and the global options
-//! that may come before or after the subcommand.
+//! (with `apply`'s error object), and the global options that may come before or after the
+//! subcommand. (Each command's `--help` is clap's: `cli::args`.)
 
 use std::io::Write;
 
 use serde_json::json;
 
 use xtnl::error::Result;
-
-/// xtnl's own subcommands (everything else starting with `-` is an iptables command line).
-pub(crate) const SUBCOMMANDS: [&str; 15] = [
-    "demo",
-    "list",
-    "restore",
-    "save",
-    "apply",
-    "serve",
-    "bench",
-    "reservation",
-    "forward",
-    "teardown",
-    "sweep",
-    "host",
-    "migrate",
-    "doctor",
-    "version",
-];
 
 /// Whether this command line asks for JSON output.
 pub(crate) fn wants_json(args: &[String]) -> bool {
@@ -94,101 +75,6 @@ pub(crate) fn hoist(args: Vec<String>) -> Vec<String> {
     front
 }
 
-/// Refuses words after a command that takes none (`demo extra`), or more than `list`
-/// takes, naming the first word too many (not the command).
-pub(crate) fn check_arity(args: &[String]) -> Result<()> {
-    let max = match args.first().map(String::as_str) {
-        Some("demo") => 0,
-        // FAMILY TABLE CHAIN, and --json anywhere.
-        Some("list") => 3 + usize::from(args.iter().any(|a| a == "--json")),
-        _ => return Ok(()),
-    };
-    match args.get(1 + max) {
-        Some(extra) => Err(xtnl::Error::InvalidInput(format!(
-            "{}: unexpected argument {extra:?}",
-            args[0]
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// ` (did you mean "X"?)` for the candidate closest to `word` (at most two edits away, or
-/// `word` without its leading dashes), else nothing.
-pub(crate) fn did_you_mean(word: &str, candidates: &[&str]) -> String {
-    candidates
-        .iter()
-        .map(|c| (edit_distance(word, c), *c))
-        .filter(|(d, c)| *d <= 2 && *d < c.len())
-        .min()
-        .map(|(_, c)| format!(" (did you mean {c:?}?)"))
-        .unwrap_or_default()
-}
-
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The help of `xtnl CMD --help` (or `-h`), taken from the usage text: the entry of CMD.
-pub(crate) fn help_for(args: &[String], usage: &str) -> Option<String> {
-    let cmd = args.first()?;
-    if cmd == "serve" || !SUBCOMMANDS.contains(&cmd.as_str()) {
-        return None;
-    }
-    if !args[1..].iter().any(|a| a == "--help" || a == "-h") {
-        return None;
-    }
-    // The NAT-host commands also take the options their section names once for all (its
-    // heading) and `--layout`.
-    let nathost = matches!(
-        cmd.as_str(),
-        "reservation" | "forward" | "teardown" | "sweep" | "host" | "migrate"
-    );
-    let mut out = Vec::new();
-    let mut shared = Vec::new();
-    let mut inside = false;
-    let mut heading = false;
-    for line in usage.lines() {
-        if line.starts_with("NAT-host operations") {
-            heading = true;
-        }
-        if heading {
-            shared.push(line);
-            heading = !line.ends_with(':');
-            continue;
-        }
-        let starts_entry = line.starts_with("  ") && !line.starts_with("   ");
-        if starts_entry {
-            inside = line[2..].starts_with(cmd.as_str())
-                || (nathost && line[2..].starts_with("--layout "));
-        }
-        if inside {
-            out.push(line);
-        }
-    }
-    if out.is_empty() {
-        return None;
-    }
-    if !nathost {
-        shared.clear();
-    }
-    shared.extend(out);
-    Some(format!(
-        "usage: xtnl [GLOBAL-OPTIONS]\n{}",
-        shared.join("\n")
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,37 +102,5 @@ mod tests {
             hoist(v(&["--audit", "off", "-6", "teardown", "x"])),
             v(&["--audit", "off", "teardown", "x", "-6"])
         );
-    }
-
-    #[test]
-    fn usage_errors_name_the_bad_word_and_suggest() {
-        let e = check_arity(&v(&["demo", "extra"])).unwrap_err().to_string();
-        assert!(e.contains("demo: unexpected argument \"extra\""), "{e}");
-        assert!(check_arity(&v(&["list", "ip", "nat", "c", "--json"])).is_ok());
-        let e = check_arity(&v(&["list", "ip", "nat", "c", "d"]))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("\"d\""), "{e}");
-        assert_eq!(
-            did_you_mean("lsit", &SUBCOMMANDS),
-            " (did you mean \"list\"?)"
-        );
-        assert_eq!(
-            did_you_mean("--jsn", &["--json"]),
-            " (did you mean \"--json\"?)"
-        );
-        assert_eq!(did_you_mean("frobnicate", &SUBCOMMANDS), "");
-    }
-
-    #[test]
-    fn subcommand_help_is_its_usage_entry() {
-        let usage = "usage: ...\n  list [FAMILY]   print\n                  more\n  save [-t T]     print saved\n";
-        let h = help_for(&v(&["list", "--help"]), usage).unwrap();
-        assert!(
-            h.contains("list [FAMILY]") && h.contains("more") && !h.contains("save"),
-            "{h}"
-        );
-        assert!(help_for(&v(&["list"]), usage).is_none());
-        assert!(help_for(&v(&["-S", "--help"]), usage).is_none());
     }
 }

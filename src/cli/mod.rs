@@ -2,6 +2,7 @@
 //! [`run`] and reports errors with [`report`].
 
 mod apply;
+mod args;
 mod context;
 mod delegated;
 mod demo;
@@ -136,18 +137,29 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
         "{NATHOST}",
         &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE),
     );
-    if identity.is_none()
-        && let Some(text) = machine::help_for(args, &usage)
-    {
-        writeln!(out, "{text}").map_err(io_error)?;
-        return Ok(0);
-    }
-    if identity.is_none() && first == Some("doctor") {
+    // xtnl's own commands go through clap (help, usage errors); the iptables command line
+    // (a first word with a dash, or an iptables name) never does.
+    let own = match first {
+        // `bench` left the binary (issue 14): answered below with where it went.
+        Some(f) if identity.is_none() && !f.starts_with('-') && f != "bench" => {
+            match args::parse(args) {
+                Ok(cli) => Some(cli.command),
+                Err(e) => return usage_error(&mut out, &e, machine::wants_json(args)),
+            }
+        }
+        _ => None,
+    };
+    match &own {
         // Read-only; runs before the policy set-up below, which it diagnoses.
-        return doctor::run(&mut out, &args[1..]);
-    }
-    if identity.is_none() {
-        machine::check_arity(args)?;
+        Some(args::Command::Doctor) => return doctor::run(&mut out, &[]),
+        Some(args::Command::Help { command }) if !command.is_empty() => {
+            let text = args::help_of(command).ok_or_else(|| {
+                Error::InvalidInput(format!("help: no command {:?}", command.join(" ")))
+            })?;
+            write!(out, "{text}").map_err(io_error)?;
+            return Ok(0);
+        }
+        _ => {}
     }
     let identity_only =
         identity.is_some() && (dropin::wants_version(args) || dropin::wants_help(args));
@@ -171,17 +183,21 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
     if let Some(id) = &identity {
         return dropin::run(&mut out, id, args, &ctx);
     }
+    // The commands that take clap's typed values.
+    match &own {
+        Some(args::Command::List(l)) => return listing::run(&mut out, l).map(|()| 0),
+        Some(args::Command::Apply(a)) => return apply::run(&mut out, a, family, &ctx),
+        _ => {}
+    }
     let result = match first {
         Some("demo") => demo::run(&mut out, &ctx),
-        Some("list") => listing::run(&mut out, &args[1..]),
         Some("restore") => restore::run_restore(&mut out, &args[1..], family, &ctx),
         Some("save") => restore::run_save(&mut out, &args[1..], family, &ctx),
         Some("version" | "--version" | "-V") => {
             writeln!(out, "xtnl {}", env!("CARGO_PKG_VERSION")).map_err(io_error)
         }
         Some("help" | "--help" | "-h") => writeln!(out, "{usage}").map_err(io_error),
-        Some("serve") => return serve::run(&mut out, &args[1..], &globals, ctx.choice, netns),
-        Some("apply") => return apply::run(&mut out, &args[1..], family, &ctx),
+        Some("serve") => return serve::run(&args[1..], &globals, ctx.choice, netns),
         // The benchmark suite left the privileged binary (issue 14): say where it went.
         Some("bench") => Err(Error::InvalidInput(
             "the benchmark suite is not part of xtnl: run xtnl-bench [--quick] [--out DIR] \
@@ -192,13 +208,32 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
             nathost::run(&mut out, args, &ctx)
         }
         Some(a) if a.starts_with('-') => iptables::run(&mut out, args, family, &ctx),
-        Some(other) => Err(Error::InvalidInput(format!(
-            "unknown command {other:?}{}",
-            machine::did_you_mean(other, &machine::SUBCOMMANDS)
-        ))),
+        // Unreachable: clap refused any other word above.
+        Some(other) => Err(Error::InvalidInput(format!("unknown command {other:?}"))),
         None => Err(Error::InvalidInput("no command given".into())),
     };
     result.map(|()| 0)
+}
+
+/// Answers a line clap did not accept: its help on standard output (status 0), or its error
+/// naming the bad word on standard error (status 2; with `--json` also the JSON error object
+/// on standard output, as every `--json` command answers a failure).
+fn usage_error(out: &mut impl Write, e: &clap::Error, json: bool) -> Result<i32> {
+    use clap::error::ErrorKind as K;
+    if matches!(e.kind(), K::DisplayHelp | K::DisplayVersion) {
+        write!(out, "{}", e.render()).map_err(io_error)?;
+        return Ok(0);
+    }
+    let text = e.render().to_string();
+    let _ = write!(std::io::stderr().lock(), "{text}");
+    if json {
+        let first = text.lines().next().unwrap_or_default();
+        let err = Error::InvalidInput(first.trim_start_matches("error: ").to_string());
+        let v =
+            serde_json::json!({"version": 1, "ok": false, "error": xtnl::json::error_value(&err)});
+        writeln!(out, "{v}").map_err(io_error)?;
+    }
+    Ok(2)
 }
 
 /// Removes `--backend X` / `--backend=X` (anywhere on the line) and returns the choice,

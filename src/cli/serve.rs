@@ -1,9 +1,7 @@
 //! `xtnl serve`: the command line of the long-lived helper (see [`xtnl::serve`]).
 
-use std::io::Write;
 use std::sync::Arc;
 
-use super::io_error;
 use super::privileged::{Globals, audit_for, policy_for};
 use xtnl::backend::BackendChoice;
 use xtnl::error::{Error, Result};
@@ -11,36 +9,6 @@ use xtnl::lock::WaitPolicy;
 use xtnl::netns::Netns;
 use xtnl::privilege::invoker;
 use xtnl::serve::{self, Listen, Options, SocketAccess, engine};
-
-pub const USAGE: &str = "\
-usage: xtnl [GLOBAL-OPTIONS] serve --stdio | --socket PATH [OPTIONS]
-
-Keeps its nf_tables sessions open and takes requests as JSON lines (one response line per
-request, in order; see docs/serve.md and docs/schema/):
-  --stdio                   requests on standard input, responses on standard output; exits 0
-                            at the end of the input (`ssh host xtnl serve --stdio`); the only
-                            mode of a privileged run (sudo, setuid, capabilities)
-  --socket PATH             a unix socket; with systemd socket activation (LISTEN_FDS) the
-                            socket systemd passes. Each request runs under the policy entries
-                            for the caller's uid and groups (SO_PEERCRED), audited with its uid
-  --socket-mode OCTAL       the socket file's mode (default 0660)
-  --socket-owner USER|UID   the socket file's owner
-  --socket-group GROUP|GID  the socket file's group
-  -w, --wait SECS           wait at most SECS for the xtables lock (default: as long as it takes)
-  --max-request-bytes N     the longest request line (default and most: 16 MiB and a little)
-  --max-clients N           connections at once (default 256; lowered to what the file
-                            descriptor limit allows); root has 16 more of its own
-  --max-clients-per-uid N   connections of one uid at once (default: an eighth of
-                            --max-clients, at least 4)
-  --idle-timeout SECS       close a connection idle this long between requests (default 3600)
-  --line-timeout SECS       a started request line must arrive whole, and a response be
-                            taken, within SECS (default 30)
-  --queue N                 requests waiting for the engine, all clients together (default 1024)
-  --no-group-commit         commit each request alone (default: the one-transaction requests
-                            of one caller identity that arrive together are one batch; if it
-                            fails, each is committed alone, so a bad request fails by itself)
-global options (before or after `serve`): --netns NAME|PATH (the namespace of requests that
-name none), --backend, --policy-file, --audit";
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidInput(msg.into())
@@ -76,7 +44,6 @@ fn gid_of(v: &str) -> Result<u32> {
 
 /// Runs `xtnl serve ARGS`.
 pub fn run(
-    out: &mut impl Write,
     args: &[String],
     globals: &Globals,
     backend: BackendChoice,
@@ -93,10 +60,6 @@ pub fn run(
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--help" | "-h" => {
-                writeln!(out, "{USAGE}").map_err(io_error)?;
-                return Ok(0);
-            }
             "--stdio" if listen.is_none() => listen = Some(Listen::Stdio),
             "--socket" if listen.is_none() => {
                 let p = it.next().ok_or_else(|| bad("--socket needs a path"))?;

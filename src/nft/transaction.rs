@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::model::{Family, Rule, validate_name};
+use crate::model::{ChainPolicy, Family, Rule, validate_name};
 use crate::transport::{Batch, BatchReply, CommitFailure, Transport};
 use crate::wire::netlink::{NLM_F_APPEND, NLM_F_CREATE, NLM_F_ECHO, NLM_F_EXCL, NLM_F_REPLACE};
 use crate::wire::nftables::{
@@ -29,6 +29,11 @@ pub enum Op {
         /// The chain.
         chain: ChainSpec,
     },
+    /// Create iptables' table and one of its built-in chains as iptables-nft does when a
+    /// command first uses them (the base chain with iptables-nft's type, hook and priority,
+    /// policy ACCEPT), unless they exist. Unlike [`Op::EnsureChain`], an existing chain is
+    /// left as it is, its policy included.
+    EnsureIptablesChain(ChainRef),
     /// Create the chain; fails with "already exists" if it does.
     CreateChain {
         /// The chain's table.
@@ -121,6 +126,7 @@ impl fmt::Display for Op {
             Op::DeleteTable(t) => write!(f, "delete table {t}"),
             Op::EnsureChain { table, chain } => write!(f, "add chain {table} {}", chain.name),
             Op::CreateChain { table, chain } => write!(f, "create chain {table} {}", chain.name),
+            Op::EnsureIptablesChain(c) => write!(f, "add table {} and chain {c}", c.table),
             Op::FlushChain(c) => write!(f, "flush chain {c}"),
             Op::FlushTable(t) => write!(f, "flush table {t}"),
             Op::DeleteChain(c) => write!(f, "delete chain {c}"),
@@ -186,6 +192,24 @@ impl Transaction {
     /// Creates the table unless it exists.
     pub fn ensure_table(&mut self, t: &TableRef) -> &mut Self {
         self.push(Op::EnsureTable(t.clone()))
+    }
+    /// Creates iptables' table `table` of `family` and its built-in chain `chain` as
+    /// iptables-nft does when a command first uses them, unless they exist (an existing
+    /// chain keeps its policy): what a transaction needs before it adds a chain or a rule
+    /// there on a host where no iptables command ran yet. A table or chain iptables does not
+    /// have is refused when the transaction is committed, before anything is sent.
+    ///
+    /// ```
+    /// use xtnl::model::Family;
+    /// use xtnl::nft::{Op, Transaction};
+    /// let mut tx = Transaction::new();
+    /// tx.ensure_iptables_chain(Family::Ipv4, "nat", "PREROUTING");
+    /// assert_eq!(tx.ops()[0].to_string(), "add table ip nat and chain ip nat PREROUTING");
+    /// ```
+    pub fn ensure_iptables_chain(&mut self, family: Family, table: &str, chain: &str) -> &mut Self {
+        self.push(Op::EnsureIptablesChain(
+            TableRef::new(family, table).chain(chain),
+        ))
     }
     /// Deletes the table with everything in it.
     pub fn delete_table(&mut self, t: &TableRef) -> &mut Self {
@@ -371,6 +395,38 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             b.push(msg::NEWCHAIN, table.family.nfproto(), flags, desc, |w| {
                 repr.emit(w)
             });
+        }
+        Op::EnsureIptablesChain(c) => {
+            check_chain(c)?;
+            let builtin = match c.table.family {
+                Family::Ipv4 | Family::Ipv6 => crate::ipt::tables::builtin(&c.table.name, &c.name),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "{c} is not a built-in chain of iptables' tables (filter, nat, mangle, raw, \
+                     security) in family ip or ip6"
+                ))
+            })?;
+            let table = table_repr(&c.table);
+            b.push(
+                msg::NEWTABLE,
+                c.table.family.nfproto(),
+                NLM_F_CREATE,
+                desc.clone(),
+                |w| table.emit(w),
+            );
+            let spec = ChainSpec::base(c.name.clone(), builtin.base(ChainPolicy::Accept));
+            let mut chain = chain_repr(&c.table, &spec);
+            // No policy: a new base chain's is ACCEPT, and an existing one keeps its own.
+            chain.policy = None;
+            b.push(
+                msg::NEWCHAIN,
+                c.table.family.nfproto(),
+                NLM_F_CREATE,
+                desc,
+                |w| chain.emit(w),
+            );
         }
         Op::FlushChain(c) => {
             check_chain(c)?;

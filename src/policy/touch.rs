@@ -88,6 +88,12 @@ pub fn touches_of_op(index: usize, op: &Op) -> Vec<Touch> {
             };
             vec![mk(table.family, &table.name, Some(&chain.name), verb)]
         }
+        // iptables' table and built-in chain made as iptables-nft makes them; an existing
+        // chain's policy is left alone.
+        Op::EnsureIptablesChain(c) => vec![
+            mk(c.table.family, &c.table.name, None, Verb::CreateTable),
+            chain_touch(c, Verb::Create),
+        ],
         Op::FlushChain(c) => vec![chain_touch(c, Verb::Flush)],
         Op::DeleteChain(c) => vec![chain_touch(c, Verb::Delete)],
         Op::RenameChain {

@@ -108,16 +108,21 @@ fn missing_container(
         _ => return None,
     };
     let earlier = tx.ops().get(..f.index)?;
-    let table_made = earlier
-        .iter()
-        .any(|op| matches!(op, Op::EnsureTable(t) if t == table));
+    let table_made = earlier.iter().any(|op| match op {
+        Op::EnsureTable(t) => t == table,
+        Op::EnsureIptablesChain(c) => c.table == *table,
+        _ => false,
+    });
     let what = if !table_made && !get_table_exists(sock, table).ok()? {
         format!("table {table}")
     } else {
         let c = chain?;
-        let chain_made = earlier.iter().any(|op| {
-            matches!(op, Op::EnsureChain { table, chain } | Op::CreateChain { table, chain }
-                if *table == c.table && chain.name == c.name)
+        let chain_made = earlier.iter().any(|op| match op {
+            Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
+                *table == c.table && chain.name == c.name
+            }
+            Op::EnsureIptablesChain(made) => made == c,
+            _ => false,
         });
         if chain_made || get_chain(sock, c).ok()?.is_some() {
             return None;
