@@ -37,12 +37,11 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["nft", "ipt/compat", "ipt/ext/native", "ipt/listing"],
     ),
     ("policy", &["policy"]),
-    (
-        "seam",
-        &["seam", "engine", "backend", "ipt/exec", "ipt/restore"],
-    ),
+    ("seam", &["seam", "engine", "ipt/exec", "ipt/restore"]),
     ("nathost", &["nathost"]),
     ("legacy", &["legacy"]),
+    // The one `open` of a backend, above both (the CLI and serve open through it).
+    ("backend", &["backend"]),
     ("json", &["json"]),
     ("serve", &["serve"]),
     ("bench", &["bench"]),

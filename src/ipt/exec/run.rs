@@ -135,3 +135,37 @@ impl crate::seam::ListTables for Session {
         crate::ipt::restore::saved_tables(self, family, table)
     }
 }
+
+/// nf_tables as a whole backend: iptables' commands planned into one transaction each, a
+/// restore file into one batch.
+impl crate::seam::Backend for Session {
+    fn flavour(&self) -> crate::ipt::Flavour {
+        crate::ipt::Flavour::Nft
+    }
+
+    fn serves(&self, _family: Family) -> bool {
+        true
+    }
+
+    fn execute(&mut self, inv: &Invocation) -> Result<String> {
+        execute(self, inv)
+    }
+
+    fn restore(
+        &mut self,
+        blocks: &[crate::ipt::restore_file::Block],
+        family: Family,
+        noflush: bool,
+    ) -> Result<usize> {
+        crate::ipt::restore::apply(self, blocks, family, noflush)
+    }
+
+    fn chain_names(&mut self, family: Family, table: &str) -> Result<Vec<String>> {
+        let existing = crate::ipt::restore::saved_tables(self, family, None)?;
+        if !existing.iter().any(|e| e == table) {
+            return Ok(Vec::new());
+        }
+        let chains = listing::chains(self, &TableRef::new(family, table), None)?;
+        Ok(chains.into_iter().map(|c| c.name).collect())
+    }
+}
