@@ -37,7 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // What iptables-nft-save would print: xtnl writes iptables-nft's own encoding.
     let chains = xtnl::seam::ListTables::listings(&mut session, Family::Ipv4, "nat", None)?;
-    print!("{}", xtnl::ipt::listing::render_save_counters(&chains, false));
+    print!(
+        "{}",
+        xtnl::ipt::listing::render_save_counters(&chains, false)
+    );
 
     let gone = nathost::teardown(&mut session, Family::Ipv4, "nat", "vcld-5205", "PREROUTING")?;
     println!(

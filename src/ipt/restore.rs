@@ -38,38 +38,8 @@ pub fn apply(
                 }
             };
             let (_, p) = &mut planners[idx];
-            let mark = |p: &Planner, lines: &mut Vec<usize>, n: usize| {
-                let count = p.op_count();
-                lines.resize(count, n);
-            };
-            if !noflush {
-                p.reset_table(r)?;
-                mark(p, &mut lines[idx], block.line);
-            }
-            p.keep_builtin_policy = noflush;
-            p.zero_in_plan = true;
-            let mut declared = Vec::new();
-            for (n, line) in &block.lines {
-                let result = match line {
-                    Line::Chain {
-                        name,
-                        policy,
-                        counters,
-                    } => {
-                        declared.push(name.clone());
-                        p.declare_chain_counted(r, name, *policy, *counters)
-                    }
-                    Line::Command(cmd) => p
-                        .plan(r, cmd)
-                        .map_err(|e| super::exec::iptables_words(e, cmd, family)),
-                };
-                result.map_err(|e| e.context(format!("line {n} failed")))?;
-                mark(p, &mut lines[idx], *n);
-            }
-            if !noflush {
-                p.finish_reset(&declared);
-                mark(p, &mut lines[idx], block.line);
-            }
+            let marks = &mut lines[idx];
+            p.restore_block(r, block, noflush, |count, n| marks.resize(count, n))?;
         }
         let mut tx = Transaction::new();
         line_of_op.clear();
