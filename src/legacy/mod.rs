@@ -173,99 +173,96 @@ impl Legacy {
     }
 }
 
-/// Runs one iptables invocation on the x_tables backend; returns what to print.
+/// Runs one iptables invocation on the x_tables backend (the one dispatch,
+/// [`crate::seam::dispatch::execute`]); returns what to print.
 pub fn execute(legacy: &Legacy, inv: &Invocation) -> Result<String> {
-    run(legacy, inv)
+    crate::seam::dispatch::execute(&mut &*legacy, inv)
 }
 
-fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
-    let words = |e| crate::ipt::messages::kernel_words(e, inv.family, false);
-    match &inv.command {
-        Command::ListRules(chain) => {
-            let t = legacy.read(&inv.table)?;
-            return crate::ipt::listing::render_rules(
-                &exec::chain_listings(&t),
-                chain.as_deref(),
-                inv.verbose,
-            )
-            .map_err(words);
-        }
-        Command::List(chain) if !inv.zero_after_list => {
-            let t = legacy.read(&inv.table)?;
-            return crate::ipt::listing::render_table(
-                &exec::chain_listings(&t),
-                chain.as_deref(),
+/// x_tables' side of the one dispatch: a listing reads the table whole; `-L -Z`, `-Z CHAIN
+/// N` and every change are one replace.
+impl crate::seam::dispatch::IptCommands for &Legacy {
+    fn flavour(&self) -> crate::ipt::Flavour {
+        crate::ipt::Flavour::Legacy
+    }
+
+    fn read_listing(
+        &mut self,
+        _family: Family,
+        table: &str,
+        _only: Option<&str>,
+    ) -> Result<Vec<crate::ipt::listing::ChainListing>> {
+        Ok(exec::chain_listings(&self.read(table)?))
+    }
+
+    /// List what is counted, then zero it, in one replace.
+    fn list_and_zero(&mut self, inv: &Invocation, chain: Option<&str>) -> Result<String> {
+        let words = |e| crate::seam::dispatch::listing_words(e, inv, crate::ipt::Flavour::Legacy);
+        let zero = crate::seam::judge::zero(inv.family, &inv.table, chain);
+        let out = self.transact_judged(&inv.table, |t| {
+            let mut text = crate::ipt::listing::render_table(
+                &exec::chain_listings(t),
+                chain,
                 inv,
                 inv.family,
                 crate::ipt::Flavour::Legacy,
             )
-            .map_err(words);
-        }
-        Command::List(chain) => {
-            // `-L -Z`: list what is counted, then zero it, in one replace.
-            let zero = crate::seam::judge::zero(inv.family, &inv.table, chain.as_deref());
-            let out = legacy.transact_judged(&inv.table, |t| {
-                let text = crate::ipt::listing::render_table(
-                    &exec::chain_listings(t),
-                    chain.as_deref(),
-                    inv,
-                    inv.family,
-                    crate::ipt::Flavour::Legacy,
-                )
-                .map_err(words)?;
-                // With `-v`, `-Z`'s `Zeroing chain` lines after the listing.
-                let mut a = LegacyTable::new(t, inv.verbose);
-                crate::seam::interpret(&mut a, &Command::Zero(chain.clone()))?;
-                let mut text = text;
-                for l in &a.verbose_lines {
-                    text.push_str(l);
-                    text.push('\n');
-                }
-                Ok((text, true, vec![zero.clone()]))
-            })?;
-            return Ok(out.value);
-        }
-        _ => {}
+            .map_err(words)?;
+            // With `-v`, `-Z`'s `Zeroing chain` lines after the listing.
+            let mut a = LegacyTable::new(t, inv.verbose);
+            crate::seam::interpret(&mut a, &Command::Zero(chain.map(str::to_string)))?;
+            for l in &a.verbose_lines {
+                text.push_str(l);
+                text.push('\n');
+            }
+            Ok((text, true, vec![zero.clone()]))
+        })?;
+        Ok(out.value)
     }
-    if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
-        // `-Z CHAIN N`: one rule's counters, in one replace.
+
+    /// One rule's counters, in one replace.
+    fn zero_rule(&mut self, inv: &Invocation, chain: &str, n: usize) -> Result<String> {
         let zero = crate::seam::judge::zero(inv.family, &inv.table, Some(chain));
-        legacy.transact_judged(&inv.table, |t| {
+        self.transact_judged(&inv.table, |t| {
             exec::zero_rule(t, chain, n)?;
             Ok(((), true, vec![zero.clone()]))
         })?;
-        return Ok(String::new());
+        Ok(String::new())
     }
-    let check = inv.command.is_check();
-    let out = legacy
-        .transact_judged(&inv.table, |t| {
-            let mut a = LegacyTable::new(t, inv.verbose).judging(legacy.judges());
-            crate::seam::interpret(&mut a, &inv.command)?;
-            let judged = a.judged();
-            Ok((
-                std::mem::take(&mut a.verbose_lines),
-                a.changed && !check,
-                judged,
-            ))
-        })
-        .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command, inv.family))?;
-    if inv.verbose && out.attempts > 1 {
-        use std::io::Write;
-        // stderr: stdout stays exactly what iptables prints.
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "xtnl: the table changed between read and replace (a writer bypassing the xtables lock); committed on attempt {}",
-            out.attempts
-        );
-    }
-    let mut text = String::new();
-    if inv.verbose {
-        for l in out.value {
-            text.push_str(&l);
-            text.push('\n');
+
+    fn change(&mut self, inv: &Invocation) -> Result<String> {
+        let legacy: &Legacy = self;
+        let check = inv.command.is_check();
+        let out = legacy
+            .transact_judged(&inv.table, |t| {
+                let mut a = LegacyTable::new(t, inv.verbose).judging(legacy.judges());
+                crate::seam::interpret(&mut a, &inv.command)?;
+                let judged = a.judged();
+                Ok((
+                    std::mem::take(&mut a.verbose_lines),
+                    a.changed && !check,
+                    judged,
+                ))
+            })
+            .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command, inv.family))?;
+        if inv.verbose && out.attempts > 1 {
+            use std::io::Write;
+            // stderr: stdout stays exactly what iptables prints.
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "xtnl: the table changed between read and replace (a writer bypassing the xtables lock); committed on attempt {}",
+                out.attempts
+            );
         }
+        let mut text = String::new();
+        if inv.verbose {
+            for l in out.value {
+                text.push_str(&l);
+                text.push('\n');
+            }
+        }
+        Ok(text)
     }
-    Ok(text)
 }
 
 /// Applies parsed restore blocks: one replace per table (x_tables has no transaction across

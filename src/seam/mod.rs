@@ -21,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+pub mod dispatch;
 mod enforce;
 mod interp;
 pub mod judge;
