@@ -23,7 +23,6 @@ mod run;
 mod table;
 
 pub use run::execute;
-pub(crate) use run::iptables_words;
 
 use crate::ipt::messages::{self, Msg};
 use table::NftTable;

@@ -244,7 +244,7 @@ impl crate::seam::dispatch::IptCommands for &Legacy {
                     judged,
                 ))
             })
-            .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command, inv.family))?;
+            .map_err(|e| crate::seam::dispatch::change_words(e, inv))?;
         if inv.verbose && out.attempts > 1 {
             use std::io::Write;
             // stderr: stdout stays exactly what iptables prints.

@@ -73,3 +73,13 @@ pub fn listing_words(e: Error, inv: &Invocation, flavour: Flavour) -> Error {
     };
     messages::kernel_words(e, inv.family, false)
 }
+
+/// A change's kernel refusal in the words iptables uses for it (callers match on these),
+/// on either backend.
+pub fn change_words(e: Error, inv: &Invocation) -> Error {
+    messages::kernel_words(
+        e,
+        inv.family,
+        matches!(inv.command, Command::DeleteChain(_)),
+    )
+}

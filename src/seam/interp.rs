@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::ipt::listing::change_line;
 use crate::ipt::messages::{self, Msg};
 use crate::ipt::parse::Command;
-use crate::ipt::restore::{Block, Line};
+use crate::ipt::restore_file::{Block, Line};
 use crate::ipt::{IptRule, IptTarget};
 use crate::model::{ChainPolicy, Counters, Family};
 

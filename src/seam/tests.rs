@@ -6,7 +6,7 @@ use super::{Edit, Flavour, interpret, restore_block};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ipt::parse::parse;
 use crate::ipt::print::append_line;
-use crate::ipt::restore::parse_file;
+use crate::ipt::restore_file::parse_file;
 use crate::model::{ChainPolicy, Family};
 
 fn run(t: &mut MemoryTable, line: &str) -> Result<Vec<Edit>> {

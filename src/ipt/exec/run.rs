@@ -27,7 +27,7 @@ fn change(session: &mut Session, inv: &Invocation) -> Result<String> {
             }
             Ok((tx, out))
         })
-        .map_err(|e| iptables_words(e, &inv.command, inv.family))?;
+        .map_err(|e| crate::seam::dispatch::change_words(e, inv))?;
     let (zero, lines) = committed.value;
     if let Some(chain) = zero {
         session.reset_counters(&table, chain.as_deref())?;
@@ -75,11 +75,6 @@ fn zero_rule(session: &mut Session, inv: &Invocation, chain: &str, n: usize) -> 
         ..inv.clone()
     };
     change(session, &replace)
-}
-
-/// Kernel refusals in the words iptables uses for them (callers match on these).
-pub(crate) fn iptables_words(e: Error, cmd: &Command, family: Family) -> Error {
-    messages::kernel_words(e, family, matches!(cmd, Command::DeleteChain(_)))
 }
 
 impl crate::seam::ListTables for Session {
