@@ -1,5 +1,6 @@
 use xtnl::model::Family;
 use xtnl::nft::{Session, TableRef};
+use xtnl::seam::ListTables;
 
 fn main() -> Result<(), xtnl::Error> {
     let mut s = Session::open()?;
@@ -13,6 +14,8 @@ fn main() -> Result<(), xtnl::Error> {
             );
         }
     }
-    print!("{}", xtnl::ipt::listing::save_table(&mut s, &nat)?);
+    // iptables-save's text, through the listing every backend offers (xtnl::seam::ListTables).
+    let chains = s.listings(Family::Ipv4, "nat", None)?;
+    print!("{}", xtnl::ipt::listing::render_save_counters(&chains, false));
     Ok(())
 }

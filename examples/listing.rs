@@ -13,6 +13,7 @@ mod scratch;
 use xtnl::ipt::{exec, listing, parse};
 use xtnl::model::Family;
 use xtnl::nft::{Session, TableRef};
+use xtnl::seam::ListTables;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Before anything else: this thread moves to a fresh network namespace.
@@ -44,6 +45,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("    [{}] {}{flag}", listed.handle, listed.rule);
         }
     }
-    print!("{}", listing::save_table(&mut session, &nat)?);
+    // iptables-save's text, from the listing every backend offers.
+    let chains = session.listings(Family::Ipv4, "nat", None)?;
+    print!("{}", listing::render_save_counters(&chains, false));
     Ok(())
 }

@@ -36,8 +36,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("set up again: {:?}", again.outcome);
 
     // What iptables-nft-save would print: xtnl writes iptables-nft's own encoding.
-    let nat = xtnl::nft::TableRef::new(Family::Ipv4, "nat");
-    print!("{}", xtnl::ipt::listing::save_table(&mut session, &nat)?);
+    let chains = xtnl::seam::ListTables::listings(&mut session, Family::Ipv4, "nat", None)?;
+    print!(
+        "{}",
+        xtnl::ipt::listing::render_save_counters(&chains, false)
+    );
 
     let gone = nathost::teardown(&mut session, Family::Ipv4, "nat", "vcld-5205", "PREROUTING")?;
     println!(

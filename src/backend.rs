@@ -1,9 +1,13 @@
 //! Which kernel interface iptables commands go to: nf_tables (as iptables-nft) or x_tables
-//! (as iptables-legacy). `auto` follows what the host's own `iptables` command is.
+//! (as iptables-legacy). `auto` follows what the host's own `iptables` command is; [`open`]
+//! opens the one chosen.
 
 #![deny(missing_docs)]
 
 use std::path::{Path, PathBuf};
+
+mod opened;
+pub use opened::{Opened, open};
 
 use crate::error::{Error, Result};
 use crate::model::Family;
@@ -22,6 +26,24 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Which iptables it answers as.
+    pub fn flavour(self) -> crate::ipt::Flavour {
+        match self {
+            Backend::Nft => crate::ipt::Flavour::Nft,
+            Backend::Legacy => crate::ipt::Flavour::Legacy,
+        }
+    }
+
+    /// Whether changes to several tables and families commit as one transaction, so that
+    /// `xtnl serve` may commit several requests' changes together: nf_tables (one batch),
+    /// not x_tables (one replace per table).
+    pub fn groups(self) -> bool {
+        match self {
+            Backend::Nft => true,
+            Backend::Legacy => false,
+        }
+    }
+
     /// The name `--backend` takes for it: `nft` or `legacy`.
     pub fn as_str(self) -> &'static str {
         match self {

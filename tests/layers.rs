@@ -38,9 +38,11 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["nft", "ipt/compat", "ipt/ext/native", "ipt/listing"],
     ),
     ("policy", &["policy"]),
-    ("seam", &["seam", "backend", "ipt/exec", "ipt/restore"]),
+    ("seam", &["seam", "ipt/exec", "ipt/restore"]),
     ("nathost", &["nathost"]),
     ("legacy", &["legacy"]),
+    // The one `open` of a backend, above both (the CLI and serve open through it).
+    ("backend", &["backend"]),
     ("json", &["json"]),
     ("serve", &["serve"]),
     // The binaries' own modules (src/main.rs declares both; tests include scratch.rs too).

@@ -29,23 +29,10 @@ pub(super) fn run(
     }
     let inv = parse::parse(&args, default_family)?;
     if as_json {
-        let chain = match &inv.command {
-            parse::Command::ListRules(c) | parse::Command::List(c) => c.clone(),
-            _ => {
-                return Err(xtnl::Error::InvalidInput(
-                    "--json applies to listings (-S, -L) only".into(),
-                ));
-            }
-        };
+        xtnl::json::listed_chain(&inv)?;
         let lock = ctx.lock(inv.wait);
         let mut backend = ctx.open(inv.family, inv.verbose, lock, LockMode::Never)?;
-        let chains = backend
-            .lister()
-            .listings(inv.family, &inv.table, chain.as_deref())?;
-        let v = xtnl::json::listing_value(
-            inv.family,
-            vec![xtnl::json::table_value(&inv.table, &chains)],
-        );
+        let v = xtnl::json::invocation_listing(backend.lister(), &inv)?;
         writeln!(out, "{v}").map_err(io_error)?;
         return Ok(());
     }

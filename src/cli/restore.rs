@@ -143,13 +143,13 @@ pub(super) fn run_restore(
     // `--test`: the whole file parsed (every line checked), nothing sent. iptables-legacy-
     // restore -t -v still prints what it would do (it reads the kernel); -nft prints nothing.
     if opts.test {
-        let legacy = match verbose && !opts.noflush {
-            true => ctx.legacy_if_chosen(family, verbose, ctx.lock(opts.wait))?,
+        let opened = match verbose && !opts.noflush {
+            true => ctx.open_if(xtnl::ipt::Flavour::Legacy, family, verbose)?,
             false => None,
         };
-        if let Some(legacy) = legacy {
-            out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
-                .map_err(io_error)?;
+        if let Some(mut opened) = opened {
+            let text = verbose_text(&mut opened, &blocks, family)?;
+            out.write_all(text.as_bytes()).map_err(io_error)?;
         }
         return out.flush().map_err(io_error);
     }
@@ -157,41 +157,14 @@ pub(super) fn run_restore(
     if let Some(i) = opts.interval {
         lock = lock.with_poll_interval(i);
     }
-    let mut session = match ctx.open(family, verbose, lock, LockMode::Always)? {
-        Opened::Legacy(legacy) => {
-            if verbose && !opts.noflush {
-                out.write_all(legacy_verbose(&legacy, &blocks, family).as_bytes())
-                    .map_err(io_error)?;
-            }
-            xtnl::legacy::restore(&legacy, &blocks, opts.noflush)?;
-            return out.flush().map_err(io_error);
-        }
-        Opened::Nft(session) => session,
-    };
+    let mut opened = ctx.open(family, verbose, lock, LockMode::Always)?;
     if verbose && !opts.noflush {
-        let existing = restore::saved_tables(&mut session, family, None)?;
-        let mut err = None;
-        let text = super::restore_verbose::text(&blocks, family, xtnl::ipt::Flavour::Nft, |t| {
-            if !existing.iter().any(|e| e == t) {
-                return Vec::new();
-            }
-            let r = xtnl::nft::TableRef::new(family, t);
-            match xtnl::ipt::listing::chains(&mut session, &r, None) {
-                Ok(cs) => cs.into_iter().map(|c| c.name).collect(),
-                Err(e) => {
-                    err.get_or_insert(e);
-                    Vec::new()
-                }
-            }
-        });
-        if let Some(e) = err {
-            return Err(e);
-        }
+        let text = verbose_text(&mut opened, &blocks, family)?;
         out.write_all(text.as_bytes()).map_err(io_error)?;
     }
-    restore::apply(&mut session, &blocks, family, opts.noflush)?;
+    opened.restore(&blocks, family, opts.noflush)?;
     out.flush().map_err(io_error)?;
-    session.close_detached()
+    opened.close()
 }
 
 pub(super) fn run_save(
@@ -210,35 +183,21 @@ pub(super) fn run_save(
     let mut opened = ctx.open(family, opts.verbose, lock, LockMode::Never)?;
     if opts.json {
         // The JSON listing of the tables iptables-save would print, on either backend.
-        let lister = opened.lister();
-        let mut tables = Vec::new();
-        for name in lister.saved_tables(family, table.as_deref())? {
-            let chains = lister.listings(family, &name, None)?;
-            tables.push(xtnl::json::table_value(&name, &chains));
-        }
-        let v = xtnl::json::listing_value(family, tables);
+        let v = xtnl::json::saved_listing(opened.lister(), family, table.as_deref())?;
         writeln!(out, "{v}").map_err(io_error)?;
         return Ok(());
     }
-    let legacy = matches!(opened, Opened::Legacy(_));
-    let bodies: Vec<(String, String)> = match opened {
-        Opened::Legacy(legacy) => {
-            xtnl::legacy::save_bodies(&legacy, table.as_deref(), opts.counters)?
-        }
-        Opened::Nft(mut session) => {
-            let mut bodies = Vec::new();
-            for name in restore::saved_tables(&mut session, family, table.as_deref())? {
-                let t = xtnl::nft::TableRef::new(family, &name);
-                let chains = xtnl::ipt::listing::chains(&mut session, &t, None)?;
-                let body = xtnl::ipt::listing::render_save_counters(&chains, opts.counters);
-                // The process ends once the text is out: freeing every decoded rule one by
-                // one was some 5 ms of a 75 ms save of 10,000 rules (docs/extensions.md).
-                std::mem::forget(chains);
-                bodies.push((name, body));
-            }
-            bodies
-        }
-    };
+    let legacy = opened.flavour() == xtnl::ipt::Flavour::Legacy;
+    let lister = opened.lister();
+    let mut bodies = Vec::new();
+    for name in lister.saved_tables(family, table.as_deref())? {
+        let chains = lister.listings(family, &name, None)?;
+        let body = xtnl::ipt::listing::render_save_counters(&chains, opts.counters);
+        // The process ends once the text is out: freeing every decoded rule one by one was
+        // some 5 ms of a 75 ms save of 10,000 rules (docs/extensions.md).
+        std::mem::forget(chains);
+        bodies.push((name, body));
+    }
     let generated_by = super::dropin::save_generated_by(legacy);
     let (text, lost) = super::saveopts::assemble(bodies, generated_by.as_deref());
     match &opts.file {
@@ -253,17 +212,22 @@ pub(super) fn run_save(
     Ok(())
 }
 
-/// `-v`'s lines on x_tables: the user chains come from the tables as the kernel holds them
-/// (a table the kernel has not loaded has none).
-fn legacy_verbose(
-    legacy: &xtnl::legacy::Legacy,
-    blocks: &[restore::Block],
-    family: Family,
-) -> String {
-    super::restore_verbose::text(blocks, family, xtnl::ipt::Flavour::Legacy, |t| {
-        legacy
-            .read(t)
-            .map(|t| t.chains.into_iter().map(|c| c.name).collect())
-            .unwrap_or_default()
-    })
+/// `-v`'s lines: the user chains come from the tables as the kernel holds them (a table
+/// that is not there has none), named as the backend's iptables-restore names them.
+fn verbose_text(opened: &mut Opened, blocks: &[restore::Block], family: Family) -> Result<String> {
+    let flavour = opened.flavour();
+    let mut err = None;
+    let text = super::restore_verbose::text(blocks, family, flavour, |t| {
+        match opened.chain_names(family, t) {
+            Ok(names) => names,
+            Err(e) => {
+                err.get_or_insert(e);
+                Vec::new()
+            }
+        }
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(text),
+    }
 }

@@ -23,10 +23,8 @@ mod run;
 mod table;
 
 pub use run::execute;
-pub(crate) use run::iptables_words;
 
 use crate::ipt::messages::{self, Msg};
-use crate::seam::{Edit, IptTable};
 use table::NftTable;
 
 /// A rule of a chain as the plan sees it: in the kernel (with its handle), or added by an
@@ -490,32 +488,23 @@ impl Planner {
         crate::seam::interpret(&mut NftTable { p: self, r }, cmd).map(drop)
     }
 
-    /// `iptables-restore`'s `:CHAIN POLICY` line (see [`crate::seam::declare_chain`]).
-    pub fn declare_chain(
+    /// A restore block planned through the one restore loop
+    /// ([`crate::seam::restore_block_with`]): after each step, `mark` is told how many
+    /// operations the plan holds and the line they came from.
+    pub fn restore_block(
         &mut self,
         r: &mut Reader<'_>,
-        chain: &str,
-        policy: Option<ChainPolicy>,
+        block: &crate::ipt::restore_file::Block,
+        noflush: bool,
+        mut mark: impl FnMut(usize, usize),
     ) -> Result<()> {
-        self.declare_chain_counted(r, chain, policy, None)
-    }
-
-    /// [`Planner::declare_chain`] with the line's `[packets:bytes]` under `restore -c`.
-    pub fn declare_chain_counted(
-        &mut self,
-        r: &mut Reader<'_>,
-        chain: &str,
-        policy: Option<ChainPolicy>,
-        counters: Option<crate::model::Counters>,
-    ) -> Result<()> {
-        crate::seam::declare_chain(&mut NftTable { p: self, r }, chain, policy, counters).map(drop)
-    }
-
-    /// `iptables-restore` without `--noflush`: every rule goes, then the user chains the
-    /// block does not declare (see [`Planner::finish_reset`]), and built-ins go back to
-    /// ACCEPT.
-    pub fn reset_table(&mut self, r: &mut Reader<'_>) -> Result<()> {
-        NftTable { p: self, r }.apply(&Edit::Reset, None)
+        // `:BUILTIN -` under --noflush keeps the chain's policy; a `-Z` line is planned
+        // where it stands.
+        self.keep_builtin_policy = noflush;
+        self.zero_in_plan = true;
+        crate::seam::restore_block_with(&mut NftTable { p: self, r }, block, noflush, |t, n, _| {
+            mark(t.p.op_count(), n)
+        })
     }
 
     /// Deletes the user chains that existed before a reset and were not declared again.

@@ -264,27 +264,6 @@ fn write_rules<'a>(
     }
 }
 
-/// A table's body in iptables-save format: chain lines, then rules (inexpressible ones as
-/// `#` lines with their handle, which restore ignores).
-pub fn save_table(session: &mut Session, table: &TableRef) -> Result<String> {
-    save_table_counters(session, table, false)
-}
-
-/// [`save_table`], with rule counters when `counters` (`save -c`).
-pub fn save_table_counters(
-    session: &mut Session,
-    table: &TableRef,
-    counters: bool,
-) -> Result<String> {
-    let chains = read(session, table, None)?;
-    Ok(render_save_counters(&chains, counters))
-}
-
-/// A table's body in iptables-save format, from chains read by either backend.
-pub(crate) fn render_save(chains: &[ChainListing]) -> String {
-    render_save_counters(chains, false)
-}
-
 /// A table's body in iptables-save format, from chains read by either backend, with
 /// `[packets:bytes]` before each rule when `counters` (`save -c`).
 pub fn render_save_counters(chains: &[ChainListing], counters: bool) -> String {

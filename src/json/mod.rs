@@ -135,6 +135,48 @@ pub fn listing_value(family: crate::model::Family, tables: Vec<Value>) -> Value 
     json!({"version": 1, "family": family.as_str(), "tables": tables})
 }
 
+/// The chain an iptables listing (`-S`/`-L [CHAIN]`) names, `None` for the whole table;
+/// another command is refused, as `--json` applies to listings only (checked before a
+/// backend is opened).
+pub fn listed_chain(inv: &crate::ipt::parse::Invocation) -> crate::error::Result<Option<&str>> {
+    use crate::ipt::parse::Command;
+    match &inv.command {
+        Command::ListRules(c) | Command::List(c) => Ok(c.as_deref()),
+        _ => Err(Error::InvalidInput(
+            "--json applies to listings (-S, -L) only".into(),
+        )),
+    }
+}
+
+/// The JSON listing an iptables listing (`-S`/`-L [CHAIN]`) with `--json` prints, read
+/// through whichever backend `lister` is; another command is refused ([`listed_chain`]).
+pub fn invocation_listing(
+    lister: &mut dyn crate::seam::ListTables,
+    inv: &crate::ipt::parse::Invocation,
+) -> crate::error::Result<Value> {
+    let chain = listed_chain(inv)?;
+    let chains = lister.listings(inv.family, &inv.table, chain)?;
+    Ok(listing_value(
+        inv.family,
+        vec![table_value(&inv.table, &chains)],
+    ))
+}
+
+/// The JSON listing of the tables iptables-save would print (only `table` when given),
+/// read through whichever backend `lister` is.
+pub fn saved_listing(
+    lister: &mut dyn crate::seam::ListTables,
+    family: crate::model::Family,
+    table: Option<&str>,
+) -> crate::error::Result<Value> {
+    let mut tables = Vec::new();
+    for name in lister.saved_tables(family, table)? {
+        let chains = lister.listings(family, &name, None)?;
+        tables.push(table_value(&name, &chains));
+    }
+    Ok(listing_value(family, tables))
+}
+
 /// A table's chains and rules as JSON (an element of the listing's `tables`).
 pub fn table_value(table: &str, chains: &[ChainListing]) -> Value {
     json!({

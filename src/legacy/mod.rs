@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::ipt::parse::{Command, Invocation};
-use crate::ipt::restore::Block;
+use crate::ipt::restore_file::Block;
 use crate::lock::XtablesLock;
 use crate::model::Family;
 use exec::LegacyTable;
@@ -173,99 +173,96 @@ impl Legacy {
     }
 }
 
-/// Runs one iptables invocation on the x_tables backend; returns what to print.
+/// Runs one iptables invocation on the x_tables backend (the one dispatch,
+/// [`crate::seam::dispatch::execute`]); returns what to print.
 pub fn execute(legacy: &Legacy, inv: &Invocation) -> Result<String> {
-    run(legacy, inv)
+    crate::seam::dispatch::execute(&mut &*legacy, inv)
 }
 
-fn run(legacy: &Legacy, inv: &Invocation) -> Result<String> {
-    let words = |e| crate::ipt::messages::kernel_words(e, inv.family, false);
-    match &inv.command {
-        Command::ListRules(chain) => {
-            let t = legacy.read(&inv.table)?;
-            return crate::ipt::listing::render_rules(
-                &exec::chain_listings(&t),
-                chain.as_deref(),
-                inv.verbose,
-            )
-            .map_err(words);
-        }
-        Command::List(chain) if !inv.zero_after_list => {
-            let t = legacy.read(&inv.table)?;
-            return crate::ipt::listing::render_table(
-                &exec::chain_listings(&t),
-                chain.as_deref(),
+/// x_tables' side of the one dispatch: a listing reads the table whole; `-L -Z`, `-Z CHAIN
+/// N` and every change are one replace.
+impl crate::seam::dispatch::IptCommands for &Legacy {
+    fn flavour(&self) -> crate::ipt::Flavour {
+        crate::ipt::Flavour::Legacy
+    }
+
+    fn read_listing(
+        &mut self,
+        _family: Family,
+        table: &str,
+        _only: Option<&str>,
+    ) -> Result<Vec<crate::ipt::listing::ChainListing>> {
+        Ok(exec::chain_listings(&self.read(table)?))
+    }
+
+    /// List what is counted, then zero it, in one replace.
+    fn list_and_zero(&mut self, inv: &Invocation, chain: Option<&str>) -> Result<String> {
+        let words = |e| crate::seam::dispatch::listing_words(e, inv, crate::ipt::Flavour::Legacy);
+        let zero = crate::seam::judge::zero(inv.family, &inv.table, chain);
+        let out = self.transact_judged(&inv.table, |t| {
+            let mut text = crate::ipt::listing::render_table(
+                &exec::chain_listings(t),
+                chain,
                 inv,
                 inv.family,
                 crate::ipt::Flavour::Legacy,
             )
-            .map_err(words);
-        }
-        Command::List(chain) => {
-            // `-L -Z`: list what is counted, then zero it, in one replace.
-            let zero = crate::seam::judge::zero(inv.family, &inv.table, chain.as_deref());
-            let out = legacy.transact_judged(&inv.table, |t| {
-                let text = crate::ipt::listing::render_table(
-                    &exec::chain_listings(t),
-                    chain.as_deref(),
-                    inv,
-                    inv.family,
-                    crate::ipt::Flavour::Legacy,
-                )
-                .map_err(words)?;
-                // With `-v`, `-Z`'s `Zeroing chain` lines after the listing.
-                let mut a = LegacyTable::new(t, inv.verbose);
-                crate::seam::interpret(&mut a, &Command::Zero(chain.clone()))?;
-                let mut text = text;
-                for l in &a.verbose_lines {
-                    text.push_str(l);
-                    text.push('\n');
-                }
-                Ok((text, true, vec![zero.clone()]))
-            })?;
-            return Ok(out.value);
-        }
-        _ => {}
+            .map_err(words)?;
+            // With `-v`, `-Z`'s `Zeroing chain` lines after the listing.
+            let mut a = LegacyTable::new(t, inv.verbose);
+            crate::seam::interpret(&mut a, &Command::Zero(chain.map(str::to_string)))?;
+            for l in &a.verbose_lines {
+                text.push_str(l);
+                text.push('\n');
+            }
+            Ok((text, true, vec![zero.clone()]))
+        })?;
+        Ok(out.value)
     }
-    if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
-        // `-Z CHAIN N`: one rule's counters, in one replace.
+
+    /// One rule's counters, in one replace.
+    fn zero_rule(&mut self, inv: &Invocation, chain: &str, n: usize) -> Result<String> {
         let zero = crate::seam::judge::zero(inv.family, &inv.table, Some(chain));
-        legacy.transact_judged(&inv.table, |t| {
+        self.transact_judged(&inv.table, |t| {
             exec::zero_rule(t, chain, n)?;
             Ok(((), true, vec![zero.clone()]))
         })?;
-        return Ok(String::new());
+        Ok(String::new())
     }
-    let check = inv.command.is_check();
-    let out = legacy
-        .transact_judged(&inv.table, |t| {
-            let mut a = LegacyTable::new(t, inv.verbose).judging(legacy.judges());
-            crate::seam::interpret(&mut a, &inv.command)?;
-            let judged = a.judged();
-            Ok((
-                std::mem::take(&mut a.verbose_lines),
-                a.changed && !check,
-                judged,
-            ))
-        })
-        .map_err(|e| crate::ipt::exec::iptables_words(e, &inv.command, inv.family))?;
-    if inv.verbose && out.attempts > 1 {
-        use std::io::Write;
-        // stderr: stdout stays exactly what iptables prints.
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "xtnl: the table changed between read and replace (a writer bypassing the xtables lock); committed on attempt {}",
-            out.attempts
-        );
-    }
-    let mut text = String::new();
-    if inv.verbose {
-        for l in out.value {
-            text.push_str(&l);
-            text.push('\n');
+
+    fn change(&mut self, inv: &Invocation) -> Result<String> {
+        let legacy: &Legacy = self;
+        let check = inv.command.is_check();
+        let out = legacy
+            .transact_judged(&inv.table, |t| {
+                let mut a = LegacyTable::new(t, inv.verbose).judging(legacy.judges());
+                crate::seam::interpret(&mut a, &inv.command)?;
+                let judged = a.judged();
+                Ok((
+                    std::mem::take(&mut a.verbose_lines),
+                    a.changed && !check,
+                    judged,
+                ))
+            })
+            .map_err(|e| crate::seam::dispatch::change_words(e, inv))?;
+        if inv.verbose && out.attempts > 1 {
+            use std::io::Write;
+            // stderr: stdout stays exactly what iptables prints.
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "xtnl: the table changed between read and replace (a writer bypassing the xtables lock); committed on attempt {}",
+                out.attempts
+            );
         }
+        let mut text = String::new();
+        if inv.verbose {
+            for l in out.value {
+                text.push_str(&l);
+                text.push('\n');
+            }
+        }
+        Ok(text)
     }
-    Ok(text)
 }
 
 /// Applies parsed restore blocks: one replace per table (x_tables has no transaction across
@@ -311,7 +308,7 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
             .transact_judged(name, |t| {
                 let mut a = LegacyTable::new(t, false).judging(legacy.judges());
                 for b in blocks.iter().filter(|b| b.table == name) {
-                    crate::seam::restore_block_with(&mut a, b, noflush, drop)?;
+                    crate::seam::restore_block_with(&mut a, b, noflush, |_, _, _| ())?;
                 }
                 Ok(((), a.changed, a.judged()))
             })
@@ -333,45 +330,6 @@ pub fn loaded_tables(family: Family) -> Vec<String> {
     std::fs::read_to_string(format!("/proc/thread-self/net/{file}"))
         .map(|s| s.lines().map(str::to_string).collect())
         .unwrap_or_default()
-}
-
-/// `iptables-legacy-save [-t table]`.
-pub fn save(legacy: &Legacy, table: Option<&str>) -> Result<String> {
-    use std::fmt::Write;
-    let names = match table {
-        Some(t) => vec![t.to_string()],
-        None => loaded_tables(legacy.family()),
-    };
-    let mut out = String::new();
-    let _ = writeln!(out, "# Generated by xtnl {}", env!("CARGO_PKG_VERSION"));
-    for name in names {
-        let t = legacy.read(&name)?;
-        let _ = writeln!(out, "*{name}");
-        out.push_str(&crate::ipt::listing::render_save(&exec::chain_listings(&t)));
-        let _ = writeln!(out, "COMMIT");
-    }
-    let _ = writeln!(out, "# Completed by xtnl");
-    Ok(out)
-}
-
-/// Each table's body in iptables-save format (`counters`: `[p:b]` before each rule), in the
-/// order iptables-legacy-save prints them.
-pub fn save_bodies(
-    legacy: &Legacy,
-    table: Option<&str>,
-    counters: bool,
-) -> Result<Vec<(String, String)>> {
-    let names = match table {
-        Some(t) => vec![t.to_string()],
-        None => loaded_tables(legacy.family()),
-    };
-    let mut out = Vec::new();
-    for name in names {
-        let t = legacy.read(&name)?;
-        let body = crate::ipt::listing::render_save_counters(&exec::chain_listings(&t), counters);
-        out.push((name, body));
-    }
-    Ok(out)
 }
 
 /// The chains of a table as iptables-legacy lists them (or only `chain`), for the JSON
@@ -397,8 +355,33 @@ pub fn listings(
     Ok(all)
 }
 
-/// x_tables as a whole backend: its listings and its NAT-host commits.
-impl crate::seam::Backend for Legacy {}
+/// x_tables as a whole backend: iptables' commands and restore blocks applied to tables
+/// read whole and replaced, its listings and its NAT-host commits.
+impl crate::seam::Backend for Legacy {
+    fn flavour(&self) -> crate::ipt::Flavour {
+        crate::ipt::Flavour::Legacy
+    }
+
+    fn serves(&self, family: Family) -> bool {
+        self.family() == family
+    }
+
+    fn execute(&mut self, inv: &Invocation) -> Result<String> {
+        execute(self, inv)
+    }
+
+    fn restore(&mut self, blocks: &[Block], _family: Family, noflush: bool) -> Result<usize> {
+        restore(self, blocks, noflush)
+    }
+
+    /// A table the kernel has not loaded (or cannot read) has none.
+    fn chain_names(&mut self, _family: Family, table: &str) -> Result<Vec<String>> {
+        Ok(self
+            .read(table)
+            .map(|t| t.chains.into_iter().map(|c| c.name).collect())
+            .unwrap_or_default())
+    }
+}
 
 impl crate::seam::ListTables for Legacy {
     fn listings(

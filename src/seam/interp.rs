@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::ipt::listing::change_line;
 use crate::ipt::messages::{self, Msg};
 use crate::ipt::parse::Command;
-use crate::ipt::restore::{Block, Line};
+use crate::ipt::restore_file::{Block, Line};
 use crate::ipt::{IptRule, IptTarget};
 use crate::model::{ChainPolicy, Counters, Family};
 
@@ -461,22 +461,26 @@ pub fn restore_line<T: IptTable>(t: &mut T, line: &Line) -> Result<Vec<Edit>> {
 /// A failing line is named (`line N failed`).
 pub fn restore_block<T: IptTable>(t: &mut T, block: &Block, noflush: bool) -> Result<Vec<Edit>> {
     let mut edits = Vec::new();
-    restore_block_with(t, block, noflush, |done| edits.extend(done))?;
+    restore_block_with(t, block, noflush, |_, _, done| edits.extend(done))?;
     Ok(edits)
 }
 
-/// [`restore_block`], handing each line's edits to `keep` instead of collecting them (a
-/// backend that applies them as they come need not hold a copy of every rule).
+/// [`restore_block`], the one restore loop of every backend: each step's edits (the reset,
+/// each line, the end of the reset) go to `keep` with the view they were applied to and the
+/// number of the line they come from (the block's `*table` line for the reset and its
+/// end), instead of being collected: a backend that applies them as they come need not hold
+/// a copy of every rule, and one that names a kernel refusal by its line (nf_tables' batch)
+/// marks what each line planned.
 pub fn restore_block_with<T: IptTable>(
     t: &mut T,
     block: &Block,
     noflush: bool,
-    mut keep: impl FnMut(Vec<Edit>),
+    mut keep: impl FnMut(&mut T, usize, Vec<Edit>),
 ) -> Result<()> {
     let mut edits = Vec::new();
     if !noflush {
         edit(t, &mut edits, Edit::Reset, None)?;
-        keep(std::mem::take(&mut edits));
+        keep(t, block.line, std::mem::take(&mut edits));
     }
     let mut declared = Vec::new();
     for (n, line) in &block.lines {
@@ -484,11 +488,11 @@ pub fn restore_block_with<T: IptTable>(
             declared.push(name.clone());
         }
         let done = restore_line(t, line).map_err(|e| e.context(format!("line {n} failed")))?;
-        keep(done);
+        keep(t, *n, done);
     }
     if !noflush {
         edit(t, &mut edits, Edit::FinishReset { declared }, None)?;
-        keep(edits);
+        keep(t, block.line, edits);
     }
     Ok(())
 }

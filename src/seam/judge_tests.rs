@@ -10,7 +10,7 @@ use super::memory::MemoryTable;
 use super::{Change, Enforcement, Flavour, Judge, Judged, interpret, restore_block};
 use crate::ErrorKind;
 use crate::ipt::parse::parse;
-use crate::ipt::restore::parse_file;
+use crate::ipt::restore_file::parse_file;
 use crate::model::Family;
 use crate::policy::{Policy, Verb};
 

@@ -17,6 +17,9 @@
 
 use super::{Edit, Flavour, IptTable};
 use crate::error::{Error, Result};
+use crate::ipt::listing::ChainListing;
+use crate::ipt::messages::{self, Msg};
+use crate::ipt::parse::{Command, Invocation};
 use crate::ipt::tables;
 use crate::ipt::{IptRule, IptTarget};
 use crate::model::{ChainPolicy, Counters, Family};
@@ -300,5 +303,93 @@ impl IptTable for MemoryTable {
             }
         }
         Ok(())
+    }
+}
+
+/// The in-memory side of the one dispatch ([`super::dispatch::execute`]), so that a whole
+/// invocation (listings, `-L -Z`, `-Z CHAIN N`, changes) runs on it without root: a listing
+/// renders this table; every change goes through the interpreter and, like a commit, is
+/// all or nothing.
+impl super::dispatch::IptCommands for MemoryTable {
+    fn flavour(&self) -> Flavour {
+        self.flavour
+    }
+
+    fn read_listing(
+        &mut self,
+        family: Family,
+        table: &str,
+        _only: Option<&str>,
+    ) -> Result<Vec<ChainListing>> {
+        if family != self.family || table != self.name {
+            return Err(Error::NoSuchTable(table.to_string()));
+        }
+        let references = |name: &str| {
+            self.chains
+                .iter()
+                .flat_map(|c| &c.rules)
+                .filter(|r| r.jump_target() == Some(name))
+                .count() as u32
+        };
+        Ok(self
+            .chains
+            .iter()
+            .map(|c| ChainListing {
+                name: c.name.clone(),
+                policy: c.policy,
+                policy_counters: c.policy.map(|_| Counters::default()),
+                references: references(&c.name),
+                rules: (1..).zip(c.rules.iter().cloned()).collect(),
+            })
+            .collect())
+    }
+
+    fn list_and_zero(&mut self, inv: &Invocation, chain: Option<&str>) -> Result<String> {
+        let list = Invocation {
+            zero_after_list: false,
+            ..inv.clone()
+        };
+        let mut text = super::dispatch::list(self, &list)?;
+        let zero = Invocation {
+            command: Command::Zero(chain.map(str::to_string)),
+            zero_after_list: false,
+            ..inv.clone()
+        };
+        text.push_str(&super::dispatch::execute(self, &zero)?);
+        Ok(text)
+    }
+
+    /// As iptables-nft: a missing chain is "Bad rule", a number past the last rule changes
+    /// nothing.
+    fn zero_rule(&mut self, inv: &Invocation, chain: &str, n: usize) -> Result<String> {
+        let Some(c) = self.chains.iter_mut().find(|c| c.name == chain) else {
+            return Err(messages::refused(
+                inv.family,
+                Msg::BadRule,
+                format!("zero rule {n} of chain {chain}"),
+            ));
+        };
+        if let Some(r) = n.checked_sub(1).and_then(|i| c.rules.get_mut(i)) {
+            r.counters = Some(Counters::default());
+        }
+        Ok(String::new())
+    }
+
+    fn change(&mut self, inv: &Invocation) -> Result<String> {
+        let saved = self.chains.clone();
+        self.verbose = inv.verbose;
+        self.lines.clear();
+        if let Err(e) = super::interpret(self, &inv.command) {
+            self.chains = saved;
+            return Err(super::dispatch::change_words(e, inv));
+        }
+        let mut out = String::new();
+        if inv.verbose {
+            for l in self.lines.drain(..) {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        Ok(out)
     }
 }

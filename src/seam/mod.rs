@@ -21,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+pub mod dispatch;
 mod enforce;
 mod interp;
 pub mod judge;
@@ -206,12 +207,33 @@ pub trait ListTables {
     fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>>;
 }
 
-/// A backend as the command line and `xtnl serve` hold it: its tables listed as iptables
-/// lists them ([`ListTables`]) and changed by plans committed atomically
-/// ([`RulesetBackend`]). nf_tables' [`crate::nft::Session`] and x_tables'
-/// [`crate::legacy::Legacy`] are both; the iptables commands reach each through
-/// [`IptTable`] (whose views are per command), the NAT-host operations and `apply` through
-/// this.
-pub trait Backend: ListTables + RulesetBackend {}
-
-impl Backend for crate::nft::Session {}
+/// A backend as the command line and `xtnl serve` hold it: the one interface every kernel
+/// backend implements once. Its tables are listed as iptables lists them ([`ListTables`]),
+/// changed by plans committed atomically ([`RulesetBackend`]: the NAT-host operations and
+/// `apply`), and driven by iptables' commands and restore files (below); `save` is its
+/// listings rendered ([`crate::ipt::listing::render_save_counters`]). nf_tables'
+/// [`crate::nft::Session`] (its adapters in [`crate::ipt::exec`]) and x_tables'
+/// [`crate::legacy::Legacy`] are both; both carry the iptables commands through the one
+/// interpreter ([`interpret`]) over their [`IptTable`] views.
+pub trait Backend: ListTables + RulesetBackend {
+    /// Which iptables this backend answers as.
+    fn flavour(&self) -> Flavour;
+    /// Whether this backend carries `family`'s tables (an nf_tables session carries every
+    /// family; an x_tables handle one).
+    fn serves(&self, family: Family) -> bool;
+    /// Runs one iptables invocation (listings included); returns what iptables prints on
+    /// standard output.
+    fn execute(&mut self, inv: &crate::ipt::parse::Invocation) -> Result<String>;
+    /// Applies parsed restore blocks of `family`: each block atomic (nf_tables: the whole
+    /// file one batch; x_tables: one replace per table, the whole file judged first under a
+    /// policy). Returns what was committed (operations, or replaces).
+    fn restore(
+        &mut self,
+        blocks: &[crate::ipt::restore_file::Block],
+        family: Family,
+        noflush: bool,
+    ) -> Result<usize>;
+    /// The chains of `table` as the kernel holds it now (none when the table is not
+    /// there): what `restore -v` names.
+    fn chain_names(&mut self, family: Family, table: &str) -> Result<Vec<String>>;
+}

@@ -6,7 +6,7 @@ use super::{Edit, Flavour, interpret, restore_block};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ipt::parse::parse;
 use crate::ipt::print::append_line;
-use crate::ipt::restore::parse_file;
+use crate::ipt::restore_file::parse_file;
 use crate::model::{ChainPolicy, Family};
 
 fn run(t: &mut MemoryTable, line: &str) -> Result<Vec<Edit>> {
@@ -317,4 +317,69 @@ impl MemoryTable {
         use super::IptTable;
         self.flavour()
     }
+}
+
+/// A whole invocation through the one dispatch, on the in-memory table.
+fn exec(t: &mut MemoryTable, line: &str) -> Result<String> {
+    let args = crate::ipt::parse::split_words(line)?;
+    let inv = parse(&args, t_family(t))?;
+    super::dispatch::execute(t, &inv)
+}
+
+#[test]
+fn the_dispatch_lists_what_it_changed_in_words_that_parse_back() {
+    for flavour in [Flavour::Nft, Flavour::Legacy] {
+        let mut t = MemoryTable::new(Family::Ipv4, "filter", flavour);
+        let line = "-A INPUT -s 192.0.2.1/32 -p tcp -m tcp --dport 22 -j ACCEPT";
+        exec(&mut t, line).expect("append");
+        let listed = exec(&mut t, "-S INPUT").expect("-S");
+        let rules: Vec<&str> = listed.lines().filter(|l| l.starts_with("-A ")).collect();
+        assert_eq!(rules.len(), 1, "{flavour:?}: {listed}");
+        // The listed rule is the rule appended: it parses back to the same command.
+        let again = parse(
+            &crate::ipt::parse::split_words(rules[0]).expect("words"),
+            Family::Ipv4,
+        )
+        .expect("the listed rule parses");
+        let first = parse(
+            &crate::ipt::parse::split_words(line).expect("words"),
+            Family::Ipv4,
+        )
+        .expect("parses");
+        assert_eq!(again.command, first.command, "{flavour:?}: {listed}");
+        // -L lists the chain too, and a missing chain is refused as iptables refuses it.
+        assert!(
+            exec(&mut t, "-L INPUT -n")
+                .expect("-L")
+                .starts_with("Chain INPUT")
+        );
+        let e = exec(&mut t, "-S NOSUCH").expect_err("missing chain");
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{flavour:?}: {e}");
+    }
+}
+
+#[test]
+fn the_dispatch_zeroes_one_rule_or_what_it_lists_and_a_failed_change_changes_nothing() {
+    let mut t = MemoryTable::new(Family::Ipv4, "filter", Flavour::Nft);
+    exec(&mut t, "-A INPUT -c 5 10 -j ACCEPT").expect("append 1");
+    exec(&mut t, "-A INPUT -c 7 20 -j DROP").expect("append 2");
+    let counted = |t: &MemoryTable| -> Vec<u64> {
+        t.rules("INPUT")
+            .iter()
+            .map(|r| r.counters.map_or(0, |c| c.packets))
+            .collect()
+    };
+    assert_eq!(counted(&t), [5, 7]);
+    exec(&mut t, "-Z INPUT 1").expect("-Z INPUT 1");
+    assert_eq!(counted(&t), [0, 7]);
+    // Past the last rule: nothing changes; a missing chain is refused.
+    exec(&mut t, "-Z INPUT 9").expect("-Z past the end");
+    assert_eq!(counted(&t), [0, 7]);
+    assert!(exec(&mut t, "-Z NOSUCH 1").is_err());
+    let listed = exec(&mut t, "-L INPUT -n -v -Z").expect("-L -Z");
+    assert!(listed.starts_with("Chain INPUT"), "{listed}");
+    assert_eq!(counted(&t), [0, 0]);
+    let before = t.chains().to_vec();
+    assert!(exec(&mut t, "-I INPUT 9 -j ACCEPT").is_err());
+    assert_eq!(t.chains(), before.as_slice());
 }

@@ -10,14 +10,15 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use super::request::{Body, Request, error_response, response};
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::{Backend, BackendChoice, Opened};
 use crate::error::{Error, ErrorKind, Result};
-use crate::ipt::{exec, parse as ipt_parse};
-use crate::legacy::Legacy;
+use crate::ipt::parse as ipt_parse;
 use crate::lock::{LockMode, WaitPolicy, XtablesLock};
 use crate::model::Family;
 use crate::netns::Netns;
-use crate::nft::{AuditOutcome, Auditor, Guard, Reader, Session, TableRef, Transaction};
+use crate::nft::{
+    AuditOutcome, Auditor, Guard, Reader, Session, SessionBuilder, TableRef, Transaction,
+};
 use crate::policy::{Caller, Policy};
 
 /// More namespaces than this with an open session: the idle ones are closed.
@@ -114,21 +115,6 @@ impl Auditor for NoDenials {
     }
 }
 
-/// A backend opened for a listing: the namespace's session, or x_tables.
-enum Lister<'a> {
-    Nft(&'a mut Session),
-    Legacy(Legacy),
-}
-
-impl Lister<'_> {
-    fn get(&mut self) -> &mut dyn crate::seam::ListTables {
-        match self {
-            Lister::Nft(s) => *s,
-            Lister::Legacy(l) => l,
-        }
-    }
-}
-
 /// The engine's settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -198,17 +184,27 @@ impl Engine {
             .or_insert_with(|| choice.resolve(family).0)
     }
 
+    /// The xtables lock commits take.
+    fn lock(&self) -> XtablesLock {
+        XtablesLock::from_env(self.config.wait).with_no_follow(self.config.no_follow)
+    }
+
+    /// A session held to the policy and audit of the request being executed (its guard and
+    /// auditor look them up in `Current`), taking the lock around its commits.
+    fn builder(&self) -> SessionBuilder {
+        Session::builder()
+            .lock(self.lock())
+            .lock_mode(LockMode::Always)
+            .guard(Some(Arc::new(CurrentGuard(self.current.clone()))))
+            .auditor(Some(Arc::new(CurrentAuditor(self.current.clone()))))
+    }
+
     fn session(&mut self, netns: &Option<Netns>) -> Result<&mut Session> {
         if !self.sessions.contains_key(netns) {
             if self.sessions.len() >= MAX_SESSIONS {
                 self.sessions.clear();
             }
-            let s = Session::builder()
-                .lock(XtablesLock::from_env(self.config.wait).with_no_follow(self.config.no_follow))
-                .lock_mode(LockMode::Always)
-                .guard(Some(Arc::new(CurrentGuard(self.current.clone()))))
-                .auditor(Some(Arc::new(CurrentAuditor(self.current.clone()))))
-                .open_in(netns.as_ref())?;
+            let s = self.builder().open_in(netns.as_ref())?;
             self.sessions.insert(netns.clone(), s);
         }
         self.sessions
@@ -226,12 +222,7 @@ impl Engine {
             if self.maps.len() >= MAX_SESSIONS {
                 self.maps.clear();
             }
-            let s = Session::builder()
-                .lock(XtablesLock::from_env(self.config.wait).with_no_follow(self.config.no_follow))
-                .lock_mode(LockMode::Always)
-                .guard(Some(Arc::new(CurrentGuard(self.current.clone()))))
-                .auditor(Some(Arc::new(CurrentAuditor(self.current.clone()))))
-                .open_in(netns.as_ref())?;
+            let s = self.builder().open_in(netns.as_ref())?;
             let h = crate::nathost::map::MapLayout::new(s, family);
             self.maps.insert(key.clone(), h);
         }
@@ -240,33 +231,64 @@ impl Engine {
             .ok_or_else(|| Error::InvalidInput("no map-layout handle".into()))
     }
 
-    /// One family's x_tables, held to the policy and audit of the request being executed
-    /// (the same ones the sessions' guard and auditor look up).
-    fn legacy(&self, netns: &Option<Netns>, family: Family) -> Result<Legacy> {
-        let lock = XtablesLock::from_env(self.config.wait).with_no_follow(self.config.no_follow);
-        let enforcement = {
-            let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
-            crate::seam::Enforcement::new(cur.policy.clone(), cur.auditor.clone())
-        };
-        let legacy = match netns {
-            None => Legacy::open(family, lock),
-            Some(ns) => ns.run_in(move || Legacy::open(family, lock)),
-        }?;
-        Ok(legacy.enforcing(enforcement))
+    /// The backend chosen for `chosen_by` (the request's, else the service's), opened for
+    /// `family`'s tables in `netns` and held to the policy and audit of the request being
+    /// executed: nf_tables is the namespace's long-lived session, taken out of the engine
+    /// until [`Engine::give_back`]; x_tables is opened with [`crate::backend::open`] and the
+    /// request's enforcement.
+    fn open(
+        &mut self,
+        req: &Request,
+        netns: &Option<Netns>,
+        chosen_by: Family,
+        family: Family,
+    ) -> Result<Opened> {
+        match self.backend(req, chosen_by) {
+            Backend::Nft => {
+                self.session(netns)?;
+                self.sessions
+                    .remove(netns)
+                    .map(Opened::Nft)
+                    .ok_or_else(|| Error::InvalidInput("no session".into()))
+            }
+            backend => {
+                let enforcement = {
+                    let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+                    crate::seam::Enforcement::new(cur.policy.clone(), cur.auditor.clone())
+                };
+                let lock = self.lock();
+                crate::backend::open(
+                    backend,
+                    family,
+                    &enforcement,
+                    netns.as_ref(),
+                    lock,
+                    LockMode::Always,
+                )
+            }
+        }
     }
 
-    /// The backend the request's listings read, opened.
-    fn lister(
+    /// Ends a request's use of a backend [`Engine::open`] opened: the namespace's session
+    /// goes back to the engine for the next request.
+    fn give_back(&mut self, netns: &Option<Netns>, opened: Opened) {
+        if let Opened::Nft(s) = opened {
+            self.sessions.insert(netns.clone(), s);
+        }
+    }
+
+    /// `work` on the backend for `family`'s tables (see [`Engine::open`]).
+    fn with_backend<T>(
         &mut self,
         req: &Request,
         netns: &Option<Netns>,
         family: Family,
-    ) -> Result<Lister<'_>> {
-        Ok(if self.backend(req, family) == Backend::Legacy {
-            Lister::Legacy(self.legacy(netns, family)?)
-        } else {
-            Lister::Nft(self.session(netns)?)
-        })
+        work: impl FnOnce(&mut Opened) -> Result<T>,
+    ) -> Result<T> {
+        let mut opened = self.open(req, netns, family, family)?;
+        let result = work(&mut opened);
+        self.give_back(netns, opened);
+        result
     }
 
     /// Sets the policy and auditor for a request from `peer` in `netns`; refuses a
@@ -347,9 +369,7 @@ impl Engine {
         let [t] = doc.transactions.as_slice() else {
             return None;
         };
-        if self.backend(req, t.family) != Backend::Nft
-            || t.layout == crate::nathost::map::Layout::Map
-        {
+        if !self.backend(req, t.family).groups() || t.layout == crate::nathost::map::Layout::Map {
             return None;
         }
         let netns = req
@@ -446,37 +466,43 @@ impl Engine {
             )),
             Body::Apply(doc) => {
                 let family = doc.transactions.first().map_or(Family::Ipv4, |t| t.family);
-                // x_tables is held to the request's policy and audited as nf_tables is (the
-                // handle gets the request's enforcement: `Engine::legacy`).
-                let (result, status) = if self.backend(req, family) == Backend::Legacy {
-                    let mut by_family = HashMap::new();
-                    for t in &doc.transactions {
-                        if let std::collections::hash_map::Entry::Vacant(e) =
-                            by_family.entry(t.family)
-                        {
-                            e.insert(self.legacy(netns, t.family)?);
+                // One backend for the whole document, opened before anything is sent (a
+                // failure to open is no transaction's failure), once per family it serves
+                // (one nf_tables session serves every family), held to the request's policy
+                // and audit whichever it is (`Engine::open`).
+                let mut opened: Vec<Opened> = Vec::new();
+                for t in &doc.transactions {
+                    if t.layout == crate::nathost::map::Layout::Chains
+                        && !opened.iter().any(|o| o.serves(t.family))
+                    {
+                        match self.open(req, netns, family, t.family) {
+                            Ok(o) => opened.push(o),
+                            Err(e) => {
+                                for o in opened {
+                                    self.give_back(netns, o);
+                                }
+                                return Err(e);
+                            }
                         }
                     }
-                    crate::json::apply_each(doc, |t| match by_family.get_mut(&t.family) {
-                        // The map layout lives in nf_tables whatever the iptables backend.
+                }
+                let (result, status) = crate::json::apply_each(doc, |t| {
+                    match opened.iter_mut().find(|o| o.serves(t.family)) {
+                        // The map layout lives in nf_tables whatever the iptables backend,
+                        // through a handle (its own session).
                         _ if t.layout == crate::nathost::map::Layout::Map => self
                             .map_layout(netns, t.family)?
                             .transact_operations(&t.operations),
-                        Some(l) => crate::nathost::transact(l, t.family, &t.operations),
-                        None => Err(Error::InvalidInput("no x_tables handle".into())),
-                    })
-                } else {
-                    // The map layout through a handle (its own session), the chains through
-                    // the namespace's session.
-                    crate::json::apply_each(doc, |t| match t.layout {
-                        crate::nathost::map::Layout::Map => self
-                            .map_layout(netns, t.family)?
-                            .transact_operations(&t.operations),
-                        crate::nathost::map::Layout::Chains => {
-                            crate::nathost::transact(self.session(netns)?, t.family, &t.operations)
-                        }
-                    })
-                };
+                        Some(o) => o.transact(t.family, &t.operations),
+                        None => Err(Error::InvalidInput(format!(
+                            "no backend opened for {}",
+                            t.family
+                        ))),
+                    }
+                });
+                for o in opened {
+                    self.give_back(netns, o);
+                }
                 let mut r = response(id, status == 0, result);
                 r["status"] = json!(status);
                 Ok(r)
@@ -487,11 +513,9 @@ impl Engine {
                 table,
                 chain,
             } => {
-                let chains = self.lister(req, netns, *family)?.get().listings(
-                    *family,
-                    table,
-                    chain.as_deref(),
-                )?;
+                let chains = self.with_backend(req, netns, *family, |b| {
+                    b.lister().listings(*family, table, chain.as_deref())
+                })?;
                 let v = crate::json::listing_value(
                     *family,
                     vec![crate::json::table_value(table, &chains)],
@@ -499,18 +523,10 @@ impl Engine {
                 Ok(response(id, true, v))
             }
             Body::Save { family, table } => {
-                let mut tables = Vec::new();
-                let mut lister = self.lister(req, netns, *family)?;
-                let lister = lister.get();
-                for name in lister.saved_tables(*family, table.as_deref())? {
-                    let chains = lister.listings(*family, &name, None)?;
-                    tables.push(crate::json::table_value(&name, &chains));
-                }
-                Ok(response(
-                    id,
-                    true,
-                    crate::json::listing_value(*family, tables),
-                ))
+                let v = self.with_backend(req, netns, *family, |b| {
+                    crate::json::saved_listing(b.lister(), *family, table.as_deref())
+                })?;
+                Ok(response(id, true, v))
             }
         }
     }
@@ -519,32 +535,14 @@ impl Engine {
         let as_json = args.iter().any(|a| a == "--json");
         let args: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
         let inv = ipt_parse::parse(&args, Family::Ipv4)?;
-        let legacy = self.backend(req, inv.family) == Backend::Legacy;
         if as_json {
-            let chain = match &inv.command {
-                ipt_parse::Command::ListRules(c) | ipt_parse::Command::List(c) => c.clone(),
-                _ => {
-                    return Err(Error::InvalidInput(
-                        "--json applies to listings (-S, -L) only".into(),
-                    ));
-                }
-            };
-            let chains = self.lister(req, netns, inv.family)?.get().listings(
-                inv.family,
-                &inv.table,
-                chain.as_deref(),
-            )?;
-            let v = crate::json::listing_value(
-                inv.family,
-                vec![crate::json::table_value(&inv.table, &chains)],
-            );
+            crate::json::listed_chain(&inv)?;
+            let v = self.with_backend(req, netns, inv.family, |b| {
+                crate::json::invocation_listing(b.lister(), &inv)
+            })?;
             return Ok(response(&req.id, true, v));
         }
-        let text = if legacy {
-            crate::legacy::execute(&self.legacy(netns, inv.family)?, &inv)?
-        } else {
-            exec::execute(self.session(netns)?, &inv)?
-        };
+        let text = self.with_backend(req, netns, inv.family, |b| b.execute(&inv))?;
         Ok(response(
             &req.id,
             true,

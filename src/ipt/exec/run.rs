@@ -3,52 +3,19 @@
 
 use super::*;
 
-/// Runs one iptables invocation; returns what to print on standard output.
+/// Runs one iptables invocation on nf_tables (the one dispatch,
+/// [`crate::seam::dispatch::execute`]); returns what to print on standard output.
 pub fn execute(session: &mut Session, inv: &Invocation) -> Result<String> {
-    let table = TableRef::new(inv.family, &inv.table);
-    run(session, inv, &table)
+    crate::seam::dispatch::execute(session, inv)
 }
 
-fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<String> {
-    if let (Command::Zero(Some(chain)), Some(n)) = (&inv.command, inv.rule_number) {
-        return zero_rule(session, inv, table, chain, n);
-    }
-    // A listed chain that is missing names its table too: under iptables' names on
-    // nf_tables the report says what iptables-nft 1.8.9 says of it (`chain `X' in table
-    // `filter' is incompatible, use 'nft' tool.`, which ufw reads).
-    let words = |e: Error| {
-        let e = match e {
-            Error::NotFound(f) if f.op.starts_with("list chain ") => Error::NotFound(
-                messages::failure(f.errno, format!("{} in table {}", f.op, inv.table)),
-            ),
-            other => other,
-        };
-        messages::kernel_words(e, inv.family, false)
-    };
-    match &inv.command {
-        Command::ListRules(chain) => {
-            return listing::list_rules(session, table, chain.as_deref(), inv.verbose)
-                .map_err(words);
-        }
-        Command::List(chain) => {
-            let mut text =
-                listing::list_table(session, table, chain.as_deref(), inv).map_err(words)?;
-            if inv.zero_after_list {
-                // `-L -Z` is `-Z` after the listing (with `-v`, its `Zeroing chain` lines).
-                let zero = Invocation {
-                    command: Command::Zero(chain.clone()),
-                    zero_after_list: false,
-                    ..inv.clone()
-                };
-                text.push_str(&run(session, &zero, table)?);
-            }
-            return Ok(text);
-        }
-        _ => {}
-    }
+/// Every change as one transaction planned by a [`Planner`] (`-Z` resets the counters
+/// after it).
+fn change(session: &mut Session, inv: &Invocation) -> Result<String> {
+    let table = TableRef::new(inv.family, &inv.table);
     let committed = session
         .transact(|r| {
-            let mut p = Planner::new(r, table)?;
+            let mut p = Planner::new(r, &table)?;
             p.verbose = inv.verbose;
             p.plan(r, &inv.command)?;
             let mut tx = Transaction::new();
@@ -60,10 +27,10 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
             }
             Ok((tx, out))
         })
-        .map_err(|e| iptables_words(e, &inv.command, inv.family))?;
+        .map_err(|e| crate::seam::dispatch::change_words(e, inv))?;
     let (zero, lines) = committed.value;
     if let Some(chain) = zero {
-        session.reset_counters(table, chain.as_deref())?;
+        session.reset_counters(&table, chain.as_deref())?;
     }
     let mut out = String::new();
     if inv.verbose {
@@ -78,13 +45,8 @@ fn run(session: &mut Session, inv: &Invocation, table: &TableRef) -> Result<Stri
 /// `-Z CHAIN N` as iptables-nft 1.8.9 does it: rule N is replaced by itself with zero
 /// counters; a missing chain is "Bad rule" (status 1), a number past the last rule changes
 /// nothing and succeeds.
-fn zero_rule(
-    session: &mut Session,
-    inv: &Invocation,
-    table: &TableRef,
-    chain: &str,
-    n: usize,
-) -> Result<String> {
+fn zero_rule(session: &mut Session, inv: &Invocation, chain: &str, n: usize) -> Result<String> {
+    let table = &TableRef::new(inv.family, &inv.table);
     let bad_rule = || {
         messages::refused(
             inv.family,
@@ -112,12 +74,7 @@ fn zero_rule(
         rule_number: None,
         ..inv.clone()
     };
-    run(session, &replace, table)
-}
-
-/// Kernel refusals in the words iptables uses for them (callers match on these).
-pub(crate) fn iptables_words(e: Error, cmd: &Command, family: Family) -> Error {
-    messages::kernel_words(e, family, matches!(cmd, Command::DeleteChain(_)))
+    change(session, &replace)
 }
 
 impl crate::seam::ListTables for Session {
@@ -133,5 +90,81 @@ impl crate::seam::ListTables for Session {
 
     fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>> {
         crate::ipt::restore::saved_tables(self, family, table)
+    }
+}
+
+/// nf_tables as a whole backend: iptables' commands planned into one transaction each, a
+/// restore file into one batch.
+impl crate::seam::Backend for Session {
+    fn flavour(&self) -> crate::ipt::Flavour {
+        crate::ipt::Flavour::Nft
+    }
+
+    fn serves(&self, _family: Family) -> bool {
+        true
+    }
+
+    fn execute(&mut self, inv: &Invocation) -> Result<String> {
+        crate::seam::dispatch::execute(self, inv)
+    }
+
+    fn restore(
+        &mut self,
+        blocks: &[crate::ipt::restore_file::Block],
+        family: Family,
+        noflush: bool,
+    ) -> Result<usize> {
+        crate::ipt::restore::apply(self, blocks, family, noflush)
+    }
+
+    fn chain_names(&mut self, family: Family, table: &str) -> Result<Vec<String>> {
+        let existing = crate::ipt::restore::saved_tables(self, family, None)?;
+        if !existing.iter().any(|e| e == table) {
+            return Ok(Vec::new());
+        }
+        let chains = listing::chains(self, &TableRef::new(family, table), None)?;
+        Ok(chains.into_iter().map(|c| c.name).collect())
+    }
+}
+
+/// nf_tables' side of the one dispatch.
+impl crate::seam::dispatch::IptCommands for Session {
+    fn flavour(&self) -> crate::ipt::Flavour {
+        crate::ipt::Flavour::Nft
+    }
+
+    fn read_listing(
+        &mut self,
+        family: Family,
+        table: &str,
+        only: Option<&str>,
+    ) -> Result<Vec<listing::ChainListing>> {
+        listing::read(self, &TableRef::new(family, table), only)
+    }
+
+    /// The listing, then `-Z` as its own transaction (with `-v`, its `Zeroing chain`
+    /// lines).
+    fn list_and_zero(&mut self, inv: &Invocation, chain: Option<&str>) -> Result<String> {
+        let list = Invocation {
+            zero_after_list: false,
+            ..inv.clone()
+        };
+        let mut text = crate::seam::dispatch::list(self, &list)?;
+        let zero = Invocation {
+            command: Command::Zero(chain.map(str::to_string)),
+            zero_after_list: false,
+            ..inv.clone()
+        };
+        // `-L CHAIN N -Z`: rule N's counters only.
+        text.push_str(&crate::seam::dispatch::execute(self, &zero)?);
+        Ok(text)
+    }
+
+    fn zero_rule(&mut self, inv: &Invocation, chain: &str, n: usize) -> Result<String> {
+        zero_rule(self, inv, chain, n)
+    }
+
+    fn change(&mut self, inv: &Invocation) -> Result<String> {
+        change(self, inv)
     }
 }
