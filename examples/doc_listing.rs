@@ -16,6 +16,9 @@ fn main() -> Result<(), xtnl::Error> {
     }
     // iptables-save's text, through the listing every backend offers (xtnl::seam::ListTables).
     let chains = s.listings(Family::Ipv4, "nat", None)?;
-    print!("{}", xtnl::ipt::listing::render_save_counters(&chains, false));
+    print!(
+        "{}",
+        xtnl::ipt::listing::render_save_counters(&chains, false)
+    );
     Ok(())
 }
