@@ -19,6 +19,7 @@ use super::limits::{
     parse_bounded, read_line,
 };
 use super::request::{self, Request};
+use super::thin;
 use crate::error::{Error, Result};
 use crate::nft::Auditor;
 use crate::policy::Caller;
@@ -107,7 +108,24 @@ pub struct Options {
 struct Job {
     req: Request,
     peer: Arc<Peer>,
+    /// The request's response; for a drop-in request first [`thin::started`] (or at once a
+    /// `fallback` when it waited past its start bound).
     reply: Sender<Value>,
+    /// When its line had arrived whole.
+    received: Instant,
+}
+
+/// Whether `job` is a drop-in request that waited past its start bound (its client has run
+/// the command itself by now); if not, tells its client that it starts.
+fn too_late(job: &Job) -> bool {
+    let request::Body::Dropin(d) = &job.req.body else {
+        return false;
+    };
+    if job.received.elapsed() > d.start_within {
+        return true;
+    }
+    let _ = job.reply.send(thin::started(&job.req.id));
+    false
 }
 
 /// State shared with the signal thread.
@@ -265,7 +283,12 @@ fn engine_loop(config: engine::Config, rx: Receiver<Job>, shared: &Shared, group
                     end += 1;
                 }
             }
-            let values = if shared.shutdown.load(Ordering::SeqCst) {
+            let values = if end - i == 1 && too_late(&jobs[i]) {
+                vec![thin::fallback(
+                    &jobs[i].req.id,
+                    "the service could not start it in time; nothing was done",
+                )]
+            } else if shared.shutdown.load(Ordering::SeqCst) {
                 let e =
                     Error::InvalidInput("the service is shutting down; nothing was done".into());
                 jobs[i..end]
@@ -598,11 +621,25 @@ fn serve_client(
                         req,
                         peer: peer.clone(),
                         reply: reply_tx.clone(),
+                        received: Instant::now(),
                     };
                     if tx.send(job).is_err() {
                         return;
                     }
-                    match reply_rx.recv() {
+                    let mut reply = reply_rx.recv();
+                    // A drop-in request's "started" line goes out at once; its response follows.
+                    while let Ok(v) = &reply
+                        && thin::is_started(v)
+                    {
+                        if writeln!(output, "{v}")
+                            .and_then(|()| output.flush())
+                            .is_err()
+                        {
+                            return;
+                        }
+                        reply = reply_rx.recv();
+                    }
+                    match reply {
                         Ok(v) => (v, true),
                         Err(_) => return,
                     }
