@@ -494,7 +494,7 @@ fn accept_loop(
                     Ok(_) => Error::InvalidInput(why),
                 };
                 let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
-                let _ = writeln!(stream, "{}", request::error_response(&Value::Null, &e));
+                let _ = write_line(&mut stream, &request::error_response(&Value::Null, &e));
                 continue;
             }
         };
@@ -564,13 +564,19 @@ fn refuse_client(
             Line::TooLong | Line::Busy => Value::Null,
         };
         let v = request::error_response(&id, why);
-        if writeln!(output, "{v}")
-            .and_then(|()| output.flush())
-            .is_err()
-        {
+        if write_line(&mut output, &v).is_err() {
             return;
         }
     }
+}
+
+/// Writes a response line in one `write` (a socket is unbuffered: `writeln!` of a JSON value
+/// would send each of its tokens in a write of its own, and wake the client for each).
+fn write_line(output: &mut impl Write, v: &Value) -> std::io::Result<()> {
+    let mut line = v.to_string();
+    line.push('\n');
+    output.write_all(line.as_bytes())?;
+    output.flush()
 }
 
 /// Serves one client until the end of its input: a response line for every request line.
@@ -631,10 +637,7 @@ fn serve_client(
                     while let Ok(v) = &reply
                         && thin::is_started(v)
                     {
-                        if writeln!(output, "{v}")
-                            .and_then(|()| output.flush())
-                            .is_err()
-                        {
+                        if write_line(&mut output, v).is_err() {
                             return;
                         }
                         reply = reply_rx.recv();
@@ -647,7 +650,7 @@ fn serve_client(
             },
         };
         gate.line_done();
-        let written = writeln!(output, "{v}").and_then(|()| output.flush());
+        let written = write_line(&mut output, &v);
         if counted {
             shared.unwritten.fetch_sub(1, Ordering::SeqCst);
         }
