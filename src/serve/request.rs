@@ -11,7 +11,9 @@
 //! - `"list": {"family": "ipv4", "table": "nat", "chain": "vcld-5205"}`: the JSON listing of a
 //!   table (or one chain), as `-S --json` prints it;
 //! - `"save": {"family": "ipv4", "table": "nat"}`: iptables' tables as JSON (`save --json`);
-//!   without `table`, every iptables table of the family.
+//!   without `table`, every iptables table of the family;
+//! - `"dropin": {"program": ..., "args": [...], ...}`: a whole iptables invocation from xtnl's
+//!   thin client, answered with its output bytes and status ([`super::thin`]).
 
 use serde_json::{Map, Value, json};
 
