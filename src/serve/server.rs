@@ -284,9 +284,10 @@ fn engine_loop(config: engine::Config, rx: Receiver<Job>, shared: &Shared, group
                 }
             }
             let values = if end - i == 1 && too_late(&jobs[i]) {
-                vec![thin::fallback(
+                vec![request::response(
                     &jobs[i].req.id,
-                    "the service could not start it in time; nothing was done",
+                    false,
+                    thin::fallback_body("the service could not start it in time; nothing was done"),
                 )]
             } else if shared.shutdown.load(Ordering::SeqCst) {
                 let e =

@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::request::response;
 use crate::error::{Error, Result};
 use crate::lock::{WaitPolicy, XtablesLock};
 use crate::netns::Netns;
@@ -218,21 +217,21 @@ pub fn is_started(v: &Value) -> bool {
     v.get("started") == Some(&Value::Bool(true)) && v.get("ok").is_none()
 }
 
-/// The response to a request not served: the client runs the command itself.
-pub fn fallback(id: &Value, why: &str) -> Value {
-    response(id, false, json!({"fallback": why}))
+/// The body of the response to a request not served (the client runs the command itself).
+pub fn fallback_body(why: &str) -> Value {
+    json!({"fallback": why})
 }
 
-/// The response carrying the interpreter's output.
-pub fn reply(id: &Value, out: DropinOutput) -> Value {
-    if let Some(why) = out.fallback {
-        return fallback(id, &why);
+/// The body of the response carrying the interpreter's output (`fallback` when it did not
+/// serve it), and whether it is `ok`.
+pub fn reply_body(out: DropinOutput) -> (bool, Value) {
+    match out.fallback {
+        Some(why) => (false, fallback_body(&why)),
+        None => (
+            out.status == 0,
+            json!({"status": out.status, "stdout": out.stdout, "stderr": out.stderr}),
+        ),
     }
-    response(
-        id,
-        out.status == 0,
-        json!({"status": out.status, "stdout": out.stdout, "stderr": out.stderr}),
-    )
 }
 
 #[cfg(test)]
@@ -291,6 +290,8 @@ mod tests {
         );
         assert!(mismatch(&d, None).unwrap().contains("XTABLES_LOCKFILE"));
         assert!(is_started(&started(&json!(3))));
-        assert!(!is_started(&fallback(&json!(3), "x")));
+        assert!(!is_started(
+            &json!({"id": 3, "version": 1, "ok": false, "fallback": "x"})
+        ));
     }
 }

@@ -10,8 +10,12 @@ use crate::error::Result;
 use crate::lock::XtablesLock;
 use crate::model::Family;
 use crate::netns::Netns;
-use crate::serve::request::Request;
+use crate::serve::request::{Request, response};
 use crate::serve::thin::{self, Dropin};
+
+fn fallback(id: &Value, why: &str) -> Value {
+    response(id, false, thin::fallback_body(why))
+}
 
 impl Engine {
     /// Serves one drop-in request (the caller's policy and auditor already set), or answers
@@ -23,13 +27,10 @@ impl Engine {
         d: &Dropin,
     ) -> Result<Value> {
         if let Some(why) = thin::mismatch(d, netns.as_ref()) {
-            return Ok(thin::fallback(&req.id, &why));
+            return Ok(fallback(&req.id, &why));
         }
         let Some(runner) = thin::runner() else {
-            return Ok(thin::fallback(
-                &req.id,
-                "this service has no drop-in interpreter",
-            ));
+            return Ok(fallback(&req.id, "this service has no drop-in interpreter"));
         };
         let family = if d.program.starts_with("ip6tables") {
             Family::Ipv6
@@ -37,10 +38,7 @@ impl Engine {
             Family::Ipv4
         };
         if self.backend(req, family) != Backend::Nft {
-            return Ok(thin::fallback(
-                &req.id,
-                "this service's backend is not nf_tables",
-            ));
+            return Ok(fallback(&req.id, "this service's backend is not nf_tables"));
         }
         let no_follow = self.config.no_follow;
         let lock = move |wait| XtablesLock::from_env(wait).with_no_follow(no_follow);
@@ -49,6 +47,7 @@ impl Engine {
             // The socket may be broken: the next request opens a fresh one.
             self.sessions.remove(netns);
         }
-        Ok(thin::reply(&req.id, out))
+        let (ok, body) = thin::reply_body(out);
+        Ok(response(&req.id, ok, body))
     }
 }
