@@ -549,3 +549,91 @@ fn a_refused_caller_gets_its_own_processs_refusal() {
         );
     });
 }
+
+/// Agents at once: six clients, each setting up and tearing down reservations of its own
+/// through the service, every command answered with status 0 and served; the ruleset ends
+/// with exactly the chains they kept.
+#[test]
+fn agents_at_once_are_each_served_whole() {
+    in_netns(|| {
+        let d = dir("concurrent", 0o755);
+        let lock = private_lock_path();
+        let lock = lock.to_str().unwrap().to_owned();
+        let svc = Service::start(&d, &lock, &[], &[]);
+        let before = svc.requests();
+        let ipt = d.join("iptables");
+        let total: usize = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..6)
+                .map(|agent| {
+                    let (ipt, lock, sock) = (&ipt, &lock, &svc.socket);
+                    s.spawn(move || {
+                        let mut n = 0;
+                        for k in 0..4 {
+                            let c = format!("vcld-{agent}{k}");
+                            let jump = ["-j", &c, "-m", "comment", "--comment", &c];
+                            let mut cmds: Vec<Vec<&str>> = vec![
+                                vec!["-t", "nat", "-N", &c],
+                                [&["-t", "nat", "-I", "PREROUTING"][..], &jump[..]].concat(),
+                                vec![
+                                    "-t",
+                                    "nat",
+                                    "-I",
+                                    &c,
+                                    "-p",
+                                    "tcp",
+                                    "--dport",
+                                    "50443",
+                                    "-j",
+                                    "DNAT",
+                                    "--to-destination",
+                                    "192.0.2.3:3389",
+                                ],
+                            ];
+                            if k != 3 {
+                                cmds.push(
+                                    [&["-t", "nat", "-D", "PREROUTING"][..], &jump[..]].concat(),
+                                );
+                                cmds.push(vec!["-t", "nat", "-F", &c]);
+                                cmds.push(vec!["-t", "nat", "-X", &c]);
+                            }
+                            for a in &cmds {
+                                let o = client(ipt, a, lock, sock, &[]);
+                                assert_eq!(
+                                    seen(&o),
+                                    (Some(0), String::new(), String::new()),
+                                    "{a:?}"
+                                );
+                                n += 1;
+                            }
+                        }
+                        n
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(
+            svc.requests() - before - 1,
+            total as u64,
+            "every command served"
+        );
+        let o = run_env("iptables-nft", &["-t", "nat", "-S"], &[]);
+        let listed = String::from_utf8_lossy(&o.stdout).into_owned();
+        let chains: Vec<&str> = listed.lines().filter(|l| l.starts_with("-N ")).collect();
+        let want: Vec<String> = (0..6).map(|a| format!("-N vcld-{a}3")).collect();
+        assert_eq!(chains, want, "{listed}");
+        assert_eq!(
+            listed.lines().filter(|l| l.contains("-j DNAT")).count(),
+            6,
+            "{listed}"
+        );
+        assert_eq!(
+            listed
+                .lines()
+                .filter(|l| l.starts_with("-A PREROUTING"))
+                .count(),
+            6,
+            "{listed}"
+        );
+    });
+}
