@@ -172,6 +172,9 @@ pub struct StreamResults {
     pub getgen: Vec<Duration>,
     /// A request line's round trip through `/bin/cat` (the pipe floor of `serve --stdio`).
     pub pipe: Vec<Duration>,
+    /// A connect to `xtnl serve --socket` and a `ping` through it (the thin client's floor
+    /// beside its process start), sampled before each thin-client run.
+    pub socket_ping: Vec<Duration>,
     pub load: (String, String),
     pub kernel: String,
     pub elapsed: Duration,
@@ -245,6 +248,7 @@ fn by_thin(
     cmds: &[(Cmd, Vec<String>)],
     lock: &Path,
     dir: &Path,
+    pings: &mut Vec<Duration>,
 ) -> Result<Vec<(Cmd, Duration)>> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir).map_err(|e| super::io("create the socket dir", e))?;
@@ -286,6 +290,11 @@ fn by_thin(
             lock,
             &env,
         )?;
+        for _ in 0..20 {
+            let t = Instant::now();
+            served(&sock)?;
+            pings.push(t.elapsed());
+        }
         let before = served(&sock)?;
         let mut out = Vec::with_capacity(cmds.len());
         for (cmd, args) in cmds {
@@ -498,6 +507,7 @@ pub fn run(cfg: &StreamConfig<'_>) -> Result<StreamResults> {
     for &n in &cfg.plan.sizes {
         let cmds = stream(n, cfg.plan.reservations);
         let lock = &lock;
+        let mut pings = Vec::new();
         for path in [Via::IptablesNft, Via::XtnlProcess, Via::Thin, Via::Serve] {
             progress(format!("N = {n}: {}", path.label()));
             let times = in_fresh_netns(|| {
@@ -505,12 +515,13 @@ pub fn run(cfg: &StreamConfig<'_>) -> Result<StreamResults> {
                 match path {
                     Via::IptablesNft => by_process(path, p("iptables-nft"), &cmds, lock),
                     Via::XtnlProcess => by_process(path, &as_iptables, &cmds, lock),
-                    Via::Thin => by_thin(&xtnl, &as_iptables, &cmds, lock, &thin_dir),
+                    Via::Thin => by_thin(&xtnl, &as_iptables, &cmds, lock, &thin_dir, &mut pings),
                     _ => by_serve(&xtnl, &cmds, lock),
                 }
             })?;
             r.times.insert((path, n), times);
         }
+        r.socket_ping.append(&mut pings);
         progress(format!("N = {n}: {} and the kernel", Via::Library.label()));
         let (times, sent) = in_fresh_netns(|| {
             populate(n, lock)?;

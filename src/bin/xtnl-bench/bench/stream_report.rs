@@ -100,12 +100,14 @@ pub fn markdown(r: &StreamResults) -> String {
     let _ = writeln!(
         s,
         "Floors (p50 of {}): `/bin/true` {} ms, `xtnl -V` {} ms, a GETGEN round trip {} ms, \
-         a request line through a pipe to `/bin/cat` and back {} ms.\n",
+         a request line through a pipe to `/bin/cat` and back {} ms, a connect to `xtnl \
+         serve --socket` and a ping through it {} ms.\n",
         r.spawn_true.len(),
         ms(p50(&r.spawn_true)),
         ms(spawn_xtnl),
         ms(p50(&r.getgen)),
-        ms(p50(&r.pipe))
+        ms(p50(&r.pipe)),
+        ms(p50(&r.socket_ping))
     );
     for &n in &plan.sizes {
         let _ = writeln!(s, "## N = {n} reservations in table nat\n");
