@@ -37,6 +37,12 @@ fn main() {
         }
         other => (name, other),
     };
+    // Under an iptables name, through a running `xtnl serve` when it may (cli/thin.rs).
+    if let Ok(a) = &args
+        && let Some(status) = cli::thin::forward(&name, a)
+    {
+        std::process::exit(status);
+    }
     let status = match args.and_then(|args| cli::run(&name, &args)) {
         Ok(status) => status,
         Err(e) => cli::report_as(&name, &e),

@@ -10,6 +10,7 @@
 mod common;
 
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::process::{Command, Stdio};
 
 use common::{in_netns, private_lock_path, run, xtnl_bin};
@@ -179,15 +180,26 @@ fn requests_responses_results_and_listings_match_the_schema() {
             json!({"id": 7, "netns": "no-such-ns-xtnl", "list": {"table": "nat"}}),
             json!({"id": 8, "iptables": ["-t", "nat", "-X", "nosuch"]}),
         ];
+        // The thin client's request (docs/serve.md): its `started` line, then its response.
+        let lock = private_lock_path();
+        let ns = std::fs::metadata("/proc/thread-self/ns/net").unwrap();
+        let dropin = json!({"id": 9, "dropin": {"program": "iptables",
+            "args": ["-t", "nat", "-X", "nosuch"],
+            "netns": format!("{}:{}", ns.dev(), ns.ino()),
+            "env": {"XTABLES_LOCKFILE": lock.to_str().unwrap(),
+                "XTNL_LOCK_WAIT": std::env::var("XTNL_LOCK_WAIT").ok().filter(|v| !v.is_empty())},
+            "start_within_ms": 1000}});
+        check(&root, "request", &dropin);
         let mut input = String::new();
         for r in &requests {
             check(&root, "request", r);
             input.push_str(&format!("{r}\n"));
         }
+        input.push_str(&format!("{dropin}\n"));
         input.push_str("not json\n");
         let mut child = Command::new(xtnl_bin())
             .args(["--audit", "off", "serve", "--stdio"])
-            .env("XTABLES_LOCKFILE", private_lock_path())
+            .env("XTABLES_LOCKFILE", &lock)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -203,9 +215,20 @@ fn requests_responses_results_and_listings_match_the_schema() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        assert_eq!(lines.len(), requests.len() + 1);
-        for l in &lines {
-            check(&root, "response", l);
+        assert_eq!(lines.len(), requests.len() + 3);
+        let n = requests.len();
+        check(&root, "dropin_started", &lines[n]);
+        assert_eq!(
+            lines[n + 1]["stderr"],
+            "iptables: No chain/target/match by that name.\n",
+            "{}",
+            lines[n + 1]
+        );
+        assert_eq!(lines[n + 1]["status"], 1);
+        for (i, l) in lines.iter().enumerate() {
+            if i != n {
+                check(&root, "response", l);
+            }
         }
         assert_eq!(
             lines[2]["ok"], false,

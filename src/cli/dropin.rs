@@ -201,9 +201,14 @@ pub(crate) fn run(
 ///   lock. ...` (status 4);
 /// - anything else: the version prefix, the error and its causes.
 pub fn report(id: &Identity, err: &Error) -> i32 {
-    let mut e = std::io::stderr().lock();
+    report_to(&mut std::io::stderr().lock(), id, resolved_mode(id), err)
+}
+
+/// [`report`] into `e`, for a backend in iptables' words (`nf_tables`, `legacy`): what a
+/// service writes back for a forwarded invocation (see `cli::thin`).
+pub(crate) fn report_to(e: &mut impl Write, id: &Identity, mode: &str, err: &Error) -> i32 {
     let p = id.base();
-    let head = format!("{p} v{IPTABLES_VERSION} ({})", resolved_mode(id));
+    let head = format!("{p} v{IPTABLES_VERSION} ({mode})");
     match err.innermost() {
         Error::LockBusy { path, waited } => {
             let _ = writeln!(
@@ -237,10 +242,10 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
         let who = match id.tool {
             Tool::Iptables => head.clone(),
             Tool::Save | Tool::Restore => {
-                format!("{} v{IPTABLES_VERSION} ({})", id.program, resolved_mode(id))
+                format!("{} v{IPTABLES_VERSION} ({})", id.program, mode)
             }
         };
-        let what = if resolved_mode(id) == "legacy" {
+        let what = if mode == "legacy" {
             "Permission denied (you must be root)"
         } else {
             "Could not fetch rule set generation id: Permission denied (you must be root)"
@@ -250,7 +255,7 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
     }
     // `-L`/`-S` of a missing chain: iptables-nft 1.8.9's words (ufw reads them).
     if id.tool == Tool::Iptables
-        && resolved_mode(id) == "nf_tables"
+        && mode == "nf_tables"
         && err.kind() == ErrorKind::NotFound
         && let Some(f) = err.op_failure()
         && let Some((chain, table)) =
@@ -264,7 +269,7 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
         return err.exit_status();
     }
     if id.tool == Tool::Iptables
-        && resolved_mode(id) == "nf_tables"
+        && mode == "nf_tables"
         && let Some(line) = nft_failed(err)
     {
         let _ = writeln!(e, "{head}: {line}");
@@ -273,7 +278,7 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
     // A kernel EINVAL on x_tables: iptables-legacy's words for any EINVAL (the kernel
     // refused the table's replace, e.g. MASQUERADE reached from PREROUTING).
     if id.tool == Tool::Iptables
-        && resolved_mode(id) == "legacy"
+        && mode == "legacy"
         && !matches!(err, Error::Context { .. })
         && matches!(err, Error::Rejected(f) if f.errno == libc::EINVAL)
     {
@@ -284,7 +289,7 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
         return err.exit_status();
     }
     if id.tool == Tool::Restore
-        && let Some(status) = report_restore(&mut e, id, err)
+        && let Some(status) = report_restore(e, id, mode, err)
     {
         return status;
     }
@@ -330,8 +335,8 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
 /// (iptables-nft-restore adds `: ` and iptables' words); a block without its COMMIT, `PROG:
 /// COMMIT expected at line N` and status 1 (xtables-restore.c). Returns the exit status when
 /// it printed.
-fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> Option<i32> {
-    let legacy = resolved_mode(id) == "legacy";
+fn report_restore(e: &mut impl Write, id: &Identity, mode: &str, err: &Error) -> Option<i32> {
+    let legacy = mode == "legacy";
     let prog = if legacy {
         format!("{}-restore", id.base())
     } else {
@@ -347,11 +352,7 @@ fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> Option<i32>
                 let _ = writeln!(e, "{prog}: COMMIT expected at line {n}");
                 return Some(1);
             }
-            let _ = writeln!(
-                e,
-                "{prog} v{IPTABLES_VERSION} ({}): {rest}",
-                resolved_mode(id)
-            );
+            let _ = writeln!(e, "{prog} v{IPTABLES_VERSION} ({}): {rest}", mode);
             let _ = writeln!(e, "Error occurred at line: {n}");
             let _ = writeln!(
                 e,
@@ -373,7 +374,6 @@ fn report_restore(e: &mut impl Write, id: &Identity, err: &Error) -> Option<i32>
                 } else {
                     format!("line {n} table name '{table}' invalid")
                 };
-                let mode = resolved_mode(id);
                 let _ = writeln!(e, "{prog} v{IPTABLES_VERSION} ({mode}): {prog}: {words}");
                 let _ = writeln!(e, "Error occurred at line: {n}");
                 let _ = writeln!(

@@ -21,6 +21,7 @@ mod restore_verbose;
 mod saveopts;
 mod serve;
 mod set_listing;
+pub mod thin;
 
 use std::io::Write;
 

@@ -119,6 +119,9 @@ pub fn run(
         }
     }
     let listen = listen.ok_or_else(|| bad("serve needs --stdio or --socket PATH"))?;
+    // Forwarded iptables invocations (the drop-in's thin client) run on the drop-in's own
+    // interpreter.
+    serve::thin::set_runner(super::thin::run_forwarded);
     let who = invoker();
     // The whole policy: each request is checked against the entries for its caller.
     let policy = policy_for(globals, &who)?.map(Arc::new);

@@ -540,6 +540,13 @@ impl Session {
         })
     }
 
+    /// Replaces the xtables lock its mutating transactions take (`None`: they take none),
+    /// returning the previous one: a long-lived service gives each request the lock and wait
+    /// that request's own process would have used (`xtnl serve`'s drop-in requests).
+    pub fn replace_lock(&mut self, lock: Option<XtablesLock>) -> Option<XtablesLock> {
+        std::mem::replace(&mut self.lock, lock)
+    }
+
     /// What concurrency has cost this session so far.
     pub fn stats(&self) -> SessionStats {
         self.stats

@@ -4,6 +4,8 @@
 //! sessions' guard and auditor look them up in `Current`, which the engine sets before
 //! each request.
 
+mod dropin;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -508,6 +510,7 @@ impl Engine {
                 Ok(r)
             }
             Body::Iptables(args) => self.iptables(req, netns, args),
+            Body::Dropin(d) => self.dropin(req, netns, d),
             Body::List {
                 family,
                 table,

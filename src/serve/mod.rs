@@ -16,6 +16,7 @@ pub mod engine;
 mod limits;
 pub mod request;
 mod server;
+pub mod thin;
 
 pub use server::{Limits, Listen, Options, SocketAccess, run};
 

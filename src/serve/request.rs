@@ -11,7 +11,9 @@
 //! - `"list": {"family": "ipv4", "table": "nat", "chain": "vcld-5205"}`: the JSON listing of a
 //!   table (or one chain), as `-S --json` prints it;
 //! - `"save": {"family": "ipv4", "table": "nat"}`: iptables' tables as JSON (`save --json`);
-//!   without `table`, every iptables table of the family.
+//!   without `table`, every iptables table of the family;
+//! - `"dropin": {"program": ..., "args": [...], ...}`: a whole iptables invocation from xtnl's
+//!   thin client, answered with its output bytes and status ([`super::thin`]).
 
 use serde_json::{Map, Value, json};
 
@@ -42,6 +44,9 @@ pub enum Body {
         /// Only this chain; `None` for the whole table.
         chain: Option<String>,
     },
+    /// `"dropin"`: a whole iptables invocation from xtnl's thin client, answered with its
+    /// output bytes and status (see [`super::thin`]).
+    Dropin(super::thin::Dropin),
     /// `"save"`: iptables' tables as JSON (what `save --json` prints), one or all of them.
     Save {
         /// The family to save (`ipv4` or `ipv6`).
@@ -60,6 +65,7 @@ impl Body {
             Body::Iptables(_) => "iptables",
             Body::List { .. } => "list",
             Body::Save { .. } => "save",
+            Body::Dropin(_) => "dropin",
         }
     }
 }
@@ -77,13 +83,14 @@ pub struct Request {
     pub body: Body,
 }
 
-const BODY_KEYS: [&str; 6] = [
+const BODY_KEYS: [&str; 7] = [
     "ping",
     "transactions",
     "operations",
     "iptables",
     "list",
     "save",
+    "dropin",
 ];
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -188,6 +195,10 @@ pub fn parse(line: &[u8]) -> Result<Request> {
                 return Err(bad("iptables is empty: give a command such as [\"-S\"]"));
             }
             Body::Iptables(args)
+        }
+        "dropin" => {
+            check_keys(&o, &common, "a request")?;
+            Body::Dropin(super::thin::parse(&o["dropin"])?)
         }
         "list" | "save" => {
             check_keys(&o, &common, "a request")?;

@@ -19,6 +19,7 @@ use super::limits::{
     parse_bounded, read_line,
 };
 use super::request::{self, Request};
+use super::thin;
 use crate::error::{Error, Result};
 use crate::nft::Auditor;
 use crate::policy::Caller;
@@ -107,7 +108,24 @@ pub struct Options {
 struct Job {
     req: Request,
     peer: Arc<Peer>,
+    /// The request's response; for a drop-in request first [`thin::started`] (or at once a
+    /// `fallback` when it waited past its start bound).
     reply: Sender<Value>,
+    /// When its line had arrived whole.
+    received: Instant,
+}
+
+/// Whether `job` is a drop-in request that waited past its start bound (its client has run
+/// the command itself by now); if not, tells its client that it starts.
+fn too_late(job: &Job) -> bool {
+    let request::Body::Dropin(d) = &job.req.body else {
+        return false;
+    };
+    if job.received.elapsed() > d.start_within {
+        return true;
+    }
+    let _ = job.reply.send(thin::started(&job.req.id));
+    false
 }
 
 /// State shared with the signal thread.
@@ -265,7 +283,13 @@ fn engine_loop(config: engine::Config, rx: Receiver<Job>, shared: &Shared, group
                     end += 1;
                 }
             }
-            let values = if shared.shutdown.load(Ordering::SeqCst) {
+            let values = if end - i == 1 && too_late(&jobs[i]) {
+                vec![request::response(
+                    &jobs[i].req.id,
+                    false,
+                    thin::fallback_body("the service could not start it in time; nothing was done"),
+                )]
+            } else if shared.shutdown.load(Ordering::SeqCst) {
                 let e =
                     Error::InvalidInput("the service is shutting down; nothing was done".into());
                 jobs[i..end]
@@ -471,7 +495,7 @@ fn accept_loop(
                     Ok(_) => Error::InvalidInput(why),
                 };
                 let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
-                let _ = writeln!(stream, "{}", request::error_response(&Value::Null, &e));
+                let _ = write_line(&mut stream, &request::error_response(&Value::Null, &e));
                 continue;
             }
         };
@@ -541,13 +565,19 @@ fn refuse_client(
             Line::TooLong | Line::Busy => Value::Null,
         };
         let v = request::error_response(&id, why);
-        if writeln!(output, "{v}")
-            .and_then(|()| output.flush())
-            .is_err()
-        {
+        if write_line(&mut output, &v).is_err() {
             return;
         }
     }
+}
+
+/// Writes a response line in one `write` (a socket is unbuffered: `writeln!` of a JSON value
+/// would send each of its tokens in a write of its own, and wake the client for each).
+fn write_line(output: &mut impl Write, v: &Value) -> std::io::Result<()> {
+    let mut line = v.to_string();
+    line.push('\n');
+    output.write_all(line.as_bytes())?;
+    output.flush()
 }
 
 /// Serves one client until the end of its input: a response line for every request line.
@@ -598,11 +628,22 @@ fn serve_client(
                         req,
                         peer: peer.clone(),
                         reply: reply_tx.clone(),
+                        received: Instant::now(),
                     };
                     if tx.send(job).is_err() {
                         return;
                     }
-                    match reply_rx.recv() {
+                    let mut reply = reply_rx.recv();
+                    // A drop-in request's "started" line goes out at once; its response follows.
+                    while let Ok(v) = &reply
+                        && thin::is_started(v)
+                    {
+                        if write_line(&mut output, v).is_err() {
+                            return;
+                        }
+                        reply = reply_rx.recv();
+                    }
+                    match reply {
                         Ok(v) => (v, true),
                         Err(_) => return,
                     }
@@ -610,7 +651,7 @@ fn serve_client(
             },
         };
         gate.line_done();
-        let written = writeln!(output, "{v}").and_then(|()| output.flush());
+        let written = write_line(&mut output, &v);
         if counted {
             shared.unwritten.fetch_sub(1, Ordering::SeqCst);
         }

@@ -39,7 +39,19 @@ pub(super) fn spawn(
     input: Option<&str>,
     lock: &Path,
 ) -> Result<Exit> {
+    spawn_env(program, args, input, lock, &[])
+}
+
+/// [`spawn`] with more environment.
+pub(super) fn spawn_env(
+    program: &Path,
+    args: &[String],
+    input: Option<&str>,
+    lock: &Path,
+    env: &[(&str, &Path)],
+) -> Result<Exit> {
     let mut c = Command::new(program);
+    c.envs(env.iter().copied());
     // The xtnl binary is compared as the nf_tables tool it is by default on an iptables-nft
     // system; pinned, so that a host whose `iptables` is legacy does not switch it.
     c.args(args)

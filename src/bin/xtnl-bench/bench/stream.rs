@@ -7,6 +7,8 @@
 //! - iptables-nft, one process per command;
 //! - xtnl invoked under the name `iptables` (a symlink in a scratch directory), one process
 //!   per command;
+//! - xtnl under the name `iptables` as a thin client of `xtnl serve --socket`, one process
+//!   per command, each forwarding its command to the service (cli/thin.rs);
 //! - `xtnl serve --stdio`, one JSON line per command (one process for the whole stream);
 //! - the library in this process (one session), recording the bytes of every batch it sends;
 //! - the kernel: those batches sent raw on a kept socket (one `send` each, ACKs drained), in
@@ -22,7 +24,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::floor;
-use super::process::{must, p, settle, spawn};
+use super::process::{must, p, settle, spawn, spawn_env};
 use super::spec;
 use xtnl::error::{Error, Result};
 use xtnl::ipt::{exec, parse};
@@ -68,15 +70,17 @@ impl StreamPlan {
 pub enum Via {
     IptablesNft,
     XtnlProcess,
+    Thin,
     Serve,
     Library,
     Kernel,
 }
 
 impl Via {
-    pub const ALL: [Via; 5] = [
+    pub const ALL: [Via; 6] = [
         Via::IptablesNft,
         Via::XtnlProcess,
+        Via::Thin,
         Via::Serve,
         Via::Library,
         Via::Kernel,
@@ -86,6 +90,7 @@ impl Via {
         match self {
             Via::IptablesNft => "iptables-nft, a process per command",
             Via::XtnlProcess => "xtnl as `iptables`, a process per command",
+            Via::Thin => "xtnl as `iptables` via serve (thin client), a process per command",
             Via::Serve => "xtnl serve --stdio, a JSON line per command",
             Via::Library => "xtnl library, one session",
             Via::Kernel => "kernel: the library's batches raw on a kept socket",
@@ -167,6 +172,9 @@ pub struct StreamResults {
     pub getgen: Vec<Duration>,
     /// A request line's round trip through `/bin/cat` (the pipe floor of `serve --stdio`).
     pub pipe: Vec<Duration>,
+    /// A connect to `xtnl serve --socket` and a `ping` through it (the thin client's floor
+    /// beside its process start), sampled before each thin-client run.
+    pub socket_ping: Vec<Duration>,
     pub load: (String, String),
     pub kernel: String,
     pub elapsed: Duration,
@@ -229,6 +237,102 @@ fn by_process(
         out.push((*cmd, e.took));
     }
     Ok(out)
+}
+
+/// The stream through xtnl under the name `iptables` as a thin client of one `xtnl serve
+/// --socket` in the same namespace: a process per command, each one connect and one request.
+/// Fails unless the service counted every command (none ran in its own process).
+fn by_thin(
+    xtnl: &Path,
+    as_iptables: &Path,
+    cmds: &[(Cmd, Vec<String>)],
+    lock: &Path,
+    dir: &Path,
+    pings: &mut Vec<Duration>,
+) -> Result<Vec<(Cmd, Duration)>> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).map_err(|e| super::io("create the socket dir", e))?;
+    // The thin client trusts a socket only in a directory only root may change.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| super::io("chmod the socket dir", e))?;
+    let sock = dir.join("xtnl.sock");
+    let _ = std::fs::remove_file(&sock);
+    // No audit records: a socket service must reach the system log to write them, and a
+    // benchmark host may have none (docs/serve.md, "Bounds"; `--stdio` as root does not
+    // audit where no log is reachable).
+    let mut child = Command::new(xtnl)
+        .args(["--audit", "off", "serve", "--socket"])
+        .arg(&sock)
+        .env("XTABLES_LOCKFILE", lock)
+        .env(xtnl::backend::BACKEND_ENV, "nft")
+        .env_remove("LISTEN_FDS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| super::io("start xtnl serve --socket", e))?;
+    let result = (|| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+            if Instant::now() > deadline {
+                return Err(Error::Precondition(
+                    "xtnl bench: xtnl serve --socket did not listen".into(),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let env = [(xtnl::serve::thin::SOCKET_ENV, sock.as_path())];
+        // Untimed: the service opens its session on the first request.
+        spawn_env(
+            as_iptables,
+            &spec::words(&["-t", "nat", "-S"]),
+            None,
+            lock,
+            &env,
+        )?;
+        for _ in 0..20 {
+            let t = Instant::now();
+            served(&sock)?;
+            pings.push(t.elapsed());
+        }
+        let before = served(&sock)?;
+        let mut out = Vec::with_capacity(cmds.len());
+        for (cmd, args) in cmds {
+            let e = spawn_env(as_iptables, args, None, lock, &env)?;
+            if !e.ok {
+                return Err(failed(Via::Thin, args, &e.error_line()));
+            }
+            out.push((*cmd, e.took));
+        }
+        let n = served(&sock)? - before - 1;
+        if n != cmds.len() as u64 {
+            return Err(Error::Precondition(format!(
+                "xtnl bench stream: the service served {n} of {} commands",
+                cmds.len()
+            )));
+        }
+        Ok(out)
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// Requests a service has executed (its `ping` counts itself).
+fn served(sock: &Path) -> Result<u64> {
+    let mut s = std::os::unix::net::UnixStream::connect(sock)
+        .map_err(|e| super::io("connect to xtnl serve", e))?;
+    s.write_all(b"{\"ping\":{}}\n")
+        .map_err(|e| super::io("write to xtnl serve", e))?;
+    let mut line = String::new();
+    BufReader::new(s)
+        .read_line(&mut line)
+        .map_err(|e| super::io("read from xtnl serve", e))?;
+    let v: serde_json::Value = serde_json::from_str(&line)
+        .map_err(|e| Error::Precondition(format!("xtnl bench: ping answered {line:?}: {e}")))?;
+    v["server"]["requests"]
+        .as_u64()
+        .ok_or_else(|| Error::Precondition(format!("xtnl bench: ping answered {line:?}")))
 }
 
 /// The stream through one `xtnl serve --stdio`: a request line, its response line, timed.
@@ -363,6 +467,7 @@ pub fn run(cfg: &StreamConfig<'_>) -> Result<StreamResults> {
     let bin = cfg.scratch.join("bin");
     std::fs::create_dir_all(&bin).map_err(|e| super::io("create scratch bin dir", e))?;
     let as_iptables = bin.join("iptables");
+    let thin_dir = cfg.scratch.join("thin");
     let _ = std::fs::remove_file(&as_iptables);
     let xtnl = std::fs::canonicalize(cfg.xtnl).map_err(|e| super::io("find the xtnl binary", e))?;
     std::os::unix::fs::symlink(&xtnl, &as_iptables)
@@ -402,18 +507,21 @@ pub fn run(cfg: &StreamConfig<'_>) -> Result<StreamResults> {
     for &n in &cfg.plan.sizes {
         let cmds = stream(n, cfg.plan.reservations);
         let lock = &lock;
-        for path in [Via::IptablesNft, Via::XtnlProcess, Via::Serve] {
+        let mut pings = Vec::new();
+        for path in [Via::IptablesNft, Via::XtnlProcess, Via::Thin, Via::Serve] {
             progress(format!("N = {n}: {}", path.label()));
             let times = in_fresh_netns(|| {
                 populate(n, lock)?;
                 match path {
                     Via::IptablesNft => by_process(path, p("iptables-nft"), &cmds, lock),
                     Via::XtnlProcess => by_process(path, &as_iptables, &cmds, lock),
+                    Via::Thin => by_thin(&xtnl, &as_iptables, &cmds, lock, &thin_dir, &mut pings),
                     _ => by_serve(&xtnl, &cmds, lock),
                 }
             })?;
             r.times.insert((path, n), times);
         }
+        r.socket_ping.append(&mut pings);
         progress(format!("N = {n}: {} and the kernel", Via::Library.label()));
         let (times, sent) = in_fresh_netns(|| {
             populate(n, lock)?;

@@ -100,12 +100,14 @@ pub fn markdown(r: &StreamResults) -> String {
     let _ = writeln!(
         s,
         "Floors (p50 of {}): `/bin/true` {} ms, `xtnl -V` {} ms, a GETGEN round trip {} ms, \
-         a request line through a pipe to `/bin/cat` and back {} ms.\n",
+         a request line through a pipe to `/bin/cat` and back {} ms, a connect to `xtnl \
+         serve --socket` and a ping through it {} ms.\n",
         r.spawn_true.len(),
         ms(p50(&r.spawn_true)),
         ms(spawn_xtnl),
         ms(p50(&r.getgen)),
-        ms(p50(&r.pipe))
+        ms(p50(&r.pipe)),
+        ms(p50(&r.socket_ping))
     );
     for &n in &plan.sizes {
         let _ = writeln!(s, "## N = {n} reservations in table nat\n");
@@ -131,17 +133,20 @@ pub fn markdown(r: &StreamResults) -> String {
             let _ = writeln!(s, "{row} {} | {vs} |", ms(m));
         }
         let _ = writeln!(s);
-        if let Some(k) = per_command(r, Via::Kernel, n)
-            && let Some(x) = per_command(r, Via::XtnlProcess, n)
-        {
-            let floor = spawn_xtnl + k;
-            let _ = writeln!(
-                s,
-                "- A process per command against the spawn floor plus its kernel cost \
-                 (`xtnl -V` + the kernel's mean per command = {} ms): {:.2}x.",
-                ms(floor),
-                ratio(x, floor)
-            );
+        for via in [Via::XtnlProcess, Via::Thin] {
+            if let Some(k) = per_command(r, Via::Kernel, n)
+                && let Some(x) = per_command(r, via, n)
+            {
+                let floor = spawn_xtnl + k;
+                let _ = writeln!(
+                    s,
+                    "- {} against the spawn floor plus its kernel cost (`xtnl -V` + the \
+                     kernel's mean per command = {} ms): {:.2}x.",
+                    via.label(),
+                    ms(floor),
+                    ratio(x, floor)
+                );
+            }
         }
         for via in [Via::Serve, Via::Library] {
             let kinds: Vec<String> = by_kind(r, via, n)
@@ -190,6 +195,20 @@ pub fn markdown(r: &StreamResults) -> String {
                 5.0
             )
         );
+        if let Some(t) = per_command(r, Via::Thin, n) {
+            let _ = writeln!(
+                s,
+                "{}",
+                line(
+                    format!(
+                        "N = {n}: a process per command, via serve (thin client) >= 5x \
+                         iptables-nft"
+                    ),
+                    ratio(b, t),
+                    5.0
+                )
+            );
+        }
         let _ = writeln!(
             s,
             "{}",
