@@ -4,6 +4,7 @@
 
 #[path = "../../src/scratch.rs"]
 pub mod scratch;
+pub mod twin;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
