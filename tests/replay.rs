@@ -8,7 +8,8 @@
 //! `scenarios_record_and_replay_on_the_kernel` (root, a network namespace of its own) runs
 //! every scenario on the kernel through a recording, then replays that fresh capture and
 //! requires the same outcome; with `XTNL_WRITE_CAPTURES=1` it rewrites the stored captures
-//! (re-capture: `XTNL_WRITE_CAPTURES=1 cargo test --test replay`, as root).
+//! (re-capture, as root: `XTNL_WRITE_CAPTURES=1 cargo test --test replay -- scenarios`; the
+//! filter keeps the replaying tests from reading the files while they are rewritten).
 
 mod common;
 
@@ -255,6 +256,12 @@ fn error_attribution(s: &mut Session, _: &mut dyn FnMut()) -> String {
         );
     let e = s.commit(&tx).expect_err("a jump to a missing chain");
     out += &format!("{:?} index {:?}: {e}\n", e.kind(), op_index(&e));
+    // The second one deletes a chain that a rule jumps to (EBUSY).
+    let mut tx = Transaction::new();
+    tx.flush_chain(&t.chain("work"))
+        .delete_chain(&t.chain("work"));
+    let e = s.commit(&tx).expect_err("a chain in use");
+    out += &format!("{:?} index {:?}: {e}\n", e.kind(), op_index(&e));
     // Nothing of either was committed.
     let chains: Vec<String> = s
         .list_chains(&t)
@@ -446,7 +453,11 @@ fn a_refused_transaction_names_the_operation_and_what_is_missing() {
             && lines[1].contains("jump target chain nowhere does not exist"),
         "{out}"
     );
-    assert_eq!(lines[2], "chains [\"input\", \"work\"] rules 3", "{out}");
+    assert!(
+        lines[2].starts_with("InUse index Some(1)") && lines[2].contains("work"),
+        "{out}"
+    );
+    assert_eq!(lines[3], "chains [\"input\", \"work\"] rules 3", "{out}");
 }
 
 #[test]
@@ -496,7 +507,7 @@ fn scenarios_record_and_replay_on_the_kernel() {
             if write {
                 let comment = format!(
                     "{name}: tests/replay.rs's scenario on the kernel (re-capture as root: \
-                     XTNL_WRITE_CAPTURES=1 cargo test --test replay)"
+                     XTNL_WRITE_CAPTURES=1 cargo test --test replay -- scenarios)"
                 );
                 std::fs::create_dir_all(capture_path(name, "cap").parent().expect("dir"))
                     .expect("mkdir");
