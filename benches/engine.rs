@@ -371,13 +371,24 @@ fn setup_with_handle(s: &mut Session, id: usize) -> u64 {
         .expect("handle of the jump (operation #1)")
 }
 
+/// The session's kernel socket, for the bare batches sent beside the library.
+fn sock(s: &mut Session) -> &mut NlSocket {
+    s.socket()
+        .kernel_socket()
+        .expect("a session on the kernel's socket")
+}
+
 /// Verifies once that the bare batches do what the library's do.
 fn check_bare_batches(s: &mut Session) {
     let t = nat();
     let chain = t.chain(chain_name(BENCH_ID));
     // Bare setup, then compare with the library's rules.
-    let bytes = bare_setup_bytes(s.socket(), BENCH_ID);
-    assert_eq!(send_batch(s.socket(), &bytes), 4, "4 ACKs for bare setup");
+    let bytes = bare_setup_bytes(sock(s), BENCH_ID);
+    assert_eq!(
+        send_batch(sock(s), &bytes),
+        1,
+        "one ACK (the last message's) for bare setup"
+    );
     let listed: Vec<Rule> = s
         .list_rules(&chain)
         .expect("list bench chain")
@@ -390,7 +401,7 @@ fn check_bare_batches(s: &mut Session) {
         vec![ssh, rdp],
         "bare setup wrote the library's rules"
     );
-    let guessed = jump_handle_after_setup(s.socket(), BENCH_ID);
+    let guessed = jump_handle_after_setup(sock(s), BENCH_ID);
     let pre = s
         .list_rules(&t.chain("PREROUTING"))
         .expect("list PREROUTING");
@@ -398,11 +409,11 @@ fn check_bare_batches(s: &mut Session) {
     assert_eq!(head.rule, jump(BENCH_ID), "jump inserted at the head");
     assert_eq!(head.handle, guessed, "jump handle = chain handle + 1");
     // Bare teardown removes it all.
-    let bytes = bare_teardown_bytes(s.socket(), BENCH_ID, guessed);
+    let bytes = bare_teardown_bytes(sock(s), BENCH_ID, guessed);
     assert_eq!(
-        send_batch(s.socket(), &bytes),
-        3,
-        "3 ACKs for bare teardown"
+        send_batch(sock(s), &bytes),
+        1,
+        "one ACK (the last message's) for bare teardown"
     );
     assert!(
         s.list_chains(&t)
@@ -412,8 +423,8 @@ fn check_bare_batches(s: &mut Session) {
     );
     // Bare flush empties the target.
     let target = t.chain(chain_name(FLUSH_TARGET));
-    let bytes = bare_flush_bytes(s.socket(), FLUSH_TARGET);
-    assert_eq!(send_batch(s.socket(), &bytes), 1);
+    let bytes = bare_flush_bytes(sock(s), FLUSH_TARGET);
+    assert_eq!(send_batch(sock(s), &bytes), 1);
     assert!(s.list_rules(&target).expect("list target").is_empty());
     s.commit(&refill_tx(FLUSH_TARGET)).expect("refill");
     assert_eq!(s.list_rules(&target).expect("list target").len(), 2);
@@ -501,7 +512,7 @@ fn bench_size(g: &mut BenchmarkGroup<'_, WallTime>, s: &mut Session, rec: &mut S
             total
         })
     });
-    let bytes = bare_flush_bytes(s.socket(), FLUSH_TARGET);
+    let bytes = bare_flush_bytes(sock(s), FLUSH_TARGET);
     g.bench_function("bare_flush", |b| {
         b.iter_custom(|iters| {
             let r = rec.call(n, "bare_flush");
@@ -509,7 +520,7 @@ fn bench_size(g: &mut BenchmarkGroup<'_, WallTime>, s: &mut Session, rec: &mut S
             for _ in 0..iters {
                 s.commit(&refill).expect("refill");
                 let mut acks = 0;
-                timed(r, &mut total, || acks = send_batch(s.socket(), &bytes));
+                timed(r, &mut total, || acks = send_batch(sock(s), &bytes));
                 assert_eq!(acks, 1);
             }
             total
@@ -524,23 +535,23 @@ fn bench_size(g: &mut BenchmarkGroup<'_, WallTime>, s: &mut Session, rec: &mut S
                 timed(r, &mut total, || {
                     s.commit(&setup).expect("setup");
                 });
-                let h = jump_handle_after_setup(s.socket(), BENCH_ID);
+                let h = jump_handle_after_setup(sock(s), BENCH_ID);
                 s.commit(&teardown_tx(BENCH_ID, h))
                     .expect("untimed teardown");
             }
             total
         })
     });
-    let bytes = bare_setup_bytes(s.socket(), BENCH_ID);
+    let bytes = bare_setup_bytes(sock(s), BENCH_ID);
     g.bench_function("bare_setup", |b| {
         b.iter_custom(|iters| {
             let r = rec.call(n, "bare_setup");
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let mut acks = 0;
-                timed(r, &mut total, || acks = send_batch(s.socket(), &bytes));
-                assert_eq!(acks, 4);
-                let h = jump_handle_after_setup(s.socket(), BENCH_ID);
+                timed(r, &mut total, || acks = send_batch(sock(s), &bytes));
+                assert_eq!(acks, 1);
+                let h = jump_handle_after_setup(sock(s), BENCH_ID);
                 s.commit(&teardown_tx(BENCH_ID, h))
                     .expect("untimed teardown");
             }
@@ -568,10 +579,10 @@ fn bench_size(g: &mut BenchmarkGroup<'_, WallTime>, s: &mut Session, rec: &mut S
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let h = setup_with_handle(s, BENCH_ID);
-                let bytes = bare_teardown_bytes(s.socket(), BENCH_ID, h);
+                let bytes = bare_teardown_bytes(sock(s), BENCH_ID, h);
                 let mut acks = 0;
-                timed(r, &mut total, || acks = send_batch(s.socket(), &bytes));
-                assert_eq!(acks, 3);
+                timed(r, &mut total, || acks = send_batch(sock(s), &bytes));
+                assert_eq!(acks, 1);
             }
             total
         })
@@ -589,14 +600,14 @@ fn bench_size(g: &mut BenchmarkGroup<'_, WallTime>, s: &mut Session, rec: &mut S
             total
         })
     });
-    let (bytes, seq) = getgen_bytes(s.socket());
+    let (bytes, seq) = getgen_bytes(sock(s));
     g.bench_function("bare_getgen", |b| {
         b.iter_custom(|iters| {
             let r = rec.call(n, "bare_getgen");
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 timed(r, &mut total, || {
-                    std::hint::black_box(bare_getgen(s.socket(), &bytes, seq));
+                    std::hint::black_box(bare_getgen(sock(s), &bytes, seq));
                 });
             }
             total
@@ -773,9 +784,9 @@ fn breakdown(s: &mut Session, n: usize) -> Breakdown {
     let iters = breakdown_iters(n);
     let refill = refill_tx(FLUSH_TARGET);
     let flush = flush_tx(FLUSH_TARGET);
-    let flush_bytes = bare_flush_bytes(s.socket(), FLUSH_TARGET);
+    let flush_bytes = bare_flush_bytes(sock(s), FLUSH_TARGET);
     let setup = setup_tx(BENCH_ID);
-    let setup_bytes = bare_setup_bytes(s.socket(), BENCH_ID);
+    let setup_bytes = bare_setup_bytes(sock(s), BENCH_ID);
     let ops = vec![
         OpVariants {
             op: "flush",
@@ -788,20 +799,20 @@ fn breakdown(s: &mut Session, n: usize) -> Breakdown {
         },
         OpVariants {
             op: "setup",
-            acks: 4,
+            acks: 1,
             before: Box::new(|_: &mut Session| (setup.clone(), setup_bytes.clone())),
             after: Box::new(|s: &mut Session| {
-                let h = jump_handle_after_setup(s.socket(), BENCH_ID);
+                let h = jump_handle_after_setup(sock(s), BENCH_ID);
                 s.commit(&teardown_tx(BENCH_ID, h))
                     .expect("untimed teardown");
             }),
         },
         OpVariants {
             op: "teardown",
-            acks: 3,
+            acks: 1,
             before: Box::new(|s: &mut Session| {
                 let h = setup_with_handle(s, BENCH_ID);
-                let bytes = bare_teardown_bytes(s.socket(), BENCH_ID, h);
+                let bytes = bare_teardown_bytes(sock(s), BENCH_ID, h);
                 (teardown_tx(BENCH_ID, h), bytes)
             }),
             after: Box::new(|_: &mut Session| {}),
@@ -820,13 +831,13 @@ fn breakdown(s: &mut Session, n: usize) -> Breakdown {
                     s.commit(&tx).expect("library op");
                     o.acks
                 }
-                1 => send_batch(s.socket(), &bare),
+                1 => send_batch(sock(s), &bare),
                 2 => {
-                    s.socket().drain().expect("drain");
-                    send_batch(s.socket(), &bare)
+                    sock(s).drain().expect("drain");
+                    send_batch(sock(s), &bare)
                 }
                 _ => {
-                    let sock = s.socket();
+                    let sock = sock(s);
                     let bytes = encode_like_library(sock, &tx);
                     sock.drain().expect("drain");
                     send_batch(sock, &bytes)
@@ -844,7 +855,7 @@ fn breakdown(s: &mut Session, n: usize) -> Breakdown {
         let k = 20_000;
         let start = Instant::now();
         for _ in 0..k {
-            std::hint::black_box(encode_like_library(s.socket(), &last_tx));
+            std::hint::black_box(encode_like_library(sock(s), &last_tx));
         }
         rows.push((
             o.op,
@@ -855,7 +866,7 @@ fn breakdown(s: &mut Session, n: usize) -> Breakdown {
     let k = 20_000;
     let start = Instant::now();
     for _ in 0..k {
-        s.socket().drain().expect("drain");
+        sock(s).drain().expect("drain");
     }
     rows.push((
         "-",

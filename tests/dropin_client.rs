@@ -5,12 +5,11 @@
 //! iptables-nft for the nf_tables backend, iptables-legacy for the x_tables backend.
 
 mod common;
-mod dropin;
 
 use std::path::Path;
 
+use common::twin::{Side, links, text};
 use common::{in_netns, private_lock_path, run_env};
-use dropin::{Side, links, text};
 
 fn client() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

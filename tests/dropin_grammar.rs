@@ -5,10 +5,8 @@
 //! Also xtnl's identity under iptables' names (`-V`, program-name dispatch).
 
 mod common;
-mod dropin;
 
-use common::private_lock_path;
-use dropin::{Side, Step, links, twin_run};
+use common::twin::{Side, Step, links, twin_difference};
 
 /// What every case starts from: a user chain `c` in filter and nat, both families.
 const SETUP: [(&str, &str); 3] = [
@@ -455,18 +453,14 @@ fn compare(side: Side) {
             });
         }
         steps.push(Step::new(tool, words(line)));
-        let theirs = twin_run(side, dir.clone(), false, private_lock_path(), steps.clone());
-        let ours = twin_run(side, dir.clone(), true, private_lock_path(), steps);
-        if theirs != ours {
-            failures.push(format!(
-                "{tool} {line} (after {prepare:?}):\n--- {}:\n{}{}--- xtnl:\n{}{}",
-                side.oracle(tool),
-                theirs.0.join(""),
-                theirs.1,
-                ours.0.join(""),
-                ours.1
-            ));
-        }
+        failures.extend(twin_difference(
+            side,
+            &dir,
+            &format!("{tool} {line} (after {prepare:?})"),
+            &side.oracle(tool),
+            steps,
+            |_| {},
+        ));
     }
     assert!(
         failures.is_empty(),
@@ -508,25 +502,21 @@ fn compare_restore_refusals(side: Side) {
             stdin: Some(file.to_string()),
             ..Step::new("iptables-restore", Vec::new())
         });
-        let mut theirs = twin_run(side, dir.clone(), false, private_lock_path(), steps.clone());
         // On this side xtnl runs as `iptables-restore` and the real tool as
         // `iptables-nft-restore`; restore names itself as it was invoked.
-        if side == Side::Nft {
-            for out in &mut theirs.0 {
+        let adjust = |out: &mut String| {
+            if side == Side::Nft {
                 *out = out.replace("iptables-nft-restore", "iptables-restore");
             }
-        }
-        let ours = twin_run(side, dir.clone(), true, private_lock_path(), steps);
-        if theirs != ours {
-            failures.push(format!(
-                "{file:?}:\n--- {}:\n{}{}--- xtnl:\n{}{}",
-                side.oracle("iptables-restore"),
-                theirs.0.join(""),
-                theirs.1,
-                ours.0.join(""),
-                ours.1
-            ));
-        }
+        };
+        failures.extend(twin_difference(
+            side,
+            &dir,
+            &format!("{file:?}"),
+            &side.oracle("iptables-restore"),
+            steps,
+            adjust,
+        ));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -592,7 +582,7 @@ fn identity_under_iptables_names() {
             &["-V"],
             &[("XTNL_BACKEND", "nft")],
         );
-        let (t, o) = (dropin::text(&theirs), dropin::text(&ours));
+        let (t, o) = (common::twin::text(&theirs), common::twin::text(&ours));
         // iptables-nft-save names itself as invoked: the plain name's oracle runs under
         // its -nft name, so compare with the name the link has.
         let t = if oracle != *name {

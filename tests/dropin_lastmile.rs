@@ -5,10 +5,8 @@
 //! before it (firewalld reads the ICMP types from `iptables -p icmp --help`).
 
 mod common;
-mod dropin;
 
-use common::private_lock_path;
-use dropin::{Side, Step, links, twin_run};
+use common::twin::{Side, Step, links, twin_difference};
 
 /// Rules and policies with counts in every table of both families (restored with `-c` by
 /// the real tool on both sides before each case).
@@ -226,25 +224,21 @@ fn compare(side: Side) {
                 sh(&format!("{{ {save}; }} | grep -v '^#'")),
             ));
         }
-        let mut theirs = twin_run(side, dir.clone(), false, private_lock_path(), steps.clone());
         // xtnl runs as `iptables-restore`, the real tool as `iptables-nft-restore`; each
         // names itself as invoked.
-        if side == Side::Nft {
-            for out in &mut theirs.0 {
+        let adjust = |out: &mut String| {
+            if side == Side::Nft {
                 *out = out.replace("-nft-restore", "-restore");
             }
-        }
-        let ours = twin_run(side, dir.clone(), true, private_lock_path(), steps);
-        if theirs != ours {
-            failures.push(format!(
-                "{line} (after {setup:?}):\n--- {}:\n{}{}--- xtnl:\n{}{}",
-                side.oracle("iptables"),
-                theirs.0.join(""),
-                theirs.1,
-                ours.0.join(""),
-                ours.1
-            ));
-        }
+        };
+        failures.extend(twin_difference(
+            side,
+            &dir,
+            &format!("{line} (after {setup:?})"),
+            &side.oracle("iptables"),
+            steps,
+            adjust,
+        ));
     }
     assert!(
         failures.is_empty(),

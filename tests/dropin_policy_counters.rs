@@ -7,10 +7,9 @@
 //! nat, mangle, raw and IPv6.
 
 mod common;
-mod dropin;
 
 use common::private_lock_path;
-use dropin::{Side, Step, links, twin_run};
+use common::twin::{Side, Step, links, twin_run};
 
 fn w(s: &str) -> Vec<String> {
     s.split_whitespace().map(str::to_owned).collect()
@@ -269,13 +268,13 @@ fn json_listing_carries_policy_counters() {
                 &["-c", &format!("printf '{file}' | {restore} -c")],
                 &[("XTABLES_LOCKFILE", &lock)],
             );
-            assert!(o.status.success(), "{}", dropin::text(&o));
+            assert!(o.status.success(), "{}", common::twin::text(&o));
             let o = common::run_env(
                 common::xtnl_bin(),
                 &["--backend", backend, "-S", "--json"],
                 &[("XTABLES_LOCKFILE", &lock)],
             );
-            assert!(o.status.success(), "{}", dropin::text(&o));
+            assert!(o.status.success(), "{}", common::twin::text(&o));
             String::from_utf8_lossy(&o.stdout).into_owned()
         });
         let v: serde_json::Value = serde_json::from_str(&got).expect("JSON");

@@ -4,10 +4,9 @@
 //! comments, table order; and save never losing a rule silently.
 
 mod common;
-mod dropin;
 
+use common::twin::{Side, Step, links, text, twin_run};
 use common::{in_netns, private_lock_path, run_env, run_ok};
-use dropin::{Side, Step, links, text, twin_run};
 
 fn w(s: &str) -> Vec<String> {
     s.split_whitespace().map(str::to_owned).collect()

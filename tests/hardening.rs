@@ -34,21 +34,7 @@ enum How {
 const ALL: [How; 3] = [How::Setuid, How::Capability, How::Sudo];
 
 /// Reservation chains: anything but jumps; PREROUTING: only jumps to reservation chains.
-const POLICY: &str = r#"max_ops = 8
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["vcld-*"]
-verbs = ["create", "flush", "delete", "add-rule", "delete-rule"]
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["PREROUTING"]
-verbs = ["add-rule", "delete-rule"]
-jump_to = ["vcld-*"]
-"#;
+const POLICY: &str = common::nat_host_policy!(8);
 
 fn scratch(name: &str) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);

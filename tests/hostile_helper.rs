@@ -11,20 +11,7 @@ use std::process::Command;
 
 use common::*;
 
-const POLICY: &str = r#"
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["vcld-*"]
-verbs = ["create", "flush", "delete", "add-rule", "delete-rule"]
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["PREROUTING"]
-verbs = ["add-rule", "delete-rule"]
-jump_to = ["vcld-*"]
-"#;
+const POLICY: &str = common::nat_host_policy!();
 
 /// Sets the jail up, then runs `body` (sh) in it as root; `$CALLER` runs a command as the
 /// caller (setuid: uid 65534 through the setuid copy; sudo: root with `SUDO_UID=65534`).

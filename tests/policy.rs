@@ -31,21 +31,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// The NAT host's policy, laid out so that its entries start on known lines.
-const POLICY: &str = r#"max_ops = 4
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["vcld-*"]
-verbs = ["create", "flush", "delete", "add-rule", "delete-rule"]
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["PREROUTING"]
-verbs = ["add-rule", "delete-rule"]
-jump_to = ["vcld-*"]
-"#;
+const POLICY: &str = common::nat_host_policy!(4);
 const LINE_MAX_OPS: u32 = 1;
 const LINE_VCLD: u32 = 3;
 const LINE_PREROUTING: u32 = 9;

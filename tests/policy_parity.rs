@@ -47,21 +47,7 @@ COMMIT
 ";
 
 /// The NAT host's policy: reservation chains, and jumps to them from PREROUTING.
-const NAT_HOST: &str = r#"max_ops = 8
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["vcld-*"]
-verbs = ["create", "flush", "delete", "add-rule", "delete-rule"]
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["PREROUTING"]
-verbs = ["add-rule", "delete-rule"]
-jump_to = ["vcld-*"]
-"#;
+const NAT_HOST: &str = common::nat_host_policy!(8);
 
 /// Anything in nat, but no rule that jumps (added or deleted), and at most 4 operations.
 const NO_JUMPS: &str = r#"max_ops = 4

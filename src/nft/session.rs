@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::lock::{LockMode, WaitPolicy, XtablesLock};
-use crate::transport::{Batch, CommitFailure, NlSocket, Request};
+use crate::transport::{Batch, CommitFailure, Conn, Request};
 use crate::wire::nftables::{
     ChainCounters, ChainRepr, GenRepr, RuleRepr, TableRepr, msg, nfproto, split_nfgenmsg,
 };
@@ -139,21 +139,27 @@ impl SessionBuilder {
     /// # Errors
     /// An [`Error`] when the socket cannot be opened or bound.
     pub fn open(self) -> Result<Session> {
-        Ok(Session {
-            sock: NlSocket::open()?,
+        Ok(self.open_on(Conn::open()?))
+    }
+    /// The session with this builder's settings on `conn`: the kernel's socket, a
+    /// [`Conn::recording`] of it, or a [`Conn::replay`] of a capture (which needs neither
+    /// the kernel nor privilege: the tests of reads, plans and retries use it).
+    pub fn open_on(self, conn: Conn) -> Session {
+        Session {
+            sock: conn,
             lock: (self.lock_mode == LockMode::Always).then_some(self.lock),
             max_attempts: self.max_attempts,
             enforcement: self.enforcement,
             freed_objects: false,
             stats: SessionStats::default(),
-        })
+        }
     }
 }
 
 /// One netlink socket serving any number of transactions and listings. A long-lived agent
 /// keeps one; a short-lived command ends it with [`Session::close_detached`].
 pub struct Session {
-    sock: NlSocket,
+    sock: Conn,
     lock: Option<XtablesLock>,
     max_attempts: u32,
     enforcement: Enforcement,
@@ -522,7 +528,7 @@ impl Session {
     /// committed and visible before either way of closing.
     pub fn close_detached(mut self) -> Result<()> {
         // The closer's probe: GETGEN without an ACK, one reply message.
-        let seq = self.sock.next_seq();
+        let seq = crate::transport::Transport::next_seq(&mut self.sock);
         let mut w = crate::wire::netlink::MsgWriter::new();
         w.message(
             crate::wire::nftables::nft_type(msg::GETGEN),
@@ -532,7 +538,10 @@ impl Session {
             |_| {},
         );
         let probe = w.into_bytes();
-        crate::sys::close_in_detached_process(self.sock.into_socket(), &probe).map_err(|e| {
+        let Some(sock) = self.sock.into_kernel_socket() else {
+            return Ok(()); // a replay: no socket to close
+        };
+        crate::sys::close_in_detached_process(sock.into_socket(), &probe).map_err(|e| {
             Error::Netlink {
                 context: "detached close",
                 source: e,
@@ -557,8 +566,9 @@ impl Session {
         self.freed_objects
     }
 
-    /// The underlying socket, for benchmarks that send hand-built batches beside the API.
-    pub fn socket(&mut self) -> &mut NlSocket {
+    /// The underlying connection (the socket, a recording or a replay), for benchmarks that
+    /// count round trips or tap the datagrams sent, and tests that check a replay's end.
+    pub fn socket(&mut self) -> &mut Conn {
         &mut self.sock
     }
 }

@@ -3,22 +3,12 @@ use crate::nft::Op;
 use crate::nft::{ChainSpec, EncodedRule, RulePosition, TableRef};
 use crate::wire::expr::{Expr, Immediate, ImmediateData, Verdict};
 
-const NAT_HOST: &str = r#"# NAT host
-max_ops = 8
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["vcld-*"]
-verbs = ["create", "flush", "delete", "add-rule", "delete-rule"]
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["PREROUTING"]
-verbs = ["add-rule", "delete-rule"]
-jump_to = ["vcld-*"]
-"#;
+/// The NAT host's test policy (tests/common/nat_host_policy.toml, the one copy every test
+/// reads), behind a comment line and `max_ops`: its entries start on lines 4 and 10.
+const NAT_HOST: &str = concat!(
+    "# NAT host\nmax_ops = 8\n\n",
+    include_str!("../../tests/common/nat_host_policy.toml")
+);
 
 fn policy() -> Policy {
     Policy::parse(NAT_HOST, Path::new("/etc/xtnl/policy.toml")).unwrap()

@@ -210,21 +210,11 @@ fn restore_blocks_are_judged_as_their_net_change() {
     }
 }
 
-const POLICY: &str = r#"max_ops = 4
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["vcld-*"]
-verbs = ["create", "flush", "delete", "add-rule", "delete-rule"]
-
-[[allow]]
-family = "ip"
-table = "nat"
-chains = ["PREROUTING"]
-verbs = ["add-rule", "delete-rule"]
-jump_to = ["vcld-*"]
-"#;
+/// The NAT host's test policy (tests/common/nat_host_policy.toml), at most 4 operations.
+const POLICY: &str = concat!(
+    "max_ops = 4\n\n",
+    include_str!("../../tests/common/nat_host_policy.toml")
+);
 
 fn check(cmd: &str) -> crate::Result<()> {
     let p = Policy::parse(POLICY, Path::new("p.toml")).expect("policy");

@@ -203,6 +203,81 @@ pub(super) fn run<T: Link + ?Sized>(
     })
 }
 
+/// A request for one object (a GET without NLM_F_DUMP) on `t`: its reply's payload. A
+/// missing object is `Err` with kind NotFound.
+pub(super) fn request_with<T: Link + ?Sized>(
+    t: &mut T,
+    msg: u8,
+    family: u8,
+    attrs: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+    what: &'static str,
+) -> Result<Vec<u8>> {
+    let seq = t.next_seq();
+    let mut w = MsgWriter::new();
+    w.message(
+        nft_type(msg),
+        NLM_F_REQUEST | NLM_F_ACK,
+        seq,
+        &nfgenmsg(family, 0),
+        attrs,
+    );
+    t.send(w.as_bytes())?;
+    let mut reply = None;
+    loop {
+        let Some(dgram) = t.recv(false)? else {
+            // Only a transport that cannot block says this: nothing more will come.
+            return Err(no_answer(what));
+        };
+        for m in NlMsgs::new(dgram) {
+            let m = m?;
+            if m.seq() != seq {
+                continue; // a stale reply to an earlier request
+            }
+            if m.ty() == NLMSG_ERROR {
+                let ack = AckRepr::parse(&m)?;
+                if ack.errno != 0 {
+                    return Err(Error::from_op_failure(crate::OpFailure {
+                        index: 0,
+                        op: what.into(),
+                        errno: ack.errno,
+                        ext_ack: ack.ext_msg,
+                    }));
+                }
+                return reply.ok_or_else(|| Error::Netlink {
+                    context: what,
+                    source: io::Error::other("acknowledged without a reply"),
+                });
+            }
+            reply = Some(m.payload().to_vec());
+        }
+    }
+}
+
+/// A dump request on `t`: every reply message's payload, in order, handed to `each`. An
+/// interrupted dump (NLM_F_DUMP_INTR, or EINTR) is `Ok(Err(DumpInterrupted))`.
+pub(super) fn dump<T: Link + ?Sized>(
+    t: &mut T,
+    msg: u8,
+    family: u8,
+    filter: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+    each: impl FnMut(u16, &[u8]) -> Result<()>,
+) -> Result<std::result::Result<(), DumpInterrupted>> {
+    let filter = std::cell::Cell::new(Some(filter));
+    let attrs = |w: &mut crate::wire::attr::AttrWriter<'_>| {
+        if let Some(f) = filter.take() {
+            f(w);
+        }
+    };
+    let request = Request {
+        msg,
+        family,
+        attrs: &attrs,
+        what: "list",
+    };
+    let answers = run(t, &[], Some(request), each)?;
+    Ok(answers.dump.unwrap_or(Ok(())))
+}
+
 #[cfg(test)]
 #[path = "pipeline_tests.rs"]
 mod tests;

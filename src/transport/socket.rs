@@ -5,8 +5,6 @@ use netlink_sys::{Socket, protocols::NETLINK_NETFILTER};
 use nix::sys::socket::{setsockopt, sockopt};
 
 use crate::error::{Error, Result};
-use crate::wire::netlink::{AckRepr, MsgWriter, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NlMsgs};
-use crate::wire::nftables::{nfgenmsg, nft_type};
 
 use super::pipeline::{DumpInterrupted, Link, Pipelined, Request};
 
@@ -74,6 +72,17 @@ impl NlSocket {
         if self.seq == 0 {
             self.seq = 1;
         }
+        self.seq
+    }
+
+    /// Restarts the sequence counter (a recording starts from a fixed number, so that a
+    /// replay sends the same bytes).
+    pub(super) fn set_seq(&mut self, seq: u32) {
+        self.seq = seq;
+    }
+
+    /// The sequence counter (the last number handed out).
+    pub(super) fn seq(&self) -> u32 {
         self.seq
     }
 
@@ -201,44 +210,7 @@ impl NlSocket {
         attrs: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
         what: &'static str,
     ) -> Result<Vec<u8>> {
-        let seq = self.next_seq();
-        let mut w = MsgWriter::new();
-        w.message(
-            nft_type(msg),
-            NLM_F_REQUEST | NLM_F_ACK,
-            seq,
-            &nfgenmsg(family, 0),
-            attrs,
-        );
-        self.send(w.as_bytes())?;
-        let mut reply = None;
-        loop {
-            let Some(dgram) = self.recv(false)? else {
-                continue;
-            };
-            for m in NlMsgs::new(dgram) {
-                let m = m?;
-                if m.seq() != seq {
-                    continue; // a stale reply to an earlier request
-                }
-                if m.ty() == NLMSG_ERROR {
-                    let ack = AckRepr::parse(&m)?;
-                    if ack.errno != 0 {
-                        return Err(Error::from_op_failure(crate::OpFailure {
-                            index: 0,
-                            op: what.into(),
-                            errno: ack.errno,
-                            ext_ack: ack.ext_msg,
-                        }));
-                    }
-                    return reply.ok_or_else(|| Error::Netlink {
-                        context: what,
-                        source: io::Error::other("acknowledged without a reply"),
-                    });
-                }
-                reply = Some(m.payload().to_vec());
-            }
-        }
+        super::pipeline::request_with(self, msg, family, attrs, what)
     }
 
     /// Several single-object requests, and optionally one dump after them, sent in one
@@ -269,20 +241,7 @@ impl NlSocket {
         filter: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
         each: impl FnMut(u16, &[u8]) -> Result<()>,
     ) -> Result<std::result::Result<(), DumpInterrupted>> {
-        let filter = std::cell::Cell::new(Some(filter));
-        let attrs = |w: &mut crate::wire::attr::AttrWriter<'_>| {
-            if let Some(f) = filter.take() {
-                f(w);
-            }
-        };
-        let request = Request {
-            msg,
-            family,
-            attrs: &attrs,
-            what: "list",
-        };
-        let answers = self.pipelined(&[], Some(request), each)?;
-        Ok(answers.dump.unwrap_or(Ok(())))
+        super::pipeline::dump(self, msg, family, filter, each)
     }
 
     /// Gives up the socket, for `sys::close_in_detached_process`.

@@ -4,6 +4,7 @@
 
 #[path = "../../src/scratch.rs"]
 pub mod scratch;
+pub mod twin;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -55,6 +56,34 @@ macro_rules! require_kernel {
 }
 #[allow(unused_imports)]
 pub(crate) use require_kernel;
+
+/// The NAT host's test policy, `tests/common/nat_host_policy.toml` (the one copy; the unit
+/// tests include the same file): reservation chains `vcld-*` made, flushed, deleted and
+/// filled, PREROUTING holding only jumps to them. `nat_host_policy!()` is the file as it is;
+/// `nat_host_policy!(N)` puts `max_ops = N` and a blank line before it, so that its entries
+/// start on lines 3 and 9. A `&'static str` usable in a `const`.
+#[allow(unused_macros)]
+macro_rules! nat_host_policy {
+    () => {
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/common/nat_host_policy.toml"
+        ))
+    };
+    ($max_ops:literal) => {
+        concat!(
+            "max_ops = ",
+            $max_ops,
+            "\n\n",
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/common/nat_host_policy.toml"
+            ))
+        )
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use nat_host_policy;
 
 /// What [`in_netns`] returns for a body that did not run: `()`; a test whose body returns a
 /// value it goes on to check must ask [`kernel_test`] first, and this says so.

@@ -20,7 +20,7 @@ pub(super) const CORE_EXPRESSIONS: &[&str] = &[
 /// expression type or x_tables extension the kernel lacks (no module to load). When the
 /// rule's chain exists, the error names the missing jump target, or else says that the
 /// kernel lacks what the rule needs, naming it.
-pub(super) fn missing_extension(sock: &mut NlSocket, tx: &Transaction, e: Error) -> Error {
+pub(super) fn missing_extension(sock: &mut Conn, tx: &Transaction, e: Error) -> Error {
     let Some(f) = e.op_failure().filter(|f| f.errno == libc::ENOENT) else {
         return e;
     };
@@ -89,7 +89,7 @@ pub(super) fn missing_extension(sock: &mut NlSocket, tx: &Transaction, e: Error)
 /// names it (`add chain ip nat vcld-5205, whose table ip nat does not exist`). `None` when
 /// both are there (the cause is elsewhere) or cannot be read.
 fn missing_container(
-    sock: &mut NlSocket,
+    sock: &mut Conn,
     tx: &Transaction,
     f: &crate::error::OpFailure,
 ) -> Option<Error> {

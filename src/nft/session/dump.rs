@@ -11,7 +11,7 @@ pub(in crate::nft) fn absent<T>(r: Result<T>) -> Result<Option<T>> {
     }
 }
 
-pub(super) fn get_chain(sock: &mut NlSocket, chain: &ChainRef) -> Result<Option<Chain>> {
+pub(super) fn get_chain(sock: &mut Conn, chain: &ChainRef) -> Result<Option<Chain>> {
     let reply = absent(sock.request_with(
         msg::GETCHAIN,
         chain.table.family.nfproto(),
@@ -28,7 +28,7 @@ pub(super) fn get_chain(sock: &mut NlSocket, chain: &ChainRef) -> Result<Option<
     Ok(Chain::from_repr(ChainRepr::parse(fam, attrs)?))
 }
 
-pub(super) fn get_table_exists(sock: &mut NlSocket, table: &TableRef) -> Result<bool> {
+pub(super) fn get_table_exists(sock: &mut Conn, table: &TableRef) -> Result<bool> {
     let reply = absent(sock.request_with(
         msg::GETTABLE,
         table.family.nfproto(),
@@ -40,7 +40,7 @@ pub(super) fn get_table_exists(sock: &mut NlSocket, table: &TableRef) -> Result<
     Ok(reply.is_some())
 }
 
-pub(super) fn get_generation(sock: &mut NlSocket) -> Result<u32> {
+pub(super) fn get_generation(sock: &mut Conn) -> Result<u32> {
     let payload = sock.request(msg::GETGEN, nfproto::UNSPEC, "read generation id")?;
     let (_, attrs) = split_nfgenmsg(&payload)?;
     Ok(GenRepr::parse(attrs)?.id)
@@ -48,7 +48,7 @@ pub(super) fn get_generation(sock: &mut NlSocket) -> Result<u32> {
 
 /// Runs a dump, restarting it while concurrent commits interrupt it.
 pub(in crate::nft) fn dump_all<T>(
-    sock: &mut NlSocket,
+    sock: &mut Conn,
     restarts: &mut u64,
     m: u8,
     family: u8,
@@ -74,7 +74,7 @@ pub(in crate::nft) fn dump_all<T>(
     })
 }
 
-pub(super) fn dump_tables(sock: &mut NlSocket, restarts: &mut u64) -> Result<Vec<Table>> {
+pub(super) fn dump_tables(sock: &mut Conn, restarts: &mut u64) -> Result<Vec<Table>> {
     dump_all(
         sock,
         restarts,
@@ -86,7 +86,7 @@ pub(super) fn dump_tables(sock: &mut NlSocket, restarts: &mut u64) -> Result<Vec
 }
 
 pub(super) fn dump_chains(
-    sock: &mut NlSocket,
+    sock: &mut Conn,
     restarts: &mut u64,
     table: &TableRef,
 ) -> Result<Vec<Chain>> {
@@ -113,7 +113,7 @@ pub(super) fn dump_chains(
 }
 
 pub(super) fn dump_rules(
-    sock: &mut NlSocket,
+    sock: &mut Conn,
     restarts: &mut u64,
     table: &TableRef,
     chain: Option<&str>,
@@ -131,7 +131,7 @@ pub(super) const PER_CHAIN_DUMP_CHAINS: usize = 64;
 pub(super) const PER_CHAIN_DUMP_RULES: u64 = 15_000;
 
 pub(super) fn dump_rule_reprs<T>(
-    sock: &mut NlSocket,
+    sock: &mut Conn,
     restarts: &mut u64,
     table: &TableRef,
     chain: Option<&str>,
@@ -158,7 +158,7 @@ pub(super) fn dump_rule_reprs<T>(
 }
 
 pub(super) fn dump_rule_reprs_once<T>(
-    sock: &mut NlSocket,
+    sock: &mut Conn,
     restarts: &mut u64,
     table: &TableRef,
     chain: Option<&str>,
@@ -191,7 +191,7 @@ pub(super) fn dump_rule_reprs_once<T>(
 /// Converts rule reprs, with the elements of the anonymous sets they look up, so that they
 /// decode in full.
 pub(super) fn with_set_elements<T>(
-    sock: &mut NlSocket,
+    sock: &mut Conn,
     restarts: &mut u64,
     table: &TableRef,
     reprs: Vec<RuleRepr>,
@@ -218,7 +218,7 @@ pub(super) fn with_set_elements<T>(
 pub use crate::nft::listing::SetElements;
 
 pub(super) fn dump_set_elements(
-    sock: &mut NlSocket,
+    sock: &mut Conn,
     restarts: &mut u64,
     table: &TableRef,
     set: &str,

@@ -6,7 +6,7 @@ use super::*;
 /// id, which the commit then carries: if anything changed after it, the kernel refuses the
 /// batch and the plan runs again on fresh state.
 pub struct Reader<'s> {
-    pub(in crate::nft) sock: &'s mut NlSocket,
+    pub(in crate::nft) sock: &'s mut Conn,
     pub(in crate::nft) stats: &'s mut SessionStats,
     pub(in crate::nft) generation: Option<u32>,
 }

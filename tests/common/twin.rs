@@ -1,12 +1,11 @@
-//! Shared by the drop-in tests: xtnl installed under iptables' names (symbolic links, the
-//! whole install), and twin namespaces in which the same command lines run through the real
-//! iptables and through xtnl.
-#![allow(dead_code)]
+//! The twin-namespace harness of the drop-in tests, for both backends: xtnl installed under
+//! iptables' names (symbolic links), and twin namespaces in which the same command lines run
+//! through the real iptables (iptables-nft or iptables-legacy, [`Side`]) and through xtnl.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{in_netns, run_env, xtnl_bin};
+use super::{in_netns, run_env, xtnl_bin};
 
 /// A directory of links to the built xtnl named `names` (`iptables`, `ip6tables-legacy`,
 /// ...); returns the directory.
@@ -201,5 +200,45 @@ pub fn twin_run(
             }
         }
         (outs, state)
+    })
+}
+
+/// Runs `steps` in twin namespaces, through the real tool and through xtnl: `None` when both
+/// saw the same (every compared step's output, then the saved rulesets), else the report
+/// `LABEL:\n--- ORACLE:\n...--- xtnl:\n...`. `adjust` rewrites the real tool's outputs
+/// first (where it names itself differently from xtnl under the same link name).
+pub fn twin_difference(
+    side: Side,
+    dir: &Path,
+    label: &str,
+    oracle: &str,
+    steps: Vec<Step>,
+    adjust: impl Fn(&mut String),
+) -> Option<String> {
+    let mut theirs = twin_run(
+        side,
+        dir.to_path_buf(),
+        false,
+        super::private_lock_path(),
+        steps.clone(),
+    );
+    for out in &mut theirs.0 {
+        adjust(out);
+    }
+    let ours = twin_run(
+        side,
+        dir.to_path_buf(),
+        true,
+        super::private_lock_path(),
+        steps,
+    );
+    (theirs != ours).then(|| {
+        format!(
+            "{label}:\n--- {oracle}:\n{}{}--- xtnl:\n{}{}",
+            theirs.0.join(""),
+            theirs.1,
+            ours.0.join(""),
+            ours.1
+        )
     })
 }
