@@ -126,6 +126,8 @@ pub enum Item {
     Reset(Object),
     /// `{"list": OBJECT}`: ask for a listing.
     List(Object),
+    /// `{"rename": CHAIN}`: a chain renamed to its `newname`.
+    Rename(Object),
     /// A bare object, as `nft -j list` prints them (`nft -j -f` reads it as `add`).
     #[serde(untagged)]
     Object(Object),

@@ -62,6 +62,9 @@ pub enum Object {
     /// A ct timeout policy.
     #[serde(rename = "ct timeout")]
     CtTimeout(CtTimeout),
+    /// A ct expectation.
+    #[serde(rename = "ct expectation")]
+    CtExpectation(CtExpectation),
     /// A flowtable.
     Flowtable(Flowtable),
     /// The whole ruleset (`{"flush": {"ruleset": null}}`, `{"list": {"ruleset": null}}`).
@@ -434,12 +437,49 @@ pub struct CtTimeout {
     /// The layer 3 protocol.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l3proto: Option<String>,
-    /// Timeouts by connection state, in seconds.
+    /// Timeouts by connection state, in seconds (as nft lists them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<std::collections::BTreeMap<String, u64>>,
+    /// One connection state whose timeout is set (input, with `value`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// The timeout of `state`, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<u64>,
     /// The comment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
+}
+
+/// `{"ct expectation": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CtExpectation {
+    /// The family.
+    pub family: Family,
+    /// The name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The table's name.
+    pub table: String,
+    /// The kernel's handle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<u64>,
+    /// The layer 3 protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l3proto: Option<String>,
+    /// The layer 4 protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// The expected destination port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dport: Option<u64>,
+    /// The expectation's timeout, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    /// The maximum number of expectations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
 }
 
 /// `{"flowtable": {...}}`.

@@ -60,6 +60,11 @@ pub enum Statement {
     /// `{"ct expectation": NAME}`: assigns a ct expectation object.
     #[serde(rename = "ct expectation")]
     CtExpectation(String),
+    /// `{"ct count": {"val", "inv"}}`: a connection limit.
+    #[serde(rename = "ct count")]
+    CtCount(CtCount),
+    /// `{"meter": {"name", "key", "stmt"}}`.
+    Meter(Meter),
     /// `{"notrack": null}`.
     Notrack(()),
     /// `{"dup": {"addr", "dev"}}`.
@@ -399,4 +404,27 @@ pub struct SynproxyValues {
     /// `timestamp`, `sack-perm`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flags: Option<OneOrMany>,
+}
+
+/// `{"ct count": {"val", "inv"}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CtCount {
+    /// The connection count threshold.
+    pub val: u64,
+    /// Matches over the threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inv: Option<bool>,
+}
+
+/// `{"meter": {"name", "key", "stmt"}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meter {
+    /// The meter's name.
+    pub name: String,
+    /// The key.
+    pub key: Expression,
+    /// The statement applied per key.
+    pub stmt: Box<Statement>,
 }

@@ -59,6 +59,7 @@ impl Item {
             Item::Flush(o) => o.unknowns(&format!("{path}.flush"), out),
             Item::Reset(o) => o.unknowns(&format!("{path}.reset"), out),
             Item::List(o) => o.unknowns(&format!("{path}.list"), out),
+            Item::Rename(o) => o.unknowns(&format!("{path}.rename"), out),
             Item::Object(o) => o.unknowns(path, out),
             Item::Other(v) => push(out, path, v),
         }
@@ -84,6 +85,7 @@ impl Object {
             | Object::Limit(_)
             | Object::CtHelper(_)
             | Object::CtTimeout(_)
+            | Object::CtExpectation(_)
             | Object::Flowtable(_)
             | Object::Ruleset(()) => {}
         }
@@ -175,6 +177,10 @@ impl Statement {
                     port.unknowns(&at("tproxy.port"), out);
                 }
             }
+            Statement::Meter(m) => {
+                m.key.unknowns(&at("meter.key"), out);
+                m.stmt.unknowns(&at("meter.stmt"), out);
+            }
             Statement::Other(v) => push(out, path, v),
             Statement::Accept(())
             | Statement::Drop(())
@@ -195,6 +201,7 @@ impl Statement {
             | Statement::CtHelper(_)
             | Statement::CtTimeout(_)
             | Statement::CtExpectation(_)
+            | Statement::CtCount(_)
             | Statement::Notrack(())
             | Statement::Synproxy(_)
             | Statement::Flow(_)
