@@ -48,6 +48,8 @@ pub enum Object {
     Set(Set),
     /// A map: a set with `map` (the data type).
     Map(Set),
+    /// A meter (a set that a `meter` statement fills), as newer nft lists it.
+    Meter(Set),
     /// Elements of a set or map.
     Element(Element),
     /// A named counter.

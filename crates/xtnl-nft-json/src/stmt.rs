@@ -65,6 +65,10 @@ pub enum Statement {
     CtCount(CtCount),
     /// `{"meter": {"name", "key", "stmt"}}`.
     Meter(Meter),
+    /// `{"last": {"used"}}` (`null`: never matched, or stateless output).
+    Last(Option<Last>),
+    /// `{"secmark": NAME}`: assigns a secmark object.
+    Secmark(String),
     /// `{"notrack": null}`.
     Notrack(()),
     /// `{"dup": {"addr", "dev"}}`.
@@ -417,14 +421,26 @@ pub struct CtCount {
     pub inv: Option<bool>,
 }
 
-/// `{"meter": {"name", "key", "stmt"}}`.
+/// `{"meter": {"name", "key", "stmt", "size"}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Meter {
-    /// The meter's name.
-    pub name: String,
     /// The key.
     pub key: Expression,
     /// The statement applied per key.
     pub stmt: Box<Statement>,
+    /// The maximum number of keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// The meter's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// `{"last": {"used": MS}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Last {
+    /// Milliseconds since the rule last matched.
+    pub used: u64,
 }

@@ -76,6 +76,7 @@ impl Object {
             }
             Object::Set(s) => set(s, &format!("{path}.set"), out),
             Object::Map(s) => set(s, &format!("{path}.map"), out),
+            Object::Meter(s) => set(s, &format!("{path}.meter"), out),
             Object::Element(e) => list(&e.elem, &format!("{path}.element.elem"), out),
             Object::Other(v) => push(out, path, v),
             Object::Table(_)
@@ -202,6 +203,8 @@ impl Statement {
             | Statement::CtTimeout(_)
             | Statement::CtExpectation(_)
             | Statement::CtCount(_)
+            | Statement::Last(_)
+            | Statement::Secmark(_)
             | Statement::Notrack(())
             | Statement::Synproxy(_)
             | Statement::Flow(_)

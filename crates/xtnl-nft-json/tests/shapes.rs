@@ -181,7 +181,8 @@ fn other_statements() {
         {"fwd": {"dev": "lo"}}, {"fwd": {"dev": "eth0", "family": "ip", "addr": "192.0.2.1"}},
         {"synproxy": {"mss": 1460, "wscale": 7, "flags": ["timestamp", "sack-perm"]}},
         {"flow": {"op": "add", "flowtable": "@ft"}},
-        {"meter": {"name": "m", "key": {"payload": {"protocol": "ip", "field": "saddr"}}, "stmt": {"limit": {"rate": 1, "per": "second"}}}},
+        {"meter": {"name": "m", "key": {"payload": {"protocol": "ip", "field": "saddr"}}, "stmt": {"limit": {"rate": 1, "per": "second"}}, "size": 65535}},
+        {"last": {"used": 3000}}, {"last": null}, {"secmark": "sm"},
         {"xt": {"type": "match", "name": "conntrack"}}, {"xt": {"type": "target", "name": "MASQUERADE"}}
     ]));
     assert!(matches!(&s[1], Statement::Counter(Some(CounterStmt::Named(n))) if n == "cnt1"));
@@ -190,8 +191,11 @@ fn other_statements() {
     assert!(matches!(s[9], Statement::Log(None)));
     assert!(matches!(s[15], Statement::Set(_)));
     assert!(matches!(s[21], Statement::CtCount(_)));
+    assert!(matches!(s[29], Statement::Meter(_)));
+    assert!(matches!(s[30], Statement::Last(Some(Last { used: 3000 }))));
+    assert!(matches!(s[32], Statement::Secmark(_)));
     assert!(
-        matches!(&s[31], Statement::Xt(Xt { kind, name }) if kind == "target" && name == "MASQUERADE")
+        matches!(&s[34], Statement::Xt(Xt { kind, name }) if kind == "target" && name == "MASQUERADE")
     );
 }
 
