@@ -270,3 +270,26 @@ fn unknown_shapes_are_kept_and_named() {
         r#"nftables[1].rule.expr[1]: not understood: {"brand new statement":{"a":[1,2]}}"#
     );
 }
+
+/// Input that is not a document is an error naming the problem; a document whose items are
+/// not understood parses, and every such item is named.
+#[test]
+fn bad_input() {
+    let err = |text: &str| Document::from_json(text).expect_err(text).to_string();
+    assert!(err(r#"{"nftables": [], "extra": 1}"#).contains("unknown field `extra`"));
+    assert!(err(r#"{"nftable": []}"#).contains("unknown field `nftable`"));
+    assert!(err(r#"{"nftables": 5}"#).contains("invalid type: integer `5`, expected a sequence"));
+    assert!(err(r#"{"nftables": [}"#).contains("line 1 column 15"));
+    assert!(err("").contains("EOF"));
+    let doc =
+        Document::from_json(r#"{"nftables": [{"add": 5}, {"add": {"rule": {"family": "inet"}}}]}"#)
+            .expect("items not understood still parse");
+    let named: Vec<String> = doc.unknowns().iter().map(|u| u.to_string()).collect();
+    assert_eq!(
+        named,
+        [
+            r#"nftables[0].add: not understood: 5"#,
+            r#"nftables[1].add: not understood: {"rule":{"family":"inet"}}"#,
+        ]
+    );
+}
