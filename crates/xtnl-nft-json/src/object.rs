@@ -252,9 +252,10 @@ pub struct Set {
     /// The maximum number of elements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
-    /// Flags (`constant`, `interval`, `timeout`, `dynamic`).
+    /// Flags (`constant`, `interval`, `timeout`, `dynamic`): nft lists them as a list and
+    /// reads a single one as a string too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flags: Option<Vec<String>>,
+    pub flags: Option<OneOrMany>,
     /// The default timeout of elements, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,

@@ -99,7 +99,8 @@ fn commands() {
         {"reset": {"counter": {"family": "inet", "table": "c", "name": "hits"}}},
         {"list": {"ruleset": null}},
         {"rename": {"chain": {"family": "inet", "table": "c", "name": "old", "newname": "new"}}},
-        {"add": {"element": {"family": "inet", "table": "c", "name": "s", "elem": [{"range": ["198.51.100.1", "198.51.100.9"]}]}}}
+        {"add": {"element": {"family": "inet", "table": "c", "name": "s", "elem": [{"range": ["198.51.100.1", "198.51.100.9"]}]}}},
+        {"add": {"set": {"family": "inet", "table": "c", "name": "s2", "type": "ipv4_addr", "flags": "interval"}}}
     ]));
     assert!(matches!(doc.nftables[0], Item::Add(Object::Table(_))));
     assert!(matches!(
@@ -119,6 +120,10 @@ fn commands() {
     ));
     assert!(matches!(doc.nftables[6], Item::Flush(Object::Ruleset(()))));
     assert!(matches!(doc.nftables[10], Item::Rename(Object::Chain(_))));
+    let Item::Add(Object::Set(set)) = &doc.nftables[12] else {
+        panic!("{:?}", doc.nftables[12])
+    };
+    assert_eq!(set.flags, Some(OneOrMany::One("interval".into())));
 }
 
 #[test]
