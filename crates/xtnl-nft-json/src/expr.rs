@@ -131,19 +131,39 @@ pub enum ExprObject {
 #[serde(deny_unknown_fields)]
 pub struct Payload {
     /// The header (`ip`, `tcp`, `th`, `ether`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub protocol: Option<String>,
     /// The field (`saddr`, `dport`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub field: Option<String>,
     /// Raw: `ll`, `nh`, `th`, `ih`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub base: Option<String>,
     /// Raw: the offset in bits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub offset: Option<u64>,
     /// Raw: the length in bits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub len: Option<u64>,
 }
 
@@ -154,10 +174,18 @@ pub struct Exthdr {
     /// The header or option (`dst`, `maxseg`, `rr`).
     pub name: String,
     /// Its field (`size`); absent for an existence check.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub field: Option<String>,
     /// The offset (routing headers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub offset: Option<u64>,
 }
 
@@ -176,10 +204,18 @@ pub struct Ct {
     /// `state`, `mark`, `status`, `saddr`, ...
     pub key: String,
     /// `ip` or `ip6` for addresses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub family: Option<String>,
     /// `original` or `reply`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dir: Option<String>,
 }
 
@@ -190,7 +226,11 @@ pub struct Fib {
     /// `oif`, `oifname`, `type`.
     pub result: String,
     /// `saddr`, `daddr`, `mark`, `iif`, `oif`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub flags: Option<OneOrMany>,
 }
 
@@ -201,7 +241,11 @@ pub struct Rt {
     /// `classid`, `nexthop`, `mtu`, `ipsec`.
     pub key: String,
     /// `ip` or `ip6` for `nexthop`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub family: Option<String>,
 }
 
@@ -212,7 +256,11 @@ pub struct Socket {
     /// `transparent`, `mark`, `wildcard`, `cgroupv2`.
     pub key: String,
     /// The cgroup level.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub level: Option<u64>,
 }
 
@@ -223,7 +271,11 @@ pub struct Osf {
     /// `name` or `version`.
     pub key: String,
     /// `loose` or `skip`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub ttl: Option<String>,
 }
 
@@ -234,13 +286,25 @@ pub struct Ipsec {
     /// `reqid`, `spi`, `saddr`, `daddr`.
     pub key: String,
     /// `ip` or `ip6` for addresses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub family: Option<String>,
     /// `in` or `out`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dir: Option<String>,
     /// The policy number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub spnum: Option<u64>,
 }
 
@@ -254,7 +318,11 @@ pub struct Numgen {
     #[serde(rename = "mod")]
     pub modulus: u64,
     /// Added to the result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub offset: Option<u64>,
 }
 
@@ -266,12 +334,20 @@ pub struct Jhash {
     #[serde(rename = "mod")]
     pub modulus: u64,
     /// Added to the result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub offset: Option<u64>,
     /// What is hashed.
     pub expr: Expression,
     /// The seed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub seed: Option<u64>,
 }
 
@@ -283,7 +359,11 @@ pub struct Symhash {
     #[serde(rename = "mod")]
     pub modulus: u64,
     /// Added to the result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub offset: Option<u64>,
 }
 
@@ -314,15 +394,31 @@ pub struct Elem {
     /// The value.
     pub val: Expression,
     /// The timeout, in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout: Option<u64>,
     /// Seconds left before it expires.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub expires: Option<u64>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
     /// A counter of the element.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub counter: Option<crate::CounterStmt>,
 }

@@ -141,12 +141,35 @@ pub enum Item {
 #[serde(deny_unknown_fields)]
 pub struct Metainfo {
     /// nft's version, `1.0.6`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub version: Option<String>,
     /// nft's release name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub release_name: Option<String>,
     /// The schema's version (1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub json_schema_version: Option<u64>,
+}
+
+/// An optional property that is present: its value, never `null`. A `null` where the schema
+/// has a value is not read as an absent property (which would drop it when written again):
+/// it fails, so that the object lands in its `Other` variant, kept as it was.
+pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
 }

@@ -83,16 +83,32 @@ pub struct Table {
     /// The family.
     pub family: Family,
     /// The name (absent when a command names the table by handle).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// Flags (`dormant`, `owner`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub flags: Option<OneOrMany>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
 }
 
@@ -118,31 +134,68 @@ pub struct Chain {
     /// The table's name.
     pub table: String,
     /// The name (absent when a command names the chain by handle).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// The new name (`rename`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub newname: Option<String>,
     /// The chain type (`filter`, `nat`, `route`).
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        rename = "type",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<String>,
     /// The hook (`input`, `prerouting`, `ingress`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub hook: Option<String>,
     /// The priority.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub prio: Option<i32>,
     /// The device(s) of a netdev chain.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dev: Option<OneOrMany>,
     /// The policy (`accept`, `drop`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub policy: Option<String>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
 }
 
@@ -176,19 +229,39 @@ pub struct Rule {
     /// The chain's name.
     pub chain: String,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// Insert/add relative to the rule at this index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub index: Option<u64>,
     /// Insert/add relative to the rule of this handle (older name of `handle` in commands).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub position: Option<u64>,
     /// The statements (absent in `delete`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub expr: Option<Vec<Statement>>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
 }
 
@@ -233,31 +306,64 @@ pub struct Set {
     /// The family.
     pub family: Family,
     /// The name (absent when a command names the set by handle).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The key type.
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        rename = "type",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub key: Option<SetType>,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// The data type of a map.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub map: Option<SetType>,
     /// `performance` or `memory`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub policy: Option<String>,
     /// The maximum number of elements.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub size: Option<u64>,
     /// Flags (`constant`, `interval`, `timeout`, `dynamic`): nft lists them as a list and
     /// reads a single one as a string too.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub flags: Option<OneOrMany>,
     /// The default timeout of elements, in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout: Option<u64>,
     /// The garbage collection interval, in seconds.
     #[serde(
@@ -267,7 +373,11 @@ pub struct Set {
     )]
     pub gc_interval: Option<u64>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
     /// Whether adjacent intervals merge.
     #[serde(
@@ -277,11 +387,19 @@ pub struct Set {
     )]
     pub auto_merge: Option<bool>,
     /// Statements attached to every element (`counter`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub stmt: Option<Vec<Statement>>,
     /// The elements: values, `{"prefix"}`, `{"range"}`, `{"elem"}`, and for a map
     /// `[KEY, DATA]` pairs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub elem: Option<Vec<Expression>>,
 }
 
@@ -306,21 +424,41 @@ pub struct Counter {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
     /// Packets counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub packets: Option<u64>,
     /// Bytes counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bytes: Option<u64>,
 }
 
@@ -331,24 +469,48 @@ pub struct Quota {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
     /// The quota, in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bytes: Option<u64>,
     /// Bytes used so far.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub used: Option<u64>,
     /// Matches once over the quota (`over`) instead of until.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub inv: Option<bool>,
 }
 
@@ -359,36 +521,76 @@ pub struct Limit {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
     /// The rate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub rate: Option<u64>,
     /// The rate's unit when it is bytes (`bytes`, `kbytes`, `mbytes`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub rate_unit: Option<String>,
     /// The time unit (`second`, `minute`, `hour`, `day`, `week`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub per: Option<String>,
     /// The burst.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub burst: Option<u64>,
     /// The burst's unit when it is bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub burst_unit: Option<String>,
     /// `pkts` or `bytes`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub unit: Option<String>,
     /// Matches over the rate (`over`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub inv: Option<bool>,
 }
 
@@ -399,24 +601,49 @@ pub struct CtHelper {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// The kernel helper (`ftp`, `sip`, ...).
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        rename = "type",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<String>,
     /// The layer 4 protocol (`tcp`, `udp`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub protocol: Option<String>,
     /// The layer 3 protocol (`ip`, `ip6`, `inet`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub l3proto: Option<String>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
 }
 
@@ -427,30 +654,62 @@ pub struct CtTimeout {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// The layer 4 protocol.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub protocol: Option<String>,
     /// The layer 3 protocol.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub l3proto: Option<String>,
     /// Timeouts by connection state, in seconds (as nft lists them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub policy: Option<std::collections::BTreeMap<String, u64>>,
     /// One connection state whose timeout is set (input, with `value`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub state: Option<String>,
     /// The timeout of `state`, in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub value: Option<u64>,
     /// The comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub comment: Option<String>,
 }
 
@@ -461,27 +720,55 @@ pub struct CtExpectation {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// The layer 3 protocol.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub l3proto: Option<String>,
     /// The layer 4 protocol.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub protocol: Option<String>,
     /// The expected destination port.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dport: Option<u64>,
     /// The expectation's timeout, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout: Option<u64>,
     /// The maximum number of expectations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub size: Option<u64>,
 }
 
@@ -492,20 +779,40 @@ pub struct Flowtable {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub handle: Option<u64>,
     /// The hook (`ingress`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub hook: Option<String>,
     /// The priority.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub prio: Option<i32>,
     /// The device(s).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dev: Option<OneOrMany>,
 }

@@ -114,10 +114,18 @@ pub struct Target {
 #[serde(deny_unknown_fields)]
 pub struct Queue {
     /// The queue number, or a range or map of them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub num: Option<Expression>,
     /// `bypass`, `fanout`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub flags: Option<OneOrMany>,
 }
 
@@ -177,13 +185,25 @@ pub enum LimitStmt {
 #[serde(deny_unknown_fields)]
 pub struct Log {
     /// The prefix.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub prefix: Option<String>,
     /// The nflog group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub group: Option<u64>,
     /// Bytes of the packet copied to nflog.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub snaplen: Option<u64>,
     /// Packets queued in the kernel before nflog sends them.
     #[serde(
@@ -193,10 +213,18 @@ pub struct Log {
     )]
     pub queue_threshold: Option<u64>,
     /// The syslog level (`emerg` ... `debug`, `audit`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub level: Option<String>,
     /// `tcp sequence`, `tcp options`, `ip options`, `skuid`, `ether`, `all`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub flags: Option<OneOrMany>,
 }
 
@@ -205,16 +233,32 @@ pub struct Log {
 #[serde(deny_unknown_fields)]
 pub struct Nat {
     /// `ip` or `ip6` (in inet tables).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub family: Option<String>,
     /// The address: a value, a range, a prefix or a map.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub addr: Option<Expression>,
     /// The port: a value, a range or a map.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub port: Option<Expression>,
     /// `random`, `fully-random`, `persistent`, `netmap`, `prefix`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub flags: Option<OneOrMany>,
     /// Type flags (`interval`, `prefix`, newer nft).
     #[serde(
@@ -230,10 +274,19 @@ pub struct Nat {
 #[serde(deny_unknown_fields)]
 pub struct Reject {
     /// `tcp reset`, `icmp`, `icmpv6`, `icmpx`.
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        rename = "type",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<String>,
     /// The ICMP code (`port-unreachable`, `admin-prohibited`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub expr: Option<Expression>,
 }
 
@@ -248,7 +301,11 @@ pub struct SetStmt {
     /// The set, `@NAME`.
     pub set: String,
     /// Statements attached to the element (`counter`, `limit`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub stmt: Option<Vec<Statement>>,
 }
 
@@ -265,7 +322,11 @@ pub struct MapStmt {
     /// The map, `@NAME`.
     pub map: String,
     /// Statements attached to the element.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub stmt: Option<Vec<Statement>>,
 }
 
@@ -276,7 +337,11 @@ pub struct Dup {
     /// The address to send the copy to (a device name in netdev).
     pub addr: Expression,
     /// The device.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dev: Option<Expression>,
 }
 
@@ -287,10 +352,18 @@ pub struct Fwd {
     /// The device.
     pub dev: Expression,
     /// `ip` or `ip6`, with `addr`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub family: Option<String>,
     /// The next hop.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub addr: Option<Expression>,
 }
 
@@ -299,13 +372,25 @@ pub struct Fwd {
 #[serde(deny_unknown_fields)]
 pub struct Tproxy {
     /// `ip` or `ip6` (in inet tables).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub family: Option<String>,
     /// The local address.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub addr: Option<Expression>,
     /// The local port.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub port: Option<Expression>,
 }
 
@@ -345,10 +430,18 @@ pub struct Xt {
 #[serde(deny_unknown_fields)]
 pub struct CounterValues {
     /// Packets counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub packets: Option<u64>,
     /// Bytes counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bytes: Option<u64>,
 }
 
@@ -359,16 +452,32 @@ pub struct QuotaValues {
     /// The quota.
     pub val: u64,
     /// Its unit (`bytes`, `kbytes`, `mbytes`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub val_unit: Option<String>,
     /// Used so far.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub used: Option<u64>,
     /// Its unit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub used_unit: Option<String>,
     /// `over`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub inv: Option<bool>,
 }
 
@@ -379,19 +488,39 @@ pub struct LimitValues {
     /// The rate.
     pub rate: u64,
     /// The rate's unit when it is bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub rate_unit: Option<String>,
     /// The burst.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub burst: Option<u64>,
     /// The burst's unit when it is bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub burst_unit: Option<String>,
     /// The time unit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub per: Option<String>,
     /// `over`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub inv: Option<bool>,
 }
 
@@ -400,13 +529,25 @@ pub struct LimitValues {
 #[serde(deny_unknown_fields)]
 pub struct SynproxyValues {
     /// The MSS.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub mss: Option<u64>,
     /// The window scale.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub wscale: Option<u64>,
     /// `timestamp`, `sack-perm`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub flags: Option<OneOrMany>,
 }
 
@@ -417,7 +558,11 @@ pub struct CtCount {
     /// The connection count threshold.
     pub val: u64,
     /// Matches over the threshold.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub inv: Option<bool>,
 }
 
@@ -430,10 +575,18 @@ pub struct Meter {
     /// The statement applied per key.
     pub stmt: Box<Statement>,
     /// The maximum number of keys.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub size: Option<u64>,
     /// The meter's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name: Option<String>,
 }
 
