@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::{none, some};
+
 use crate::{OneOrMany, Target};
 
 /// An expression: an immediate value, a list, or a typed object `{"payload": {...}}`, ...
@@ -131,39 +133,19 @@ pub enum ExprObject {
 #[serde(deny_unknown_fields)]
 pub struct Payload {
     /// The header (`ip`, `tcp`, `th`, `ether`, ...).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub protocol: Option<String>,
     /// The field (`saddr`, `dport`, ...).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub field: Option<String>,
     /// Raw: `ll`, `nh`, `th`, `ih`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub base: Option<String>,
     /// Raw: the offset in bits.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub offset: Option<u64>,
     /// Raw: the length in bits.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub len: Option<u64>,
 }
 
@@ -174,18 +156,10 @@ pub struct Exthdr {
     /// The header or option (`dst`, `maxseg`, `rr`).
     pub name: String,
     /// Its field (`size`); absent for an existence check.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub field: Option<String>,
     /// The offset (routing headers).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub offset: Option<u64>,
 }
 
@@ -204,18 +178,10 @@ pub struct Ct {
     /// `state`, `mark`, `status`, `saddr`, ...
     pub key: String,
     /// `ip` or `ip6` for addresses.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub family: Option<String>,
     /// `original` or `reply`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub dir: Option<String>,
 }
 
@@ -226,11 +192,7 @@ pub struct Fib {
     /// `oif`, `oifname`, `type`.
     pub result: String,
     /// `saddr`, `daddr`, `mark`, `iif`, `oif`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub flags: Option<OneOrMany>,
 }
 
@@ -241,11 +203,7 @@ pub struct Rt {
     /// `classid`, `nexthop`, `mtu`, `ipsec`.
     pub key: String,
     /// `ip` or `ip6` for `nexthop`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub family: Option<String>,
 }
 
@@ -256,11 +214,7 @@ pub struct Socket {
     /// `transparent`, `mark`, `wildcard`, `cgroupv2`.
     pub key: String,
     /// The cgroup level.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub level: Option<u64>,
 }
 
@@ -271,11 +225,7 @@ pub struct Osf {
     /// `name` or `version`.
     pub key: String,
     /// `loose` or `skip`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub ttl: Option<String>,
 }
 
@@ -286,25 +236,13 @@ pub struct Ipsec {
     /// `reqid`, `spi`, `saddr`, `daddr`.
     pub key: String,
     /// `ip` or `ip6` for addresses.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub family: Option<String>,
     /// `in` or `out`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub dir: Option<String>,
     /// The policy number.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub spnum: Option<u64>,
 }
 
@@ -318,11 +256,7 @@ pub struct Numgen {
     #[serde(rename = "mod")]
     pub modulus: u64,
     /// Added to the result.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub offset: Option<u64>,
 }
 
@@ -334,20 +268,12 @@ pub struct Jhash {
     #[serde(rename = "mod")]
     pub modulus: u64,
     /// Added to the result.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub offset: Option<u64>,
     /// What is hashed.
     pub expr: Expression,
     /// The seed.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub seed: Option<u64>,
 }
 
@@ -359,11 +285,7 @@ pub struct Symhash {
     #[serde(rename = "mod")]
     pub modulus: u64,
     /// Added to the result.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub offset: Option<u64>,
 }
 
@@ -394,31 +316,15 @@ pub struct Elem {
     /// The value.
     pub val: Expression,
     /// The timeout, in seconds.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub timeout: Option<u64>,
     /// Seconds left before it expires.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub expires: Option<u64>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
     /// A counter of the element.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub counter: Option<crate::CounterStmt>,
 }

@@ -141,35 +141,28 @@ pub enum Item {
 #[serde(deny_unknown_fields)]
 pub struct Metainfo {
     /// nft's version, `1.0.6`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub version: Option<String>,
     /// nft's release name.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub release_name: Option<String>,
     /// The schema's version (1).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub json_schema_version: Option<u64>,
 }
 
 /// An optional property that is present: its value, never `null`. A `null` where the schema
 /// has a value is not read as an absent property (which would drop it when written again):
 /// it fails, so that the object lands in its `Other` variant, kept as it was.
-pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+pub(crate) fn some<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Deserialize<'de>,
 {
     T::deserialize(deserializer).map(Some)
+}
+
+/// Whether an optional property is absent (and so left out when written).
+pub(crate) fn none<T>(value: &Option<T>) -> bool {
+    value.is_none()
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::{none, some};
+
 use crate::{Expression, Statement};
 
 /// An nftables address family.
@@ -83,32 +85,16 @@ pub struct Table {
     /// The family.
     pub family: Family,
     /// The name (absent when a command names the table by handle).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// Flags (`dormant`, `owner`, ...).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub flags: Option<OneOrMany>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
 }
 
@@ -134,68 +120,36 @@ pub struct Chain {
     /// The table's name.
     pub table: String,
     /// The name (absent when a command names the chain by handle).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// The new name (`rename`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub newname: Option<String>,
     /// The chain type (`filter`, `nat`, `route`).
     #[serde(
         default,
-        deserialize_with = "crate::present",
+        deserialize_with = "some",
         rename = "type",
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "none"
     )]
     pub kind: Option<String>,
     /// The hook (`input`, `prerouting`, `ingress`, ...).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub hook: Option<String>,
     /// The priority.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub prio: Option<i32>,
     /// The device(s) of a netdev chain.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub dev: Option<OneOrMany>,
     /// The policy (`accept`, `drop`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub policy: Option<String>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
 }
 
@@ -229,39 +183,19 @@ pub struct Rule {
     /// The chain's name.
     pub chain: String,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// Insert/add relative to the rule at this index.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub index: Option<u64>,
     /// Insert/add relative to the rule of this handle (older name of `handle` in commands).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub position: Option<u64>,
     /// The statements (absent in `delete`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub expr: Option<Vec<Statement>>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
 }
 
@@ -306,100 +240,52 @@ pub struct Set {
     /// The family.
     pub family: Family,
     /// The name (absent when a command names the set by handle).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The key type.
     #[serde(
         default,
-        deserialize_with = "crate::present",
+        deserialize_with = "some",
         rename = "type",
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "none"
     )]
     pub key: Option<SetType>,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// The data type of a map.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub map: Option<SetType>,
     /// `performance` or `memory`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub policy: Option<String>,
     /// The maximum number of elements.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub size: Option<u64>,
     /// Flags (`constant`, `interval`, `timeout`, `dynamic`): nft lists them as a list and
     /// reads a single one as a string too.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub flags: Option<OneOrMany>,
     /// The default timeout of elements, in seconds.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub timeout: Option<u64>,
     /// The garbage collection interval, in seconds.
-    #[serde(
-        default,
-        rename = "gc-interval",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "gc-interval", skip_serializing_if = "none")]
     pub gc_interval: Option<u64>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
     /// Whether adjacent intervals merge.
-    #[serde(
-        default,
-        rename = "auto-merge",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "auto-merge", skip_serializing_if = "none")]
     pub auto_merge: Option<bool>,
     /// Statements attached to every element (`counter`, ...).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub stmt: Option<Vec<Statement>>,
     /// The elements: values, `{"prefix"}`, `{"range"}`, `{"elem"}`, and for a map
     /// `[KEY, DATA]` pairs.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub elem: Option<Vec<Expression>>,
 }
 
@@ -424,41 +310,21 @@ pub struct Counter {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
     /// Packets counted.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub packets: Option<u64>,
     /// Bytes counted.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub bytes: Option<u64>,
 }
 
@@ -469,48 +335,24 @@ pub struct Quota {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
     /// The quota, in bytes.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub bytes: Option<u64>,
     /// Bytes used so far.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub used: Option<u64>,
     /// Matches once over the quota (`over`) instead of until.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub inv: Option<bool>,
 }
 
@@ -521,76 +363,36 @@ pub struct Limit {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
     /// The rate.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub rate: Option<u64>,
     /// The rate's unit when it is bytes (`bytes`, `kbytes`, `mbytes`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub rate_unit: Option<String>,
     /// The time unit (`second`, `minute`, `hour`, `day`, `week`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub per: Option<String>,
     /// The burst.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub burst: Option<u64>,
     /// The burst's unit when it is bytes.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub burst_unit: Option<String>,
     /// `pkts` or `bytes`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub unit: Option<String>,
     /// Matches over the rate (`over`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub inv: Option<bool>,
 }
 
@@ -601,49 +403,29 @@ pub struct CtHelper {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// The kernel helper (`ftp`, `sip`, ...).
     #[serde(
         default,
-        deserialize_with = "crate::present",
+        deserialize_with = "some",
         rename = "type",
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "none"
     )]
     pub kind: Option<String>,
     /// The layer 4 protocol (`tcp`, `udp`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub protocol: Option<String>,
     /// The layer 3 protocol (`ip`, `ip6`, `inet`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub l3proto: Option<String>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
 }
 
@@ -654,62 +436,30 @@ pub struct CtTimeout {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// The layer 4 protocol.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub protocol: Option<String>,
     /// The layer 3 protocol.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub l3proto: Option<String>,
     /// Timeouts by connection state, in seconds (as nft lists them).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub policy: Option<std::collections::BTreeMap<String, u64>>,
     /// One connection state whose timeout is set (input, with `value`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub state: Option<String>,
     /// The timeout of `state`, in seconds.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub value: Option<u64>,
     /// The comment.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub comment: Option<String>,
 }
 
@@ -720,55 +470,27 @@ pub struct CtExpectation {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// The layer 3 protocol.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub l3proto: Option<String>,
     /// The layer 4 protocol.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub protocol: Option<String>,
     /// The expected destination port.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub dport: Option<u64>,
     /// The expectation's timeout, in milliseconds.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub timeout: Option<u64>,
     /// The maximum number of expectations.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub size: Option<u64>,
 }
 
@@ -779,40 +501,20 @@ pub struct Flowtable {
     /// The family.
     pub family: Family,
     /// The name.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
     /// The table's name.
     pub table: String,
     /// The kernel's handle.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
     /// The hook (`ingress`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub hook: Option<String>,
     /// The priority.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub prio: Option<i32>,
     /// The device(s).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub dev: Option<OneOrMany>,
 }

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::{none, some};
+
 use crate::{Expression, OneOrMany};
 
 /// One statement of a rule: `{"match": {...}}`, `{"accept": null}`, `{"counter": ...}`, ...
@@ -114,18 +116,10 @@ pub struct Target {
 #[serde(deny_unknown_fields)]
 pub struct Queue {
     /// The queue number, or a range or map of them.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub num: Option<Expression>,
     /// `bypass`, `fanout`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub flags: Option<OneOrMany>,
 }
 
@@ -185,46 +179,22 @@ pub enum LimitStmt {
 #[serde(deny_unknown_fields)]
 pub struct Log {
     /// The prefix.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub prefix: Option<String>,
     /// The nflog group.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub group: Option<u64>,
     /// Bytes of the packet copied to nflog.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub snaplen: Option<u64>,
     /// Packets queued in the kernel before nflog sends them.
-    #[serde(
-        default,
-        rename = "queue-threshold",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "queue-threshold", skip_serializing_if = "none")]
     pub queue_threshold: Option<u64>,
     /// The syslog level (`emerg` ... `debug`, `audit`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub level: Option<String>,
     /// `tcp sequence`, `tcp options`, `ip options`, `skuid`, `ether`, `all`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub flags: Option<OneOrMany>,
 }
 
@@ -233,39 +203,19 @@ pub struct Log {
 #[serde(deny_unknown_fields)]
 pub struct Nat {
     /// `ip` or `ip6` (in inet tables).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub family: Option<String>,
     /// The address: a value, a range, a prefix or a map.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub addr: Option<Expression>,
     /// The port: a value, a range or a map.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub port: Option<Expression>,
     /// `random`, `fully-random`, `persistent`, `netmap`, `prefix`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub flags: Option<OneOrMany>,
     /// Type flags (`interval`, `prefix`, newer nft).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        rename = "type_flags"
-    )]
+    #[serde(default, skip_serializing_if = "none", rename = "type_flags")]
     pub type_flags: Option<OneOrMany>,
 }
 
@@ -276,17 +226,13 @@ pub struct Reject {
     /// `tcp reset`, `icmp`, `icmpv6`, `icmpx`.
     #[serde(
         default,
-        deserialize_with = "crate::present",
+        deserialize_with = "some",
         rename = "type",
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "none"
     )]
     pub kind: Option<String>,
     /// The ICMP code (`port-unreachable`, `admin-prohibited`, ...).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub expr: Option<Expression>,
 }
 
@@ -301,11 +247,7 @@ pub struct SetStmt {
     /// The set, `@NAME`.
     pub set: String,
     /// Statements attached to the element (`counter`, `limit`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub stmt: Option<Vec<Statement>>,
 }
 
@@ -322,11 +264,7 @@ pub struct MapStmt {
     /// The map, `@NAME`.
     pub map: String,
     /// Statements attached to the element.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub stmt: Option<Vec<Statement>>,
 }
 
@@ -337,11 +275,7 @@ pub struct Dup {
     /// The address to send the copy to (a device name in netdev).
     pub addr: Expression,
     /// The device.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub dev: Option<Expression>,
 }
 
@@ -352,18 +286,10 @@ pub struct Fwd {
     /// The device.
     pub dev: Expression,
     /// `ip` or `ip6`, with `addr`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub family: Option<String>,
     /// The next hop.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub addr: Option<Expression>,
 }
 
@@ -372,25 +298,13 @@ pub struct Fwd {
 #[serde(deny_unknown_fields)]
 pub struct Tproxy {
     /// `ip` or `ip6` (in inet tables).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub family: Option<String>,
     /// The local address.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub addr: Option<Expression>,
     /// The local port.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub port: Option<Expression>,
 }
 
@@ -430,18 +344,10 @@ pub struct Xt {
 #[serde(deny_unknown_fields)]
 pub struct CounterValues {
     /// Packets counted.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub packets: Option<u64>,
     /// Bytes counted.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub bytes: Option<u64>,
 }
 
@@ -452,32 +358,16 @@ pub struct QuotaValues {
     /// The quota.
     pub val: u64,
     /// Its unit (`bytes`, `kbytes`, `mbytes`).
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub val_unit: Option<String>,
     /// Used so far.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub used: Option<u64>,
     /// Its unit.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub used_unit: Option<String>,
     /// `over`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub inv: Option<bool>,
 }
 
@@ -488,39 +378,19 @@ pub struct LimitValues {
     /// The rate.
     pub rate: u64,
     /// The rate's unit when it is bytes.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub rate_unit: Option<String>,
     /// The burst.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub burst: Option<u64>,
     /// The burst's unit when it is bytes.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub burst_unit: Option<String>,
     /// The time unit.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub per: Option<String>,
     /// `over`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub inv: Option<bool>,
 }
 
@@ -529,25 +399,13 @@ pub struct LimitValues {
 #[serde(deny_unknown_fields)]
 pub struct SynproxyValues {
     /// The MSS.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub mss: Option<u64>,
     /// The window scale.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub wscale: Option<u64>,
     /// `timestamp`, `sack-perm`.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub flags: Option<OneOrMany>,
 }
 
@@ -558,11 +416,7 @@ pub struct CtCount {
     /// The connection count threshold.
     pub val: u64,
     /// Matches over the threshold.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub inv: Option<bool>,
 }
 
@@ -575,18 +429,10 @@ pub struct Meter {
     /// The statement applied per key.
     pub stmt: Box<Statement>,
     /// The maximum number of keys.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub size: Option<u64>,
     /// The meter's name.
-    #[serde(
-        default,
-        deserialize_with = "crate::present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub name: Option<String>,
 }
 
