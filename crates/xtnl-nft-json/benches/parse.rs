@@ -63,7 +63,7 @@ fn main() {
         let out_value = value.to_string();
         write_value.push(t.elapsed());
         let t = Instant::now();
-        let out_doc = doc.to_json();
+        let out_doc = doc.to_json().expect("serializes");
         write_doc.push(t.elapsed());
         assert_eq!(out_doc.len(), out_value.len());
     }

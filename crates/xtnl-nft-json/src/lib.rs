@@ -83,11 +83,10 @@ impl Document {
         serde_json::from_str(text)
     }
 
-    /// The document as compact JSON text.
-    pub fn to_json(&self) -> String {
-        // A Document holds only strings, numbers, maps with string keys and `Value`s: it
-        // always serializes.
-        serde_json::to_string(self).unwrap_or_default()
+    /// The document as compact JSON text. (It cannot fail for a document of these types,
+    /// whose maps all have string keys; serde_json's signature keeps the error.)
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string(self)
     }
 
     /// Every part of the document that parsed into an `Other` variant (not typed by this

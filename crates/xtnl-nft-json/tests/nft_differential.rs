@@ -127,7 +127,7 @@ fn nft_json_round_trips_through_the_types() {
                 .collect::<Vec<_>>()
                 .join("\n")
         );
-        let ours_text = doc.to_json();
+        let ours_text = doc.to_json().expect("serializes");
         let ours: Value = serde_json::from_str(&ours_text).expect("our JSON parses");
         assert_eq!(
             ours, theirs,
@@ -200,7 +200,7 @@ fn commands_apply_as_nft_syntax_does() {
                 .iter()
                 .any(|i| matches!(i, xtnl_nft_json::Item::Delete(_)))
     );
-    let ours_text = doc.to_json();
+    let ours_text = doc.to_json().expect("serializes");
     let theirs: Value = serde_json::from_str(&text).expect("JSON");
     let ours: Value = serde_json::from_str(&ours_text).expect("JSON");
     assert_eq!(ours, theirs);
