@@ -518,6 +518,30 @@ impl Planner {
         NftTable { p: self, r }.apply(&Edit::Reset, None)
     }
 
+    /// `iptables-nft-restore` without `--noflush` on one of iptables' tables: the table is
+    /// deleted (when it exists) and made again by what the block declares, in the block's
+    /// order, as iptables-nft 1.8.9 does (its table flush is a `delete table`): the chains
+    /// the block does not declare or write to are gone, and `nft list ruleset` lists tables
+    /// and chains in the order iptables-nft leaves them. Other tables are reset in place
+    /// ([`Planner::reset_table`]). Returns whether the table was dropped.
+    pub fn drop_table(&mut self) -> bool {
+        if !self.iptables_table {
+            return false;
+        }
+        if self.table_exists || self.table_created {
+            self.ops.push(Op::DeleteTable(self.table.clone()));
+        }
+        self.table_exists = false;
+        self.table_created = false;
+        self.chains.clear();
+        self.absent.clear();
+        self.all_loaded = false;
+        self.ref_delta.clear();
+        self.created_builtins.clear();
+        self.builtins_forgotten = false;
+        true
+    }
+
     /// Deletes the user chains that existed before a reset and were not declared again.
     pub fn finish_reset(&mut self, declared: &[String]) {
         let stale: Vec<String> = self

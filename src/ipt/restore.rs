@@ -26,6 +26,9 @@ pub fn apply(
     noflush: bool,
 ) -> Result<usize> {
     let mut line_of_op: Vec<usize> = Vec::new();
+    // Under a policy (a delegated run) a table is reset in place, chain by chain, and judged
+    // so, as on x_tables, instead of deleted and made again (which would need `delete-table`).
+    let drop_tables = !session.has_guard();
     let committed = session.transact(|r| {
         let mut planners: Vec<(String, Planner)> = Vec::new();
         let mut lines: Vec<Vec<usize>> = Vec::new();
@@ -46,7 +49,9 @@ pub fn apply(
                 lines.resize(count, n);
             };
             if !noflush {
-                p.reset_table(r)?;
+                if !(drop_tables && p.drop_table()) {
+                    p.reset_table(r)?;
+                }
                 mark(p, &mut lines[idx], block.line);
             }
             p.keep_builtin_policy = noflush;
