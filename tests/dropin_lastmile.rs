@@ -162,6 +162,11 @@ const CASES: &[(&str, &str)] = &[
         "",
         "printf '*filter\\n-A FORWARD -j ACCEPT\\n-A FORWARD -j DROP\\n-A FORWARD -j ACCEPT\\n-N X\\n-I FORWARD 2 -j X\\n-N Y\\n-A Y -j RETURN\\n-I FORWARD 1 -g Y\\n-I FORWARD 3 -j Y\\nCOMMIT\\n' | $RESTORE6 -w -n; echo rc=$?",
     ),
+    // NFLOG's numbers out of range, in xtables' words
+    (
+        "",
+        "for a in '--nflog-group 65536' '--nflog-group x' '--nflog-threshold -1' '--nflog-threshold 65536' '--nflog-size 4294967296' '--nflog-range -1' '--nflog-size 0x10'; do $IPT -A INPUT -j NFLOG $a; echo rc=$?; done",
+    ),
 ];
 
 /// Cases where xtnl differs on purpose, with the reason (`(side, start of the case)`).

@@ -305,7 +305,8 @@ pub fn report(id: &Identity, err: &Error) -> i32 {
                     e,
                     "{head}: Couldn't load match `{name}':No such file or directory\n"
                 );
-            } else if msg.starts_with("Can't use -") {
+            } else if msg.starts_with("Can't use -") || msg.contains(": bad value for option \"--")
+            {
                 // iptables' message ends in a newline of its own.
                 let _ = writeln!(e, "{head}: {msg}\n");
             } else {
