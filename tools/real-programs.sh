@@ -29,7 +29,7 @@ fi
 if [[ $REALPROGS_STAGE == ns ]]; then
     # PID 1 of the namespace: the run below is bounded in time; when this shell ends, the
     # kernel ends every process left in the namespace.
-    REALPROGS_STAGE=run timeout -k 5 "${REALPROGS_TIMEOUT:-240}" bash "$0" "$@"
+    REALPROGS_STAGE=run timeout -k 5 "${REALPROGS_TIMEOUT:-420}" bash "$0" "$@"
     exit $?
 fi
 
@@ -162,7 +162,7 @@ CONF
     export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$W/bus
     firewalld --nofork --nopid --log-file "$W/firewalld.log" >"$W/firewalld.out" 2>&1 &
     fw=$!
-    wait_for 90 firewall-cmd --state
+    wait_for 180 firewall-cmd --state
     say firewall-cmd --state
     checkpoint start
     say firewall-cmd --add-service=http
