@@ -148,6 +148,23 @@ const CASES: &[(&str, &str)] = &[
         "$IPT -P FORWARD DROP; $IPT -A OUTPUT -j ACCEPT; $IPT -D OUTPUT -j ACCEPT; $IPT -A INPUT -j ACCEPT",
         "$IPT -X FORWARD; echo rc=$?; $IPT -X INPUT; echo rc=$?; $IPT -X OUTPUT; echo rc=$?; $IPT -t mangle -X INPUT; echo rc=$?; $IPT -N foo; $IPT -X -v; echo rc=$?; $IPT -t nat -N x; $IPT -t nat -A POSTROUTING -j x; $IPT -t nat -D POSTROUTING -j x; $IPT -t nat -X; echo rc=$?",
     ),
+    // a restore without --noflush deletes and makes again each table it names (ferm's
+    // restore): chains and tables in the block's order, undeclared base chains gone
+    (
+        "$IPT -t mangle -A PREROUTING -j ACCEPT; $IPT -t nat -A POSTROUTING -j ACCEPT; $IPT -A INPUT -j ACCEPT; $IPT -A OUTPUT -j ACCEPT; $IPT -N zz",
+        "printf '*filter\\n:FORWARD DROP [0:0]\\n:INPUT ACCEPT [0:0]\\n:aa - [0:0]\\n-A INPUT -j aa\\nCOMMIT\\n*mangle\\n:POSTROUTING ACCEPT [0:0]\\n:PREROUTING ACCEPT [0:0]\\nCOMMIT\\n' | $RESTORE; echo rc=$?",
+    ),
+    // firewalld's start: an insert before rules of the same block that jumps to a chain the
+    // block creates after them
+    (
+        "",
+        "printf '*filter\\n-A FORWARD -j ACCEPT\\n-A FORWARD -j DROP\\n-A FORWARD -j ACCEPT\\n-N X\\n-I FORWARD 2 -j X\\n-N Y\\n-A Y -j RETURN\\n-I FORWARD 1 -g Y\\n-I FORWARD 3 -j Y\\nCOMMIT\\n' | $RESTORE6 -w -n; echo rc=$?",
+    ),
+    // NFLOG's numbers out of range, in xtables' words
+    (
+        "",
+        "for a in '--nflog-group 65536' '--nflog-group x' '--nflog-threshold -1' '--nflog-threshold 65536' '--nflog-size 4294967296' '--nflog-range -1' '--nflog-size 0x10'; do $IPT -A INPUT -j NFLOG $a; echo rc=$?; done",
+    ),
 ];
 
 /// Cases where xtnl differs on purpose, with the reason (`(side, start of the case)`).

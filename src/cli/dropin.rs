@@ -310,7 +310,8 @@ pub(crate) fn report_to(e: &mut impl Write, id: &Identity, mode: &str, err: &Err
                     e,
                     "{head}: Couldn't load match `{name}':No such file or directory\n"
                 );
-            } else if msg.starts_with("Can't use -") {
+            } else if msg.starts_with("Can't use -") || msg.contains(": bad value for option \"--")
+            {
                 // iptables' message ends in a newline of its own.
                 let _ = writeln!(e, "{head}: {msg}\n");
             } else {

@@ -150,6 +150,9 @@ pub struct Planner {
     builtins_forgotten: bool,
     /// Set by `restore --noflush`: a `:BUILTIN -` line leaves the policy alone.
     pub keep_builtin_policy: bool,
+    /// Set by a restore without `--noflush` outside a policy: a reset of one of iptables'
+    /// tables deletes it and makes it again ([`Planner::drop_table`]), as iptables-nft does.
+    pub drop_on_reset: bool,
     /// What `-v` prints for the planned changes.
     pub(crate) verbose_lines: Vec<String>,
     /// Whether `-v` was given (listing every chain for its messages costs a full read).
@@ -181,6 +184,7 @@ impl Planner {
             zero_in_plan: false,
             builtins_forgotten: false,
             keep_builtin_policy: false,
+            drop_on_reset: false,
             verbose_lines: Vec::new(),
             verbose: false,
         })
@@ -505,6 +509,30 @@ impl Planner {
         crate::seam::restore_block_with(&mut NftTable { p: self, r }, block, noflush, |t, n, _| {
             mark(t.p.op_count(), n)
         })
+    }
+
+    /// `iptables-nft-restore` without `--noflush` on one of iptables' tables: the table is
+    /// deleted (when it exists) and made again by what the block declares, in the block's
+    /// order, as iptables-nft 1.8.9 does (its table flush is a `delete table`): the chains
+    /// the block does not declare or write to are gone, and `nft list ruleset` lists tables
+    /// and chains in the order iptables-nft leaves them. Other tables are reset in place
+    /// (`Edit::Reset`). Returns whether the table was dropped.
+    pub fn drop_table(&mut self) -> bool {
+        if !self.iptables_table {
+            return false;
+        }
+        if self.table_exists || self.table_created {
+            self.ops.push(Op::DeleteTable(self.table.clone()));
+        }
+        self.table_exists = false;
+        self.table_created = false;
+        self.chains.clear();
+        self.absent.clear();
+        self.all_loaded = false;
+        self.ref_delta.clear();
+        self.created_builtins.clear();
+        self.builtins_forgotten = false;
+        true
     }
 
     /// Deletes the user chains that existed before a reset and were not declared again.

@@ -23,6 +23,9 @@ pub fn apply(
     noflush: bool,
 ) -> Result<usize> {
     let mut line_of_op: Vec<usize> = Vec::new();
+    // Under a policy (a delegated run) a table is reset in place, chain by chain, and judged
+    // so, as on x_tables, instead of deleted and made again (which would need `delete-table`).
+    let drop_tables = !session.has_guard();
     let committed = session.transact(|r| {
         let mut planners: Vec<(String, Planner)> = Vec::new();
         let mut lines: Vec<Vec<usize>> = Vec::new();
@@ -38,6 +41,7 @@ pub fn apply(
                 }
             };
             let (_, p) = &mut planners[idx];
+            p.drop_on_reset = drop_tables;
             let marks = &mut lines[idx];
             p.restore_block(r, block, noflush, |count, n| marks.resize(count, n))?;
         }

@@ -328,6 +328,9 @@ impl IptTable for NftTable<'_, '_, '_> {
                 p.chains.insert(to.clone(), state);
             }
             Edit::Reset => {
+                if p.drop_on_reset && p.drop_table() {
+                    return Ok(());
+                }
                 p.load_all(r)?;
                 if p.table_exists {
                     p.ops.push(Op::FlushTable(p.table.clone()));
@@ -412,6 +415,85 @@ impl Planner {
                 )));
             }
         };
+        // The new rule goes before operation j in the batch; a chain it jumps to that this
+        // plan creates after that point (firewalld's `-N X` then `-I FORWARD 5 -j X` in one
+        // restore block) must exist first. When every operation of this chain from j on is
+        // an append, the new rule is appended after the chain is made and those appends
+        // follow it (the chains keep the order in which iptables-nft makes them, which `nft
+        // list ruleset` shows); otherwise the chain is made earlier.
+        let mut k = k;
+        let target = rule.jump_target();
+        if let Some(target) = target
+            && matches!(position, RulePosition::Append)
+            && self.ops[k..]
+                .iter()
+                .any(|op| self.creates_chain(op, target))
+        {
+            let this = self.chain_ref(chain);
+            let appends: Vec<usize> = (k..self.ops.len())
+                .filter(|&i| {
+                    matches!(&self.ops[i], Op::AddEncodedRule { chain: c, position: RulePosition::Append, .. } if *c == this)
+                })
+                .collect();
+            let others = self.ops[k..]
+                .iter()
+                .enumerate()
+                .any(|(i, op)| !appends.contains(&(i + k)) && self.touches_chain(op, &this));
+            if !others {
+                let len = self.ops.len();
+                // the new order: the other operations, the new rule, the appends
+                let order: Vec<usize> = (0..len)
+                    .filter(|i| !appends.contains(i))
+                    .chain(std::iter::once(len))
+                    .chain(appends.iter().copied())
+                    .collect();
+                let mut new_index = vec![0; len + 1];
+                for (n, &o) in order.iter().enumerate() {
+                    new_index[o] = n;
+                }
+                let mut old: Vec<Option<Op>> = std::mem::take(&mut self.ops)
+                    .into_iter()
+                    .map(Some)
+                    .collect();
+                old.push(Some(Op::AddEncodedRule {
+                    chain: this,
+                    rule: encoded,
+                    position,
+                }));
+                self.ops = order.iter().filter_map(|&o| old[o].take()).collect();
+                self.renumber(|o| new_index[o]);
+                let at = new_index[len];
+                let slots = self.rules(r, chain)?;
+                slots.insert(
+                    index - 1,
+                    Slot::Pending {
+                        rule: rule.clone(),
+                        op: Some(at),
+                    },
+                );
+                return Ok(());
+            }
+        }
+        if let Some(target) = target
+            && let Some(m) = self.ops[k..]
+                .iter()
+                .position(|op| self.creates_chain(op, target))
+                .map(|i| i + k)
+            && !self.ops[k..m].iter().any(|op| self.names_chain(op, target))
+        {
+            let create = self.ops.remove(m);
+            self.ops.insert(k, create);
+            self.renumber(|o| {
+                if o == m {
+                    k
+                } else if o >= k && o < m {
+                    o + 1
+                } else {
+                    o
+                }
+            });
+            k += 1;
+        }
         self.ops.insert(
             k,
             Op::AddEncodedRule {
@@ -420,21 +502,7 @@ impl Planner {
                 position,
             },
         );
-        for v in self.created_builtins.values_mut() {
-            if *v >= k {
-                *v += 1;
-            }
-        }
-        for c in self.chains.values_mut() {
-            let early = c.early.iter_mut().map(|(_, s)| s);
-            for s in c.rules.iter_mut().flatten().chain(early) {
-                if let Slot::Pending { op: Some(o), .. } = s
-                    && *o >= k
-                {
-                    *o += 1;
-                }
-            }
-        }
+        self.renumber(|o| if o >= k { o + 1 } else { o });
         let slots = self.rules(r, chain)?;
         slots.insert(
             index - 1,
@@ -444,6 +512,55 @@ impl Planner {
             },
         );
         Ok(())
+    }
+
+    /// Applies `f` to every operation index the plan keeps (created built-ins, pending rules).
+    fn renumber(&mut self, f: impl Fn(usize) -> usize) {
+        for v in self.created_builtins.values_mut() {
+            *v = f(*v);
+        }
+        for c in self.chains.values_mut() {
+            let early = c.early.iter_mut().map(|(_, s)| s);
+            for s in c.rules.iter_mut().flatten().chain(early) {
+                if let Slot::Pending { op: Some(o), .. } = s {
+                    *o = f(*o);
+                }
+            }
+        }
+    }
+
+    /// Whether `op` creates the chain `name` of this plan's table.
+    fn creates_chain(&self, op: &Op, name: &str) -> bool {
+        matches!(op, Op::CreateChain { table, chain } | Op::EnsureChain { table, chain }
+            if *table == self.table && chain.name == name)
+    }
+
+    /// Whether `op` changes the chain `c` or its rules (or the whole table).
+    fn touches_chain(&self, op: &Op, c: &crate::nft::ChainRef) -> bool {
+        match op {
+            Op::AddEncodedRule { chain, .. }
+            | Op::ReplaceEncodedRule { chain, .. }
+            | Op::DeleteRule { chain, .. }
+            | Op::FlushChain(chain)
+            | Op::DeleteChain(chain)
+            | Op::RenameChain { chain, .. } => chain == c,
+            Op::FlushTable(t) | Op::DeleteTable(t) => *t == c.table,
+            Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
+                *table == c.table && chain.name == c.name
+            }
+            _ => true,
+        }
+    }
+
+    /// Whether `op` deletes, renames or creates the chain `name` of this plan's table.
+    fn names_chain(&self, op: &Op, name: &str) -> bool {
+        match op {
+            Op::DeleteChain(c) | Op::RenameChain { chain: c, .. } => {
+                c.table == self.table && c.name == name
+            }
+            Op::DeleteTable(t) => *t == self.table,
+            _ => self.creates_chain(op, name),
+        }
     }
 
     /// Removes operation `j` (the addition of a rule this plan no longer adds) and renumbers

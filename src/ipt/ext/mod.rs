@@ -516,7 +516,7 @@ pub(crate) fn get<'g>(given: &'g [Given], opt: &str) -> Option<&'g Given> {
     given.iter().rev().find(|g| g.opt == opt)
 }
 
-pub(crate) use values::{bang, markmask, num};
+pub(crate) use values::{bang, markmask, num, xt_uint};
 
 /// A decode then an encode through the typed struct.
 macro_rules! canonical_via {

@@ -34,7 +34,7 @@ impl Ext for Nflog {
         let mut l = LInfo::default();
         for g in given {
             match g.opt {
-                "nflog-group" => l.group = num(g.arg(), 65535, "NFLOG --nflog-group")? as u16,
+                "nflog-group" => l.group = xt_uint(g.arg(), 65535, "NFLOG", g.opt)? as u16,
                 "nflog-prefix" => {
                     if g.arg().is_empty() {
                         return Err(bad("NFLOG: --nflog-prefix must not be empty"));
@@ -44,12 +44,14 @@ impl Ext for Nflog {
                     }
                     l.prefix = Raw::from_str(g.arg(), "NFLOG --nflog-prefix").map_err(wire)?;
                 }
-                "nflog-range" => l.len = num(g.arg(), u64::from(u32::MAX), "NFLOG")? as u32,
+                "nflog-range" => {
+                    l.len = xt_uint(g.arg(), u64::from(u32::MAX), "NFLOG", g.opt)? as u32
+                }
                 "nflog-size" => {
-                    l.len = num(g.arg(), u64::from(u32::MAX), "NFLOG")? as u32;
+                    l.len = xt_uint(g.arg(), u64::from(u32::MAX), "NFLOG", g.opt)? as u32;
                     l.flags |= NFLOG_F_COPY_LEN;
                 }
-                _ => l.threshold = num(g.arg(), 65535, "NFLOG --nflog-threshold")? as u16,
+                _ => l.threshold = xt_uint(g.arg(), 65535, "NFLOG", g.opt)? as u16,
             }
         }
         Ok(l.encode())

@@ -23,6 +23,17 @@ pub(crate) fn num(s: &str, max: u64, what: &str) -> Result<u64> {
     }
 }
 
+/// An `XTTYPE_UINT8/16/32` option of extension `ext`, refused in xtables' words when it is
+/// not a number within `0..=max`: `EXT: bad value for option "--OPT", or out of range
+/// (0-MAX).`
+pub(crate) fn xt_uint(s: &str, max: u64, ext: &str, opt: &str) -> Result<u64> {
+    num(s, max, ext).map_err(|_| {
+        bad(format!(
+            "{ext}: bad value for option \"--{opt}\", or out of range (0-{max})."
+        ))
+    })
+}
+
 /// `value[/mask]` as iptables' XTTYPE_MARKMASK32 reads it; the mask defaults to all ones.
 pub(crate) fn markmask(s: &str, what: &str) -> Result<(u32, u32)> {
     let (v, m) = match s.split_once('/') {
