@@ -235,11 +235,12 @@ pub fn to_ipt(family: Family, r: &Rule) -> IptRule {
         odd.push("flags");
     }
     out.matches.extend(odd.into_iter().map(opaque_header));
-    for m in &e.matches {
+    // The decoded entry is this function's own: its names and payloads move, not copied.
+    for m in e.matches {
         let wire = Match {
-            name: m.name.clone(),
+            name: m.name,
             rev: u32::from(m.revision),
-            info: m.data.clone(),
+            info: m.data,
         };
         match xt_bridge::match_from_xt(&wire, family) {
             Some(x) => out.matches.push(x),

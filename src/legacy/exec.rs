@@ -113,6 +113,20 @@ impl<'t> LegacyTable<'t> {
         self
     }
 
+    /// The view, judging its edits as `e` needs them: not at all when nothing is enforced,
+    /// texts only for an auditor alone ([`crate::seam::Judge::texts_only`]).
+    pub fn judging_for(mut self, e: &crate::seam::Enforcement) -> Self {
+        self.judge = e.is_active().then(|| {
+            let j = crate::seam::Judge::new(self.table.family, &self.table.name);
+            if e.policy.is_some() {
+                j
+            } else {
+                j.texts_only()
+            }
+        });
+        self
+    }
+
     /// What the edits touched (empty when not judging).
     pub fn judged(&mut self) -> Vec<crate::seam::Judged> {
         self.judge

@@ -122,12 +122,6 @@ impl Legacy {
         })
     }
 
-    /// Whether this backend's plans must say what they touch (a policy or an auditor is in
-    /// force).
-    fn judges(&self) -> bool {
-        self.enforcement.is_active()
-    }
-
     /// [`Self::transact`] for plans that say what they change as the policy and the audit
     /// see it ([`crate::seam::judge`]): `plan` returns its value, whether it changed the
     /// table, and its changes judged. They are checked by the policy and recorded before
@@ -235,7 +229,7 @@ impl crate::seam::dispatch::IptCommands for &Legacy {
         let check = inv.command.is_check();
         let out = legacy
             .transact_judged(&inv.table, |t| {
-                let mut a = LegacyTable::new(t, inv.verbose).judging(legacy.judges());
+                let mut a = LegacyTable::new(t, inv.verbose).judging_for(&legacy.enforcement);
                 crate::seam::interpret(&mut a, &inv.command)?;
                 let judged = a.judged();
                 Ok((
@@ -306,7 +300,7 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
     for name in order {
         let out = legacy
             .transact_judged(name, |t| {
-                let mut a = LegacyTable::new(t, false).judging(legacy.judges());
+                let mut a = LegacyTable::new(t, false).judging_for(&legacy.enforcement);
                 for b in blocks.iter().filter(|b| b.table == name) {
                     crate::seam::restore_block_with(&mut a, b, noflush, |_, _, _| ())?;
                 }

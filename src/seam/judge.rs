@@ -43,6 +43,10 @@ pub struct Judge {
     /// The length of the texts so far: past what an audit record shows
     /// ([`crate::policy::audit::MAX_OPS_TEXT`]), rules are no longer printed into them.
     text_len: usize,
+    /// Whether the changes keep what they touch: only a policy reads it (an auditor alone
+    /// reads the texts and the count), and at cluster scale it is a third of a restore's
+    /// memory (five strings per rule).
+    keep_touches: bool,
 }
 
 fn policy_word(p: ChainPolicy) -> &'static str {
@@ -69,6 +73,7 @@ impl Judge {
             before_reset: None,
             judged: Vec::new(),
             text_len: 0,
+            keep_touches: true,
         }
     }
 
@@ -118,8 +123,26 @@ impl Judge {
         self.push(vec![t], text);
     }
 
+    /// The judge for an auditor alone (no policy): the changes keep their texts (and so
+    /// their count) but not what they touch, which nothing reads then.
+    pub fn texts_only(mut self) -> Judge {
+        self.keep_touches = false;
+        self
+    }
+
     /// Derives what `edit` touches from `view`, as it stands before the edit is applied.
     pub fn note<T: IptTable + ?Sized>(&mut self, view: &mut T, edit: &Edit) -> Result<()> {
+        let from = self.judged.len();
+        let r = self.note_touches(view, edit);
+        if !self.keep_touches {
+            for j in self.judged.iter_mut().skip(from) {
+                j.touches = Vec::new();
+            }
+        }
+        r
+    }
+
+    fn note_touches<T: IptTable + ?Sized>(&mut self, view: &mut T, edit: &Edit) -> Result<()> {
         match edit {
             Edit::Append { chain, rule } => {
                 let t = self.rule_touch(chain, Verb::AddRule, Some(rule));

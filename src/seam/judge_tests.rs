@@ -372,3 +372,27 @@ fn rules_are_printed_into_texts_only_as_far_as_an_audit_record_shows_them() {
         .sum();
     assert!(shown > crate::policy::audit::MAX_OPS_TEXT, "{shown}");
 }
+
+/// For an auditor alone the judge keeps the texts (and so the count) the audit record
+/// prints, the same as with touches, and none of the touches.
+#[test]
+fn texts_only_keeps_the_texts_and_count_without_touches() {
+    let cmds = [
+        "-t nat -I PREROUTING -p tcp -j vcld-1",
+        "-t nat -F vcld-1",
+        "-t nat -X spare",
+    ];
+    let mut full = table(Flavour::Legacy);
+    let mut light = table(Flavour::Legacy);
+    light.judge = Some(Judge::new(Family::Ipv4, "nat").texts_only());
+    for cmd in cmds {
+        run(&mut full, cmd);
+        run(&mut light, cmd);
+    }
+    let (touches, texts) = summary(full.judge.take().expect("judge").judged);
+    let (none, same) = summary(light.judge.take().expect("judge").judged);
+    assert!(!touches.is_empty());
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert!(none.is_empty(), "{none:?}");
+    assert_eq!(texts, same);
+}
