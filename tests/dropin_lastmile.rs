@@ -165,6 +165,27 @@ const CASES: &[(&str, &str)] = &[
         "",
         "for a in '--nflog-group 65536' '--nflog-group x' '--nflog-threshold -1' '--nflog-threshold 65536' '--nflog-size 4294967296' '--nflog-range -1' '--nflog-size 0x10'; do $IPT -A INPUT -j NFLOG $a; echo rc=$?; done",
     ),
+    // NFLOG's --nflog-range warning on stderr, printed when a rule is parsed (also before
+    // the exclusion's refusal, a missing chain, a missing command), never when printed
+    (
+        "",
+        "$IPT -A INPUT -j NFLOG --nflog-range 5; echo rc=$?; \
+         $IP6T -A INPUT -j NFLOG --nflog-group 2 --nflog-range 6; echo rc=$?; \
+         $IPT -A INPUT -j NFLOG --nflog-range 5 --nflog-size 3; echo rc=$?; \
+         $IPT -A INPUT -j NFLOG --nflog-size 3 --nflog-range 5; echo rc=$?; \
+         $IPT -A INPUT -j NFLOG --nflog-range 5 --nflog-group 70000; echo rc=$?; \
+         $IPT -A NOPE -j NFLOG --nflog-range 5; echo rc=$?; \
+         $IPT -j NFLOG --nflog-range 5; echo rc=$?; \
+         $IPT -A INPUT -p udp -j NFLOG --nflog-range 5 --nflog-threshold 2; echo rc=$?; \
+         $IPT -S; $IPT -L INPUT -n; $IP6T -S; echo rc=$?",
+    ),
+    // ... and in a restore, once for each line, before the refusal of a later line
+    (
+        "",
+        "printf '*filter\\n-A INPUT -j NFLOG --nflog-range 7\\n-A INPUT -j NFLOG --nflog-range 8 -p udp\\nCOMMIT\\n' | $RESTORE; echo rc=$?; \
+         printf '*filter\\n-A INPUT -j NFLOG --nflog-range 7\\n-A INPUT -j NFLOG --nflog-range 8 --nflog-size 2\\nCOMMIT\\n' | $RESTORE; echo rc=$?; \
+         printf '*filter\\n-A INPUT -j NFLOG --nflog-range 9\\nCOMMIT\\n' | $RESTORE6 -n; echo rc=$?",
+    ),
 ];
 
 /// Cases where xtnl differs on purpose, with the reason (`(side, start of the case)`).

@@ -185,12 +185,23 @@ pub(crate) fn run(
         out.write_all(text.as_bytes()).map_err(super::io_error)?;
         return Ok(0);
     }
-    match id.tool {
-        Tool::Iptables => super::iptables::run(out, args, id.family, ctx)?,
-        Tool::Save => super::restore::run_save(out, args, id.family, ctx)?,
-        Tool::Restore => super::restore::run_restore(out, args, id.family, ctx)?,
+    let done = match id.tool {
+        Tool::Iptables => super::iptables::run(out, args, id.family, ctx),
+        Tool::Save => super::restore::run_save(out, args, id.family, ctx),
+        Tool::Restore => super::restore::run_restore(out, args, id.family, ctx),
+    };
+    // The extensions' warnings (`warn: --nflog-range ...`), which iptables prints while it
+    // parses: before the error a failure reports (the caller prints it after this returns).
+    write_warnings(&mut std::io::stderr().lock());
+    done.map(|()| 0)
+}
+
+/// Writes the warnings iptables' extensions printed while the rules were parsed
+/// ([`xtnl::ipt::messages::take_warnings`]), one line each.
+pub(crate) fn write_warnings(e: &mut impl Write) {
+    for w in xtnl::ipt::messages::take_warnings() {
+        let _ = writeln!(e, "{w}");
     }
-    Ok(0)
 }
 
 /// Prints an error as iptables prints it under this identity; returns the exit status.

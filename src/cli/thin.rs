@@ -121,10 +121,10 @@ pub fn forward(program: &str, args: &[String]) -> Option<i32> {
     let id = dropin::identify(program)?;
     let path = socket_for(&id, args)?;
     // Whether running it here after the service has started it could do it twice.
-    let mutates = xtnl::ipt::parse::parse(args, id.family)
-        .ok()?
-        .command
-        .mutates();
+    let parsed = xtnl::ipt::parse::parse(args, id.family);
+    // Parsed again where it runs, which prints the extensions' warnings then.
+    let _ = xtnl::ipt::messages::take_warnings();
+    let mutates = parsed.ok()?.command.mutates();
     let netns = thin::netns_id(Path::new("/proc/self/ns/net")).ok()?;
     let mut stream = connect(&path)?;
     let request = Dropin {
@@ -210,16 +210,20 @@ pub(crate) fn run_forwarded(
         return fallback("an option only the process itself honours");
     }
     let mut stdout = Vec::new();
-    match super::iptables::run_on_session(&mut stdout, &d.args, id.family, session, lock) {
+    let _ = xtnl::ipt::messages::take_warnings();
+    let done = super::iptables::run_on_session(&mut stdout, &d.args, id.family, session, lock);
+    let mut stderr = Vec::new();
+    dropin::write_warnings(&mut stderr);
+    match done {
         Ok(()) => DropinOutput {
             status: 0,
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
             ..DropinOutput::default()
         },
         // Nothing was done: the client's own run refuses (or does) it as it always would.
         Err(e) if e.kind() == ErrorKind::PolicyDenied => fallback("denied by the policy"),
         Err(e) => {
-            let mut stderr = Vec::new();
             let status = dropin::report_to(&mut stderr, &id, dropin::mode(Backend::Nft), &e);
             DropinOutput {
                 status,

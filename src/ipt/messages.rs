@@ -126,6 +126,30 @@ pub fn kernel_words(e: Error, family: Family, deleting_chain: bool) -> Error {
     }
 }
 
+/// NFLOG's `--nflog-range` warning (libxt_NFLOG.c prints it when a rule is parsed, before
+/// the rule's other checks; never when a rule is printed).
+pub const NFLOG_RANGE_WARNING: &str = "warn: --nflog-range has never worked and is no longer \
+supported, please use --nflog-size instead";
+
+thread_local! {
+    /// The warnings iptables' extensions print on stderr while a rule is parsed, waiting
+    /// for the drop-in's output path ([`take_warnings`]). One per thread: a service
+    /// interprets each forwarded invocation on one thread.
+    static WARNINGS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Queues one of iptables' warning lines (without its newline) for stderr.
+pub(crate) fn warn(line: &str) {
+    WARNINGS.with(|w| w.borrow_mut().push(line.to_owned()));
+}
+
+/// The warning lines queued on this thread since the last call, in the order iptables
+/// prints them; the drop-in writes each with a newline to stderr before anything else it
+/// writes there (an error), as iptables prints them while parsing.
+pub fn take_warnings() -> Vec<String> {
+    WARNINGS.with(|w| std::mem::take(&mut *w.borrow_mut()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

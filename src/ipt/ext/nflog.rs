@@ -26,11 +26,6 @@ impl Ext for Nflog {
     }
     fn parse(&self, given: &[Given], _: &Ctx<'_>) -> Result<Vec<u8>> {
         once(given, "NFLOG")?;
-        if get(given, "nflog-range").is_some() && get(given, "nflog-size").is_some() {
-            return Err(bad(
-                "NFLOG: --nflog-range and --nflog-size cannot be used together",
-            ));
-        }
         let mut l = LInfo::default();
         for g in given {
             match g.opt {
@@ -53,6 +48,16 @@ impl Ext for Nflog {
                 }
                 _ => l.threshold = xt_uint(g.arg(), 65535, "NFLOG", g.opt)? as u16,
             }
+        }
+        // libxt_NFLOG.c's final check: the warning once every value parsed, then the
+        // exclusion (iptables prints both).
+        if get(given, "nflog-range").is_some() {
+            crate::ipt::messages::warn(crate::ipt::messages::NFLOG_RANGE_WARNING);
+        }
+        if get(given, "nflog-range").is_some() && get(given, "nflog-size").is_some() {
+            return Err(bad(
+                "NFLOG: option \"--nflog-range\" cannot be used together with \"--nflog-size\".\n",
+            ));
         }
         Ok(l.encode())
     }
