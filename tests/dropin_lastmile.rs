@@ -186,6 +186,17 @@ const CASES: &[(&str, &str)] = &[
          printf '*filter\\n-A INPUT -j NFLOG --nflog-range 7\\n-A INPUT -j NFLOG --nflog-range 8 --nflog-size 2\\nCOMMIT\\n' | $RESTORE; echo rc=$?; \
          printf '*filter\\n-A INPUT -j NFLOG --nflog-range 9\\nCOMMIT\\n' | $RESTORE6 -n; echo rc=$?",
     ),
+    // time's --localtz warning, printed as the option is read (not after an earlier refusal),
+    // and its exclusion with --utc in the final check
+    (
+        "",
+        "for a in '--localtz --timestart 01:00' '--kerneltz --localtz' '--localtz --timestart 25:00' \
+         '--timestart 25:00 --localtz' '--utc --localtz' '--localtz --utc' '--kerneltz --utc' \
+         '--utc --kerneltz --localtz' '--utc --localtz --timestart 25:00' '--localtz --localtz' \
+         '--timestart 1:00 --timestart 2:00 --localtz' '--localtz -j NFLOG --nflog-range 3'; do \
+         $IPT -A INPUT -m time $a; echo rc=$?; $IP6T -A INPUT -m time $a; echo rc=$?; done; \
+         printf '*filter\\n-A INPUT -m time --localtz\\n-A INPUT -m time --utc --localtz\\nCOMMIT\\n' | $RESTORE; echo rc=$?",
+    ),
 ];
 
 /// Cases where xtnl differs on purpose, with the reason (`(side, start of the case)`).

@@ -131,6 +131,10 @@ pub fn kernel_words(e: Error, family: Family, deleting_chain: bool) -> Error {
 pub const NFLOG_RANGE_WARNING: &str = "warn: --nflog-range has never worked and is no longer \
 supported, please use --nflog-size instead";
 
+/// time's `--localtz` warning (libxt_time.c prints it as it reads the option).
+pub const TIME_LOCALTZ_WARNING: &str = "WARNING: --localtz is being replaced by --kerneltz, \
+since \"local\" is ambiguous. Note the kernel timezone has caveats - see manpage for details.";
+
 thread_local! {
     /// The warnings iptables' extensions print on stderr while a rule is parsed, waiting
     /// for the drop-in's output path ([`take_warnings`]). One per thread: a service

@@ -266,25 +266,13 @@ impl Ext for Time {
         ]
     }
     fn parse(&self, given: &[Given], _: &Ctx<'_>) -> Result<Vec<u8>> {
-        once(given, "time")?;
+        // iptables reads the options in order (warning at `--localtz`) and refuses a repeated
+        // one when it meets it again: only the options before it are read.
+        let first_repeat = (0..given.len())
+            .find(|&i| given[..i].iter().any(|h| h.opt == given[i].opt))
+            .unwrap_or(given.len());
         let mut t = TimeInfo::defaults();
-        let mut seen: Vec<&str> = Vec::new();
-        for g in given {
-            // `--utc` excludes `--localtz` and `--kerneltz`, and they exclude it.
-            let clash = |a: &str, b: &str| g.opt == a && seen.contains(&b);
-            for (a, b) in [
-                ("utc", "localtz"),
-                ("utc", "kerneltz"),
-                ("localtz", "utc"),
-                ("kerneltz", "utc"),
-            ] {
-                if clash(a, b) {
-                    return Err(bad(format!(
-                        "time: option \"--{a}\" cannot be used together with \"--{b}\""
-                    )));
-                }
-            }
-            seen.push(g.opt);
+        for g in &given[..first_repeat] {
             match g.opt {
                 "datestart" => t.date_start = parse_date(g.arg())?,
                 "datestop" => {
@@ -299,7 +287,12 @@ impl Ext for Time {
                 "timestart" => t.daytime_start = parse_daytime(g.arg())?,
                 "timestop" => t.daytime_stop = parse_daytime(g.arg())?,
                 "contiguous" => t.flags |= XT_TIME_CONTIGUOUS,
-                "localtz" | "kerneltz" => t.flags |= XT_TIME_LOCAL_TZ,
+                "localtz" => {
+                    // libxt_time.c warns as it reads the option, before any later one.
+                    crate::ipt::messages::warn(crate::ipt::messages::TIME_LOCALTZ_WARNING);
+                    t.flags |= XT_TIME_LOCAL_TZ;
+                }
+                "kerneltz" => t.flags |= XT_TIME_LOCAL_TZ,
                 "utc" => {}
                 "monthdays" => {
                     let mut m = parse_monthdays(g.arg())?;
@@ -321,6 +314,17 @@ impl Ext for Time {
                     }
                     t.weekdays_match = w;
                 }
+            }
+        }
+        once(given, "time")?;
+        // The final check: `--utc` excludes `--localtz` and `--kerneltz` (in iptables' words
+        // and order, whichever was given first).
+        let has = |o: &str| given.iter().any(|g| g.opt == o);
+        for (a, b) in [("localtz", "utc"), ("utc", "kerneltz")] {
+            if has(a) && has(b) {
+                return Err(bad(format!(
+                    "time: option \"--{a}\" cannot be used together with \"--{b}\".\n"
+                )));
             }
         }
         if t.flags & XT_TIME_CONTIGUOUS != 0 && t.daytime_start < t.daytime_stop {
