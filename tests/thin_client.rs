@@ -115,7 +115,7 @@ fn seen(o: &Output) -> (Option<i32>, String, String) {
 /// the refusals an agent meets (exists, missing, busy, a bad option, a check that finds
 /// nothing).
 fn stream() -> Vec<Vec<&'static str>> {
-    let lines: [&str; 22] = [
+    let lines: [&str; 24] = [
         "-t nat -N vcld-1",
         "-t nat -I PREROUTING -j vcld-1 -m comment --comment VCL:vcld-1",
         "-t nat -I vcld-1 -p tcp --dport 50443 -j DNAT --to-destination 192.0.2.3:3389",
@@ -137,6 +137,9 @@ fn stream() -> Vec<Vec<&'static str>> {
         "-t nat -N vcld-2",
         "-t nat -A vcld-2 -s 198.51.100.0/24 -j ACCEPT",
         "-t filter -P FORWARD DROP",
+        // the extensions' warnings on stderr, also before a refusal
+        "-A INPUT -m time --localtz -j NFLOG --nflog-range 5",
+        "-A NOPE -m time --localtz -j NFLOG --nflog-range 5",
         "-S",
     ];
     lines.iter().map(|l| l.split(' ').collect()).collect()
