@@ -112,6 +112,46 @@ fn odd_and_bad_input_converts_identically() {
     }
 }
 
+/// iptables' limits: a word of 1024 bytes, 255 words, a line longer than fgets' 10239
+/// bytes (read in pieces), NUL bytes (the end of a C string).
+#[test]
+fn limits_and_nul_bytes_behave_identically() {
+    let dir = scratch();
+    let head = "*filter\n:INPUT ACCEPT [0:0]\n";
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    for len in [1023, 1024, 1100] {
+        inputs.push(
+            format!(
+                "{head}-A INPUT -m comment --comment {} -j ACCEPT\nCOMMIT\n",
+                "x".repeat(len)
+            )
+            .into_bytes(),
+        );
+        inputs.push(
+            format!(
+                "{head}-A INPUT -m comment --comment \"{}\" -j ACCEPT\nCOMMIT\n",
+                "x".repeat(len)
+            )
+            .into_bytes(),
+        );
+    }
+    for words in [254, 255, 300] {
+        inputs.push(format!("{head}-A INPUT{}\nCOMMIT\n", " x".repeat(words - 2)).into_bytes());
+    }
+    let long = format!(" -m comment --comment {}", "y".repeat(900)).repeat(12);
+    inputs.push(format!("{head}-A INPUT{long} -j ACCEPT\nCOMMIT\n").into_bytes());
+    inputs.push(format!("{head}# a\0b\n-A INPUT -j ACCEPT\0 junk\n\0\nCOMMIT\n").into_bytes());
+    inputs.push(
+        format!("{head}[12] -A INPUT:x -j ACCEPT\n[1:2]] -A INPUT -j ACCEPT\nCOMMIT\n")
+            .into_bytes(),
+    );
+    for (i, text) in inputs.iter().enumerate() {
+        for args in [&[][..], &["-c"], &["-v"]] {
+            same(&format!("limits[{i}]"), args, text, &dir);
+        }
+    }
+}
+
 #[test]
 fn command_lines_behave_identically() {
     let dir = scratch();

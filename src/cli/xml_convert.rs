@@ -142,25 +142,43 @@ fn scan_counters(s: &[u8], c: &mut (u64, u64)) {
     }
 }
 
-/// iptables' add_param_to_argv: words, quotes, and backslash escapes inside quotes.
-fn tokenize(s: &[u8]) -> Vec<Arg> {
+/// iptables' add_param_to_argv: words, quotes, and backslash escapes inside quotes; a word
+/// of 1024 bytes or more, or a 255th word, is iptables' parameter problem.
+fn tokenize(s: &[u8]) -> Result<Vec<Arg>, &'static str> {
+    const PARAM_MAX: usize = 1023;
+    const ARGC_MAX: usize = 254;
+    fn push(param: &mut Vec<u8>, c: u8) -> Result<(), &'static str> {
+        if param.len() >= PARAM_MAX {
+            return Err("Parameter too long!");
+        }
+        param.push(c);
+        Ok(())
+    }
+    fn add(args: &mut Vec<Arg>, param: Vec<u8>, quoted: bool) -> Result<(), &'static str> {
+        if args.len() >= ARGC_MAX {
+            return Err("Parser cannot handle more arguments");
+        }
+        args.push((param, quoted));
+        Ok(())
+    }
     let mut args = Vec::new();
     let (mut open, mut escaped, mut quoted) = (false, false, false);
     let mut param = Vec::new();
     for &c in s {
+        // Where the counters' strtok ended a C string (`[12] -A X:y`).
         if c == 0 {
             break;
         }
         if open {
             if escaped {
-                param.push(c);
+                push(&mut param, c)?;
                 escaped = false;
                 continue;
             } else if c == b'\\' {
                 escaped = true;
                 continue;
             } else if c != b'"' {
-                param.push(c);
+                push(&mut param, c)?;
                 continue;
             }
             open = false;
@@ -177,17 +195,37 @@ fn tokenize(s: &[u8]) -> Vec<Arg> {
                 }
             }
             _ => {
-                param.push(c);
+                push(&mut param, c)?;
                 continue;
             }
         }
-        args.push((std::mem::take(&mut param), quoted));
+        add(&mut args, std::mem::take(&mut param), quoted)?;
         quoted = false;
     }
     if !param.is_empty() {
-        args.push((param, false));
+        add(&mut args, param, false)?;
     }
-    args
+    Ok(args)
+}
+
+/// fgets(buffer, 10240): lines, a longer one in pieces of 10239 bytes; each as C reads it,
+/// up to a NUL byte.
+fn lines(input: &[u8]) -> impl Iterator<Item = &[u8]> {
+    const FGETS_MAX: usize = 10239;
+    let mut rest = input;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest
+            .iter()
+            .take(FGETS_MAX)
+            .position(|&b| b == b'\n')
+            .map_or(FGETS_MAX.min(rest.len()), |i| i + 1);
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece.split(|&b| b == 0).next().unwrap_or(&[]))
+    })
 }
 
 impl Converter {
@@ -286,11 +324,11 @@ impl Converter {
 
     /// Converts `input` into `out` (between the `<iptables-rules>` tags).
     pub fn convert(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), Failure> {
-        for raw in input.split_inclusive(|&b| b == b'\n') {
+        for raw in lines(input) {
             self.line += 1;
-            if raw[0] == b'\n' {
+            if raw.first() == Some(&b'\n') {
                 continue;
-            } else if raw[0] == b'#' {
+            } else if raw.first() == Some(&b'#') {
                 comment(out, raw);
                 continue;
             }
@@ -302,7 +340,7 @@ impl Converter {
             let mut buf = raw.to_vec();
             if raw == b"COMMIT\n" && !self.table.is_empty() {
                 self.close_table(out);
-            } else if raw[0] == b'*' {
+            } else if raw.first() == Some(&b'*') {
                 let Some((s, e, _)) = strtok(&mut buf, 1, b" \t\n") else {
                     let line = self.line;
                     return Err(
@@ -314,7 +352,7 @@ impl Converter {
                 out.extend_from_slice(b"  <table ");
                 attr(out, "name", &self.table);
                 out.extend_from_slice(b">\n");
-            } else if raw[0] == b':' && !self.table.is_empty() {
+            } else if raw.first() == Some(&b':') && !self.table.is_empty() {
                 let line = self.line;
                 let Some((s, e, next)) = strtok(&mut buf, 1, b" \t\n") else {
                     return Err(
@@ -358,7 +396,7 @@ impl Converter {
         let line = self.line;
         let mut start = 0;
         let mut counters = None;
-        if buf[0] == b'[' {
+        if buf.first() == Some(&b'[') {
             let Some(close) = buf.iter().position(|&b| b == b']') else {
                 return Err(self.problem(&format!("Bad line {line}: need ]")));
             };
@@ -371,7 +409,7 @@ impl Converter {
             counters = Some((buf[ps..pe].to_vec(), buf[bs..be].to_vec()));
             start = close + 1;
         }
-        let args = tokenize(&buf[start..]);
+        let args = tokenize(&buf[start..]).map_err(|msg| self.problem(msg))?;
         let chain = args
             .windows(2)
             .rev()
@@ -614,7 +652,7 @@ mod tests {
     #[test]
     fn quotes_escape_and_counters_scan_as_iptables_does() {
         assert_eq!(
-            tokenize(b"-A X \"a \\\" b\" c\n"),
+            tokenize(b"-A X \"a \\\" b\" c\n").expect("tokenizes"),
             [
                 (b"-A".to_vec(), false),
                 (b"X".to_vec(), false),
