@@ -81,6 +81,9 @@ const ODD: &[&str] = &[
     "*filter\n:A - [3:4]\n:B -\n:C - [7\n:D - [ 8 : 9 ]\nCOMMIT\n",
     "",
     "\n\n# only\n",
+    "*filter\n:INPUT ACCEPT [0:0]\n:X - [0:0]\n:Y - [0:0]\n-A Y -j ACCEPT\n-p tcp -A INPUT -j ACCEPT\n-A INPUT -A X -j DROP\n-A X -A INPUT -j DROP\n-p -A -A INPUT\n\"-A\" Y\nx -A X\nCOMMIT\n",
+    "*filter\n:INPUT ACCEPT [0:0]\n:X - [0:0]\n:X - [1:1]\n-A X -j ACCEPT\n-A INPUT -j X\n-A X -j DROP\nCOMMIT\n",
+    "*filter\n:CHAIN-NAME-OF-MORE-THAN-32-BYTES-LONG - [0:0]\n:INPUT ACCEPT [0:0]\n-A CHAIN-NAME-OF-MORE-THAN-32-BYTES-LONG -j ACCEPT\n-A CHAIN-NAME-OF-MORE-THAN-32-BYTES-LONG -j DROP\n-A INPUT -j CHAIN-NAME-OF-MORE-THAN-32-BYTES-LONG\nCOMMIT\n*a-table-name-of-more-than-32-bytes-long\nCOMMIT\n",
 ];
 
 fn scratch() -> std::path::PathBuf {

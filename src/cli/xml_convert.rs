@@ -286,9 +286,10 @@ impl Converter {
     fn open_chain(&mut self, out: &mut Vec<u8>, i: usize, close: bool) {
         self.close_chain(out);
         let c = &self.chains[i];
-        self.chain = c.name.clone();
+        // iptables keeps the current chain's name in 32 bytes (XT_TABLE_MAXNAMELEN).
+        self.chain = c.name[..c.name.len().min(32)].to_vec();
         out.extend_from_slice(b"    <chain ");
-        attr(out, "name", &c.name);
+        attr(out, "name", &self.chain);
         if c.policy != b"-" {
             attr(out, "policy", &c.policy);
         }
@@ -410,9 +411,9 @@ impl Converter {
             start = close + 1;
         }
         let args = tokenize(&buf[start..]).map_err(|msg| self.problem(msg))?;
+        // The word after the first `-A` (quoted or not) names the chain.
         let chain = args
             .windows(2)
-            .rev()
             .find(|w| w[0].0 == b"-A")
             .map(|w| w[1].0.clone());
         let Some(chain) = chain else {
@@ -420,11 +421,14 @@ impl Converter {
                 "iptables-xml: line {line} failed - no chain found\n"
             )));
         };
-        if self.chain != chain
-            && let Some(i) = self.chains.iter().position(|c| c.name == chain)
-        {
-            self.open_chain(out, i, false);
-            self.chains[i].created = true;
+        // iptables' needChain opens every declaration of the name, in turn.
+        if self.chain != chain {
+            for i in 0..self.chains.len() {
+                if self.chains[i].name == chain {
+                    self.open_chain(out, i, false);
+                    self.chains[i].created = true;
+                }
+            }
         }
         self.rule(out, counters, &args);
         self.old = args.into_iter().map(|a| a.0).collect();
