@@ -11,7 +11,11 @@ const REAL: &str = "/usr/bin/iptables-xml";
 
 /// Runs `iptables-xml ARGS` (argv[0] exactly `iptables-xml`, as getopt's messages name it).
 fn run(bin: &str, args: &[&str], stdin: &[u8], dir: &std::path::Path) -> (Vec<u8>, Vec<u8>, i32) {
+    // Not a delegated run, even when the tests themselves run under sudo.
     let mut child = Command::new(bin)
+        .env_remove("SUDO_UID")
+        .env_remove("PKEXEC_UID")
+        .env_remove("DOAS_USER")
         .arg0("iptables-xml")
         .args(args)
         .current_dir(dir)
@@ -216,4 +220,43 @@ fn iptables_save_output_converts_identically() {
         assert!(out.stdout.len() > 100, "{file}: saved nothing");
         all_options(&format!("saved {file}"), &out.stdout, &dir);
     }
+}
+
+/// A delegated run (here sudo's, simulated as the hardening tests do: root with `SUDO_UID`)
+/// refuses to convert: a file operand would be read with root's rights.
+#[test]
+fn a_delegated_run_reads_nothing() {
+    let dir = scratch();
+    let secret = dir.join("secret");
+    std::fs::write(&secret, "*filter\n# the-secret-line\nCOMMIT\n").expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_xtnl"))
+        .arg0("iptables-xml")
+        .arg(&secret)
+        .env("SUDO_UID", "65534")
+        .env("SUDO_GID", "65534")
+        .env("SUDO_USER", "nobody")
+        .output()
+        .expect("run");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(!all.contains("the-secret-line"), "{all}");
+    assert!(all.contains("needs no privilege"), "{all}");
+    // Without the delegation the same file converts (the refusal above is the delegation's).
+    let plain = Command::new(env!("CARGO_BIN_EXE_xtnl"))
+        .arg0("iptables-xml")
+        .arg(&secret)
+        .env_remove("SUDO_UID")
+        .env_remove("PKEXEC_UID")
+        .env_remove("DOAS_USER")
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&plain.stdout);
+    assert!(
+        plain.status.success() && text.contains("secret"),
+        "{plain:?}"
+    );
 }

@@ -18,7 +18,18 @@ pub struct Output {
 const USAGE: &str = "Usage: iptables-xml [-c] [-v] [-h]\n          [--combine ]\n\t   [ --verbose ]\n\t   [ --help ]\n";
 
 /// Runs `iptables-xml ARGS` on the process's stdin/stdout/stderr; returns the exit status.
+///
+/// In a delegated run (setuid, file capabilities, sudo for another user...) it refuses to
+/// run: it needs no privilege, and a file operand would be read with root's rights (a link
+/// named `iptables-xml` to a setuid xtnl would print any file).
 pub fn main(program: &str, args: &[String]) -> i32 {
+    if xtnl::privilege::delegated() {
+        eprintln!(
+            "{program}: not run in a privileged run (setuid, file capabilities, sudo, run0, \
+             doas or pkexec): it needs no privilege; run it as yourself"
+        );
+        return 1;
+    }
     let mut stdin = Vec::new();
     let reads_stdin = operands(args).is_empty();
     if reads_stdin && std::io::stdin().read_to_end(&mut stdin).is_err() {
