@@ -90,15 +90,31 @@ const ODD: &[&str] = &[
     "*filter\n:CHAIN-NAME-OF-MORE-THAN-32-BYTES-LONG - [0:0]\n:INPUT ACCEPT [0:0]\n-A CHAIN-NAME-OF-MORE-THAN-32-BYTES-LONG -j ACCEPT\n-A CHAIN-NAME-OF-MORE-THAN-32-BYTES-LONG -j DROP\n-A INPUT -j CHAIN-NAME-OF-MORE-THAN-32-BYTES-LONG\nCOMMIT\n*a-table-name-of-more-than-32-bytes-long\nCOMMIT\n",
 ];
 
-fn scratch() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("xtnl-iptables-xml-{}", std::process::id()));
+/// A scratch directory for one test, removed when the test ends.
+struct Scratch(std::path::PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(test: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("xtnl-iptables-xml-{}-{test}", std::process::id()));
     std::fs::create_dir_all(dir.join("a-directory")).expect("scratch dir");
-    dir
+    Scratch(dir)
 }
 
 #[test]
 fn rulesets_and_corpora_convert_identically() {
-    let dir = scratch();
+    let dir = scratch("rulesets_and_corpora_convert_identically");
     let mut n = 0;
     for sub in ["tests/rulesets", "tests/ext_corpus"] {
         for e in std::fs::read_dir(sub).expect(sub) {
@@ -113,7 +129,7 @@ fn rulesets_and_corpora_convert_identically() {
 
 #[test]
 fn odd_and_bad_input_converts_identically() {
-    let dir = scratch();
+    let dir = scratch("odd_and_bad_input_converts_identically");
     for (i, text) in ODD.iter().enumerate() {
         all_options(&format!("ODD[{i}]"), text.as_bytes(), &dir);
     }
@@ -123,7 +139,7 @@ fn odd_and_bad_input_converts_identically() {
 /// bytes (read in pieces), NUL bytes (the end of a C string).
 #[test]
 fn limits_and_nul_bytes_behave_identically() {
-    let dir = scratch();
+    let dir = scratch("limits_and_nul_bytes_behave_identically");
     let head = "*filter\n:INPUT ACCEPT [0:0]\n";
     let mut inputs: Vec<Vec<u8>> = Vec::new();
     for len in [1023, 1024, 1100] {
@@ -161,7 +177,7 @@ fn limits_and_nul_bytes_behave_identically() {
 
 #[test]
 fn command_lines_behave_identically() {
-    let dir = scratch();
+    let dir = scratch("command_lines_behave_identically");
     std::fs::write(dir.join("rules"), ODD[0]).expect("write");
     for args in [
         &["-h"][..],
@@ -190,7 +206,7 @@ fn command_lines_behave_identically() {
 /// backends' tools, with counters.
 #[test]
 fn iptables_save_output_converts_identically() {
-    let dir = scratch();
+    let dir = scratch("iptables_save_output_converts_identically");
     let lock = dir.join("xtables.lock");
     for (file, restore, save) in [
         ("gateway.v4", "iptables-nft-restore", "iptables-nft-save -c"),
@@ -226,7 +242,7 @@ fn iptables_save_output_converts_identically() {
 /// refuses to convert: a file operand would be read with root's rights.
 #[test]
 fn a_delegated_run_reads_nothing() {
-    let dir = scratch();
+    let dir = scratch("a_delegated_run_reads_nothing");
     let secret = dir.join("secret");
     std::fs::write(&secret, "*filter\n# the-secret-line\nCOMMIT\n").expect("write");
     let out = Command::new(env!("CARGO_BIN_EXE_xtnl"))
