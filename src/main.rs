@@ -37,6 +37,16 @@ fn main() {
         }
         other => (name, other),
     };
+    // `iptables-xml` is a text filter: no backend, no privilege, no server (issue 24).
+    if let Ok(a) = &args {
+        if name == "iptables-xml" {
+            std::process::exit(cli::xml::main(&name, a));
+        }
+        if cli::dropin::identify(&name).is_none() && a.first().is_some_and(|f| f == "iptables-xml")
+        {
+            std::process::exit(cli::xml::main("iptables-xml", &a[1..]));
+        }
+    }
     // Under an iptables name, through a running `xtnl serve` when it may (cli/thin.rs).
     if let Ok(a) = &args
         && let Some(status) = cli::thin::forward(&name, a)

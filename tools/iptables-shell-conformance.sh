@@ -10,7 +10,8 @@
 # repository; point the script at an unpacked release. Root is needed (namespaces).
 #
 # Only cases that drive iptables/ip6tables/-save/-restore are run; a case that uses another
-# tool (nft, ebtables, arptables, xtables-monitor, the translators) is listed as "other tool".
+# tool (nft, ebtables, arptables, xtables-monitor, the translators) is listed as "other tool";
+# iptables-xml cases run (xtnl provides iptables-xml, issue 24).
 # xtnl runs through links named xtables-nft-multi / xtables-legacy-multi (the cases call
 # `$XT_MULTI iptables ...`, and some test the name to tell the backends apart); xtnl runs
 # `xtnl iptables ARGS` as `iptables ARGS`. The backend is chosen with XTNL_BACKEND.
@@ -35,7 +36,7 @@ real_legacy=$(command -v xtables-legacy-multi)
 
 other_tool() { # prints the other tool a case uses, if any
     grep -vE '^\s*#' "$1" \
-        | grep -oE '(^|[^-_a-z])(nft|ebtables[a-z-]*|arptables[a-z-]*|xtables-monitor|[a-z0-9]*-translate|ip6?tables-apply|iptables-xml)([^-_a-z]|$)' \
+        | grep -oE '(^|[^-_a-z])(nft|ebtables[a-z-]*|arptables[a-z-]*|xtables-monitor|[a-z0-9]*-translate|ip6?tables-apply)([^-_a-z]|$)' \
         | head -1 | tr -d ' $"();|'
     # `${fam}tables-restore` over "ip ip6 eb" families
     grep -qE 'families\+?=.*\beb\b' "$1" && echo ebtables

@@ -22,6 +22,8 @@ mod saveopts;
 mod serve;
 mod set_listing;
 pub mod thin;
+pub mod xml;
+mod xml_convert;
 
 use std::io::Write;
 
