@@ -58,13 +58,6 @@ const ALLOWED_CYCLES: &[(&str, &str, &str)] = &[
     ("src/cli/dropin.rs", "src/cli/iptables.rs", CLI),
     ("src/cli/dropin.rs", "src/cli/restore.rs", CLI),
     (
-        "src/policy/sets.rs",
-        "src/policy/touch.rs",
-        "touch.rs hands set verbs to sets.rs, which builds touch.rs's Touch (re-exported by \
-         policy/mod.rs); the one judgement of touches of issue 25 step 1 (branch iface) \
-         rewrites touch.rs",
-    ),
-    (
         "src/legacy/abi.rs",
         "src/legacy/blob.rs",
         "abi.rs checks blob.rs's sizes at compile time, blob.rs uses abi.rs's structs",

@@ -119,6 +119,24 @@ const CASES: &[(&str, &str)] = &[
     ("-t nat -N evil", ""),
     ("-t nat -F", ""),
     ("-t nat -C PREROUTING -j other", ""),
+    // Where the three derivations of touches before issue 25 (nf_tables operations, the
+    // interpreter's edits, an x_tables table difference) could part: a rule deleted or
+    // replaced by number that jumps nowhere, a rename, a policy and a
+    // flush by declaration inside a restore block.
+    ("-t nat -D vcld-1 1", ""),
+    ("-t nat -R other 1 -j vcld-e", ""),
+    (
+        "restore --noflush {FILE}",
+        "*nat\n-E vcld-1 vcld-5\nCOMMIT\n",
+    ),
+    (
+        "restore --noflush {FILE}",
+        "*nat\n-E other other5\nCOMMIT\n",
+    ),
+    (
+        "restore --noflush {FILE}",
+        "*nat\n:PREROUTING DROP [0:0]\n:vcld-1 - [0:0]\nCOMMIT\n",
+    ),
     (
         "restore --noflush {FILE}",
         "*nat\n:vcld-a - [0:0]\n:vcld-e - [0:0]\n-A vcld-a -j RETURN\n-I PREROUTING -j vcld-a\nCOMMIT\n",

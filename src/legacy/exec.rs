@@ -488,3 +488,87 @@ pub fn chain_listings(t: &Table) -> Vec<ChainListing> {
         })
         .collect()
 }
+
+/// What an x_tables replace changes, for [`super::Legacy::transact`], whose plan is any
+/// closure over the table: there only the table as read and the table about to be committed
+/// say what changed. The difference is written as the interpreter's edits (chains deleted,
+/// chains created with their rules appended, policies set, chains emptied, and the rules
+/// removed and added, a multiset difference by what each rule does, so that a reorder or a
+/// zeroing is no change) and judged by the one judgement of edits ([`crate::seam::Judge`])
+/// against the table as read: a rule removed is judged by its real target.
+pub(crate) fn judged_difference(before: &Table, after: &Table) -> Result<Vec<crate::seam::Judged>> {
+    let fam = after.family;
+    let ipt = |r: &super::rule::Rule| convert::to_ipt(fam, r);
+    let old: HashMap<&str, &Chain> = before.chains.iter().map(|c| (c.name.as_str(), c)).collect();
+    let new: HashMap<&str, &Chain> = after.chains.iter().map(|c| (c.name.as_str(), c)).collect();
+    let mut edits = Vec::new();
+    for c in &before.chains {
+        if !new.contains_key(c.name.as_str()) {
+            edits.push(Edit::DeleteChain(c.name.clone()));
+        }
+    }
+    for c in &after.chains {
+        let Some(o) = old.get(c.name.as_str()) else {
+            edits.push(Edit::CreateChain(c.name.clone()));
+            for r in &c.rules {
+                edits.push(Edit::Append {
+                    chain: c.name.clone(),
+                    rule: ipt(r),
+                });
+            }
+            continue;
+        };
+        if c.is_builtin() && c.policy != o.policy {
+            let policy = if c.policy == super::blob::verdict::DROP {
+                ChainPolicy::Drop
+            } else {
+                ChainPolicy::Accept
+            };
+            edits.push(Edit::Policy {
+                chain: c.name.clone(),
+                policy,
+            });
+        }
+        if c.rules.is_empty() && !o.rules.is_empty() {
+            edits.push(Edit::Flush(c.name.clone()));
+            continue;
+        }
+        let mut kept: HashMap<Vec<u8>, usize> = HashMap::new();
+        for r in &o.rules {
+            *kept.entry(r.key()).or_default() += 1;
+        }
+        let mut added = Vec::new();
+        for r in &c.rules {
+            match kept.get_mut(&r.key()) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => added.push(r),
+            }
+        }
+        for (i, r) in o.rules.iter().enumerate() {
+            if let Some(n) = kept.get_mut(&r.key())
+                && *n > 0
+            {
+                *n -= 1;
+                // By its number in the table as read, which the judge reads it from.
+                edits.push(Edit::Delete {
+                    chain: c.name.clone(),
+                    index: i + 1,
+                });
+            }
+        }
+        for r in added {
+            edits.push(Edit::Append {
+                chain: c.name.clone(),
+                rule: ipt(r),
+            });
+        }
+    }
+    // The edits are judged, not applied: every one is read against the table as read.
+    let mut read = before.clone();
+    let mut view = LegacyTable::new(&mut read, false);
+    let mut judge = crate::seam::Judge::new(fam, &after.name);
+    for e in &edits {
+        judge.note(&mut view, e)?;
+    }
+    Ok(judge.judged)
+}

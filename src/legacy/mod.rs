@@ -20,7 +20,6 @@ pub(crate) mod abi;
 pub(crate) mod blob;
 mod convert;
 pub(crate) mod exec;
-mod guard;
 pub(crate) mod kernel;
 mod nathost;
 mod raw;
@@ -105,8 +104,8 @@ impl Legacy {
         mut plan: impl FnMut(&mut Table) -> Result<(T, bool)>,
     ) -> Result<Outcome<T>> {
         // Any closure may have changed the table: only the table as read against the table
-        // about to be committed says how (under a policy; an auditor alone is told the
-        // table was replaced, see [`guard`]).
+        // about to be committed says how (under a policy, [`exec::judged_difference`]; an
+        // auditor alone is told the table was replaced, [`replace_of`]).
         let compares = self.enforcement.policy.is_some();
         let active = self.enforcement.is_active();
         self.transact_judged(table, |t| {
@@ -114,8 +113,8 @@ impl Legacy {
             let (value, changed) = plan(t)?;
             let judged = match &before {
                 _ if !changed => Vec::new(),
-                Some(b) => guard::changes(b, t),
-                None if active => vec![guard::replace_of(t)],
+                Some(b) => exec::judged_difference(b, t)?,
+                None if active => vec![replace_of(t)],
                 None => Vec::new(),
             };
             Ok((value, changed, judged))
@@ -143,7 +142,7 @@ impl Legacy {
                     committed: None,
                 });
             }
-            match guard::enforce(&self.enforcement, judged, || self.sock.replace(&t))? {
+            match enforce(&self.enforcement, judged, || self.sock.replace(&t))? {
                 Ok(c) => {
                     return Ok(Outcome {
                         value,
@@ -165,6 +164,43 @@ impl Legacy {
             attempts: MAX_ATTEMPTS,
         })
     }
+}
+
+/// What an audit record says of a replace when the difference was not computed (an auditor
+/// without a policy, under [`Legacy::transact`]).
+fn replace_of(t: &Table) -> crate::seam::Judged {
+    let rules: usize = t.chains.iter().map(|c| c.rules.len()).sum();
+    crate::seam::Judged {
+        touches: Vec::new(),
+        text: format!(
+            "replace table {} {} ({} chains, {rules} rules)",
+            t.family,
+            t.name,
+            t.chains.len()
+        ),
+    }
+}
+
+/// Runs the one judgement ([`crate::seam::Enforcement::check`]), the attempt record,
+/// `commit` and the result record (nothing when `e` checks and records nothing).
+pub(crate) fn enforce<T>(
+    e: &crate::seam::Enforcement,
+    mut changes: Vec<crate::seam::Judged>,
+    commit: impl FnOnce() -> std::result::Result<T, XtError>,
+) -> Result<std::result::Result<T, XtError>> {
+    use crate::nft::AuditOutcome;
+    if !e.is_active() {
+        return Ok(commit());
+    }
+    e.check(&mut changes)?;
+    e.record(&changes, AuditOutcome::Attempt);
+    let r = commit();
+    match &r {
+        Ok(_) => e.record(&changes, AuditOutcome::Committed),
+        Err(XtError::Changed) => e.record(&changes, AuditOutcome::Retried),
+        Err(XtError::Other(err)) => e.record(&changes, AuditOutcome::Failed(err)),
+    }
+    Ok(r)
 }
 
 /// Runs one iptables invocation on the x_tables backend (the one dispatch,

@@ -330,7 +330,7 @@ impl RulesetBackend for Legacy {
             }
             let tables = &view.tables;
             let sock = &self.sock;
-            let replaced = super::guard::enforce(&self.enforcement, judged, || {
+            let replaced = super::enforce(&self.enforcement, judged, || {
                 for name in &order {
                     let Some(Some(t)) = tables.get(name) else {
                         continue;

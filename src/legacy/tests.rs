@@ -228,7 +228,8 @@ fn the_policy_sees_what_a_replace_changes() {
     use crate::policy::Verb;
     let before = table();
     let summary = |after: &Table| -> Vec<(Verb, Option<String>, Option<String>)> {
-        super::guard::changes(&before, after)
+        super::exec::judged_difference(&before, after)
+            .unwrap()
             .into_iter()
             .flat_map(|j| j.touches)
             .map(|t| (t.verb, t.chain, t.jump_to))

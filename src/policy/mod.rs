@@ -25,7 +25,6 @@
 pub mod audit;
 mod caller;
 mod file;
-mod sets;
 mod touch;
 
 use std::fmt;
@@ -37,6 +36,7 @@ use crate::nft::{ChainRef, Reader, Transaction};
 
 pub use caller::{Caller, accounts};
 pub use file::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, load_file, load_secure};
+pub(crate) use touch::{OldRule, Planned, touches_of};
 pub use touch::{Touch, VERDICT_MAP, exprs_jump, retargeted, touches, touches_of_op};
 
 /// What an operation does to a table or chain, as policy files name it.
@@ -388,46 +388,26 @@ impl Policy {
     /// as "the guess was wrong, plan again".
     pub fn check_transaction(&self, tx: &Transaction, reader: &mut Reader<'_>) -> Result<()> {
         self.check_size(tx.len())?;
-        let mut ts = touches(tx);
-        // A rename retargets the jumps to the chain: each is judged as deleted and re-added.
+        // A rename retargets the jumps to the chain: each is judged as deleted and re-added
+        // ([`Planned::Rename`]). A rule that may jump anywhere (a verdict map, an expression
+        // not decoded) may jump to this chain: it is judged as that, deleted and added again.
+        let mut ts = Vec::new();
         for (i, op) in tx.ops().iter().enumerate() {
-            let crate::nft::Op::RenameChain {
-                chain, new_name, ..
-            } = op
-            else {
-                continue;
-            };
-            // A rule that may jump anywhere (a verdict map, an expression not decoded) may
-            // jump to this chain: it is judged as that, deleted and added again.
-            let mut from: Vec<(String, bool)> = reader
-                .raw_rules(&chain.table, None)?
-                .iter()
-                .filter_map(|r| match exprs_jump(&r.exprs).as_deref() {
-                    Some(j) if j == chain.name => Some((r.chain.name.clone(), false)),
-                    Some(VERDICT_MAP) => Some((r.chain.name.clone(), true)),
-                    _ => None,
-                })
-                .collect();
-            from.sort();
-            from.dedup();
-            let desc = op.to_string();
-            let extra = from.iter().flat_map(|(c, anywhere)| {
-                let (old, new) = if *anywhere {
-                    (VERDICT_MAP, VERDICT_MAP)
-                } else {
-                    (chain.name.as_str(), new_name.as_str())
-                };
-                retargeted(chain.table.family, &chain.table.name, c, old, new).map(|t| Touch {
-                    op_index: i,
-                    op: desc.clone(),
-                    ..t
-                })
-            });
-            let at = ts
-                .iter()
-                .rposition(|t| t.op_index == i)
-                .map_or(ts.len(), |p| p + 1);
-            ts.splice(at..at, extra.collect::<Vec<_>>());
+            let mut jumping: Vec<(String, bool)> = Vec::new();
+            if let crate::nft::Op::RenameChain { chain, .. } = op {
+                jumping = reader
+                    .raw_rules(&chain.table, None)?
+                    .iter()
+                    .filter_map(|r| match exprs_jump(&r.exprs).as_deref() {
+                        Some(j) if j == chain.name => Some((r.chain.name.clone(), false)),
+                        Some(VERDICT_MAP) => Some((r.chain.name.clone(), true)),
+                        _ => None,
+                    })
+                    .collect();
+                jumping.sort();
+                jumping.dedup();
+            }
+            ts.extend(touch::touches_of_op_renaming(i, op, &jumping));
         }
         let mut cache: std::collections::HashMap<ChainRef, Vec<crate::nft::RawRule>> =
             std::collections::HashMap::new();

@@ -1,10 +1,14 @@
-//! What an operation touches: the backend-neutral [`Touch`]es a [`Policy`](super::Policy)
-//! checks, found from nf_tables operations ([`touches_of_op`], [`touches`]) and the chain a
-//! rule's expressions jump to ([`exprs_jump`]).
+//! What a change touches: the backend-neutral [`Touch`]es a [`Policy`](super::Policy)
+//! checks. [`touches_of`] is the one place that turns a planned change ([`Planned`]) into
+//! them, whatever planned it: nf_tables operations ([`touches_of_op`], [`touches`]), the
+//! iptables interpreter's edits and the NAT-host changes (`seam::judge`, for x_tables,
+//! nf_tables and the in-memory table), and an x_tables replace's difference. Also here:
+//! the chain a rule's expressions jump to ([`exprs_jump`]).
 
-use super::{Verb, sets};
+use super::Verb;
 use crate::model::Family;
-use crate::nft::{ChainRef, Op, Transaction};
+use crate::nft::set::SetOp;
+use crate::nft::{Op, Transaction};
 use crate::wire::expr::{Expr, ImmediateData, Verdict};
 
 /// One thing an operation changes: the unit a policy allows or denies.
@@ -66,96 +70,277 @@ impl Touch {
     }
 }
 
+/// The rule a planned change deletes (or replaces), as far as the plan knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OldRule {
+    /// Read from the view the change was planned on: what it jumps or goes to.
+    Jumps(Option<String>),
+    /// Known only by its nf_tables handle: the check reads its target in the generation it
+    /// commits to ([`super::Policy::check_transaction`]).
+    Handle(u64),
+    /// Not in the view the plan read: the kernel refuses the deletion, so what it jumps to
+    /// does not matter ([`Touch::rule_absent`]).
+    Absent,
+}
+
+/// One planned change of one table, as the policy judges it, whichever vocabulary planned
+/// it: an nf_tables operation ([`touches_of_op`]), an edit of the iptables interpreter or a
+/// NAT-host change (`seam::judge`, which x_tables, nf_tables' NAT-host plans and the
+/// in-memory table use), or what an x_tables replace changes. [`touches_of`] is the one
+/// place that turns it into the [`Touch`]es a [`Policy`](super::Policy) checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Planned<'a> {
+    /// Make sure the table exists (iptables and the NAT-host operations ensure theirs).
+    EnsureTable,
+    /// Delete the table.
+    DeleteTable,
+    /// Delete every rule of every chain of the table.
+    FlushTable,
+    /// Create a chain (or make sure it exists); `base`: a base chain, which sets a policy.
+    CreateChain {
+        /// The chain.
+        chain: &'a str,
+        /// A base chain (an iptables built-in), judged as `policy`.
+        base: bool,
+    },
+    /// Delete a chain.
+    DeleteChain(&'a str),
+    /// Delete every rule of a chain.
+    FlushChain(&'a str),
+    /// Set a base chain's policy.
+    Policy(&'a str),
+    /// Zero the counters of a chain, or of the whole table.
+    Zero(Option<&'a str>),
+    /// Add a rule (append or insert) that jumps or goes to `jump_to`.
+    AddRule {
+        /// The chain.
+        chain: &'a str,
+        /// The chain the new rule jumps or goes to.
+        jump_to: Option<String>,
+    },
+    /// Delete a rule.
+    DeleteRule {
+        /// The chain.
+        chain: &'a str,
+        /// The rule deleted.
+        old: OldRule,
+    },
+    /// Replace a rule: the old one deleted, the new one added.
+    ReplaceRule {
+        /// The chain.
+        chain: &'a str,
+        /// The rule replaced.
+        old: OldRule,
+        /// The chain the new rule jumps or goes to.
+        jump_to: Option<String>,
+    },
+    /// Rename a chain: the old name deleted, the new one created, and each chain in
+    /// `jumping` holds a rule that then jumps to the new name (`true`: a rule that may jump
+    /// anywhere, [`VERDICT_MAP`]), judged as that jump deleted and added again.
+    Rename {
+        /// The chain's name.
+        from: &'a str,
+        /// Its new name.
+        to: &'a str,
+        /// The chains whose rules jump to it, in the order they are judged.
+        jumping: &'a [(String, bool)],
+    },
+    /// A set verb ([`Verb::is_set_verb`]) on the named set or map.
+    Set {
+        /// The set.
+        name: &'a str,
+        /// What is done to it.
+        verb: Verb,
+    },
+}
+
+/// What `change` of `family` `table` touches: one entry, two for a replacement or a rename
+/// (and two more per retargeted jump of a rename). The touches name operation #0 with no
+/// description; the caller numbers and names them.
+pub(crate) fn touches_of(family: Family, table: &str, change: &Planned<'_>) -> Vec<Touch> {
+    let mk = |chain: Option<&str>, verb: Verb| Touch::new(family, table, chain, verb);
+    let deleted = |chain: &str, old: &OldRule| {
+        let mut t = mk(Some(chain), Verb::DeleteRule);
+        match old {
+            OldRule::Jumps(j) => t.jump_to = j.clone(),
+            OldRule::Handle(h) => t.handle = Some(*h),
+            OldRule::Absent => t.rule_absent = true,
+        }
+        t
+    };
+    let added = |chain: &str, jump_to: &Option<String>| Touch {
+        jump_to: jump_to.clone(),
+        ..mk(Some(chain), Verb::AddRule)
+    };
+    match change {
+        Planned::EnsureTable => vec![mk(None, Verb::CreateTable)],
+        Planned::DeleteTable => vec![mk(None, Verb::DeleteTable)],
+        Planned::FlushTable => vec![mk(None, Verb::FlushTable)],
+        Planned::CreateChain { chain, base } => {
+            let verb = if *base { Verb::Policy } else { Verb::Create };
+            vec![mk(Some(chain), verb)]
+        }
+        Planned::DeleteChain(c) => vec![mk(Some(c), Verb::Delete)],
+        Planned::FlushChain(c) => vec![mk(Some(c), Verb::Flush)],
+        Planned::Policy(c) => vec![mk(Some(c), Verb::Policy)],
+        Planned::Zero(c) => vec![mk(*c, Verb::Zero)],
+        Planned::AddRule { chain, jump_to } => vec![added(chain, jump_to)],
+        Planned::DeleteRule { chain, old } => vec![deleted(chain, old)],
+        Planned::ReplaceRule {
+            chain,
+            old,
+            jump_to,
+        } => vec![deleted(chain, old), added(chain, jump_to)],
+        Planned::Rename { from, to, jumping } => {
+            let mut out = vec![mk(Some(from), Verb::Delete), mk(Some(to), Verb::Create)];
+            for (c, anywhere) in jumping.iter() {
+                let (old, new) = if *anywhere {
+                    (VERDICT_MAP, VERDICT_MAP)
+                } else {
+                    (*from, *to)
+                };
+                out.extend(retargeted(family, table, c, old, new));
+            }
+            out
+        }
+        Planned::Set { name, verb } => vec![mk(Some(name), *verb)],
+    }
+}
+
 /// What an operation touches: one entry, or two for renames and replacements.
 pub fn touches_of_op(index: usize, op: &Op) -> Vec<Touch> {
+    touches_of_op_renaming(index, op, &[])
+}
+
+/// [`touches_of_op`], with the chains whose rules a rename retargets ([`Planned::Rename`]).
+pub(super) fn touches_of_op_renaming(
+    index: usize,
+    op: &Op,
+    jumping: &[(String, bool)],
+) -> Vec<Touch> {
     let desc = op.to_string();
-    let mk = |family: Family, table: &str, chain: Option<&str>, verb: Verb| Touch {
-        op_index: index,
-        op: desc.clone(),
-        ..Touch::new(family, table, chain, verb)
-    };
-    let chain_touch =
-        |c: &ChainRef, verb: Verb| mk(c.table.family, &c.table.name, Some(&c.name), verb);
-    match op {
-        Op::EnsureTable(t) => vec![mk(t.family, &t.name, None, Verb::CreateTable)],
-        Op::DeleteTable(t) => vec![mk(t.family, &t.name, None, Verb::DeleteTable)],
-        Op::FlushTable(t) => vec![mk(t.family, &t.name, None, Verb::FlushTable)],
-        Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
-            let verb = if chain.base.is_some() {
-                Verb::Policy
-            } else {
-                Verb::Create
-            };
-            vec![mk(table.family, &table.name, Some(&chain.name), verb)]
-        }
+    let of = |t: &crate::nft::TableRef, p: Planned<'_>| touches_of(t.family, &t.name, &p);
+    let handle = |h: &u64| OldRule::Handle(*h);
+    let touches = match op {
+        Op::EnsureTable(t) => of(t, Planned::EnsureTable),
+        Op::DeleteTable(t) => of(t, Planned::DeleteTable),
+        Op::FlushTable(t) => of(t, Planned::FlushTable),
+        Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => of(
+            table,
+            Planned::CreateChain {
+                chain: &chain.name,
+                base: chain.base.is_some(),
+            },
+        ),
         // iptables' table and built-in chain made as iptables-nft makes them; an existing
         // chain's policy is left alone.
-        Op::EnsureIptablesChain(c) => vec![
-            mk(c.table.family, &c.table.name, None, Verb::CreateTable),
-            chain_touch(c, Verb::Create),
-        ],
-        Op::FlushChain(c) => vec![chain_touch(c, Verb::Flush)],
-        Op::DeleteChain(c) => vec![chain_touch(c, Verb::Delete)],
+        Op::EnsureIptablesChain(c) => {
+            let mut v = of(&c.table, Planned::EnsureTable);
+            v.extend(of(
+                &c.table,
+                Planned::CreateChain {
+                    chain: &c.name,
+                    base: false,
+                },
+            ));
+            v
+        }
+        Op::FlushChain(c) => of(&c.table, Planned::FlushChain(&c.name)),
+        Op::DeleteChain(c) => of(&c.table, Planned::DeleteChain(&c.name)),
         Op::RenameChain {
             chain, new_name, ..
-        } => vec![
-            chain_touch(chain, Verb::Delete),
-            chain_touch(&chain.table.chain(new_name.clone()), Verb::Create),
-        ],
-        Op::AddRule { chain, rule, .. } => vec![Touch {
-            jump_to: model_jump(rule),
-            ..chain_touch(chain, Verb::AddRule)
-        }],
-        Op::AddEncodedRule { chain, rule, .. } => vec![Touch {
-            jump_to: exprs_jump(&rule.exprs),
-            ..chain_touch(chain, Verb::AddRule)
-        }],
-        Op::DeleteRule { chain, handle } => vec![Touch {
-            handle: Some(*handle),
-            ..chain_touch(chain, Verb::DeleteRule)
-        }],
+        } => of(
+            &chain.table,
+            Planned::Rename {
+                from: &chain.name,
+                to: new_name,
+                jumping,
+            },
+        ),
+        Op::AddRule { chain, rule, .. } => of(
+            &chain.table,
+            Planned::AddRule {
+                chain: &chain.name,
+                jump_to: model_jump(rule),
+            },
+        ),
+        Op::AddEncodedRule { chain, rule, .. } => of(
+            &chain.table,
+            Planned::AddRule {
+                chain: &chain.name,
+                jump_to: exprs_jump(&rule.exprs),
+            },
+        ),
+        Op::DeleteRule { chain, handle: h } => of(
+            &chain.table,
+            Planned::DeleteRule {
+                chain: &chain.name,
+                old: handle(h),
+            },
+        ),
         Op::ReplaceRule {
             chain,
-            handle,
+            handle: h,
             rule,
-        } => vec![
-            Touch {
-                handle: Some(*handle),
-                ..chain_touch(chain, Verb::DeleteRule)
-            },
-            Touch {
+        } => of(
+            &chain.table,
+            Planned::ReplaceRule {
+                chain: &chain.name,
+                old: handle(h),
                 jump_to: model_jump(rule),
-                ..chain_touch(chain, Verb::AddRule)
             },
-        ],
-        Op::Set(s) => sets::touches(index, &desc, s),
+        ),
         Op::ReplaceEncodedRule {
             chain,
-            handle,
+            handle: h,
             rule,
-        } => vec![
-            Touch {
-                handle: Some(*handle),
-                ..chain_touch(chain, Verb::DeleteRule)
-            },
-            Touch {
+        } => of(
+            &chain.table,
+            Planned::ReplaceRule {
+                chain: &chain.name,
+                old: handle(h),
                 jump_to: exprs_jump(&rule.exprs),
-                ..chain_touch(chain, Verb::AddRule)
             },
-        ],
-    }
+        ),
+        Op::Set(s) => set_touches(s),
+    };
+    touches
+        .into_iter()
+        .map(|t| Touch {
+            op_index: index,
+            op: desc.clone(),
+            ..t
+        })
+        .collect()
 }
 
 /// What renaming `from` to `to` does to a rule of `chain` that jumps or goes to `from`: it
 /// then jumps to `to`, so it is judged as that jump deleted and the new one added (a rename
 /// must not turn a jump the policy allowed into one it would refuse). Both backends add
-/// these for every such rule, ordered by chain name.
+/// these for every such rule, ordered by chain name ([`Planned::Rename`]).
 pub fn retargeted(family: Family, table: &str, chain: &str, from: &str, to: &str) -> [Touch; 2] {
     let mk = |verb: Verb, jump: &str| Touch {
         jump_to: Some(jump.to_owned()),
         ..Touch::new(family, table, Some(chain), verb)
     };
     [mk(Verb::DeleteRule, from), mk(Verb::AddRule, to)]
+}
+
+/// What an operation on a named set touches: a set verb, with the set's name where chain
+/// touches name a chain (an `[[allow]]` entry scopes them with `sets = [...]`).
+fn set_touches(op: &SetOp) -> Vec<Touch> {
+    let t = op.table();
+    let verb = match op {
+        SetOp::Ensure { .. } => Verb::CreateSet,
+        SetOp::Delete { .. } => Verb::DeleteSet,
+        SetOp::AddElements { .. } => Verb::AddElement,
+        SetOp::DeleteElements { .. } | SetOp::Flush { .. } => Verb::DeleteElement,
+    };
+    let set = Planned::Set {
+        name: op.set_name(),
+        verb,
+    };
+    touches_of(t.family, &t.name, &set)
 }
 
 /// Every touch of a transaction, in operation order.

@@ -17,7 +17,7 @@ use super::{Change, Edit, IptTable};
 use crate::error::Result;
 use crate::ipt::IptRule;
 use crate::model::{ChainPolicy, Family};
-use crate::policy::{Touch, Verb};
+use crate::policy::{OldRule, Planned, Touch, touches_of};
 
 /// One change as the policy judges it and the audit records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,15 +77,9 @@ impl Judge {
         }
     }
 
-    fn touch(&self, chain: Option<&str>, verb: Verb) -> Touch {
-        Touch::new(self.family, &self.table, chain, verb)
-    }
-
-    fn rule_touch(&self, chain: &str, verb: Verb, rule: Option<&IptRule>) -> Touch {
-        Touch {
-            jump_to: rule.and_then(|r| r.jump_target().map(str::to_owned)),
-            ..self.touch(Some(chain), verb)
-        }
+    /// What `change` of this table touches ([`touches_of`], the one derivation).
+    fn touches(&self, change: Planned<'_>) -> Vec<Touch> {
+        touches_of(self.family, &self.table, &change)
     }
 
     fn push(&mut self, touches: Vec<Touch>, text: String) {
@@ -119,8 +113,8 @@ impl Judge {
             self.table,
             policy_word(policy)
         );
-        let t = self.touch(Some(chain), Verb::Policy);
-        self.push(vec![t], text);
+        let t = self.touches(Planned::Policy(chain));
+        self.push(t, text);
     }
 
     /// The judge for an auditor alone (no policy): the changes keep their texts (and so
@@ -145,38 +139,48 @@ impl Judge {
     fn note_touches<T: IptTable + ?Sized>(&mut self, view: &mut T, edit: &Edit) -> Result<()> {
         match edit {
             Edit::Append { chain, rule } => {
-                let t = self.rule_touch(chain, Verb::AddRule, Some(rule));
+                let t = self.touches(Planned::AddRule {
+                    chain,
+                    jump_to: jump_of(rule),
+                });
                 let text = self.rule_text("add", chain, "-A", rule);
-                self.push(vec![t], text);
+                self.push(t, text);
             }
             Edit::Insert { chain, index, rule } => {
                 // Past the last rule an insert is an append (as nf_tables carries it).
                 let append = *index > 1 && *index > view.rule_count(chain)?;
-                let t = self.rule_touch(chain, Verb::AddRule, Some(rule));
+                let t = self.touches(Planned::AddRule {
+                    chain,
+                    jump_to: jump_of(rule),
+                });
                 let text = if append {
                     self.rule_text("add", chain, "-A", rule)
                 } else {
                     self.rule_text("insert", chain, "-I", rule)
                 };
-                self.push(vec![t], text);
+                self.push(t, text);
             }
             Edit::Replace { chain, index, rule } => {
                 let old = view.rule_at(chain, *index)?;
-                let touches = vec![
-                    self.rule_touch(chain, Verb::DeleteRule, old.as_ref()),
-                    self.rule_touch(chain, Verb::AddRule, Some(rule)),
-                ];
+                let t = self.touches(Planned::ReplaceRule {
+                    chain,
+                    old: OldRule::Jumps(old.as_ref().and_then(jump_of)),
+                    jump_to: jump_of(rule),
+                });
                 let text = self.rule_text("replace", chain, "-R", rule);
-                self.push(touches, text);
+                self.push(t, text);
             }
             Edit::Delete { chain, index } => {
                 let old = view.rule_at(chain, *index)?;
-                let t = self.rule_touch(chain, Verb::DeleteRule, old.as_ref());
+                let t = self.touches(Planned::DeleteRule {
+                    chain,
+                    old: OldRule::Jumps(old.as_ref().and_then(jump_of)),
+                });
                 let text = match &old {
                     Some(r) => self.rule_text("delete", chain, "-D", r),
                     None => format!("delete rule {} {} {chain}", self.family, self.table),
                 };
-                self.push(vec![t], text);
+                self.push(t, text);
             }
             Edit::CreateChain(chain) => {
                 // A chain the block's reset removed and its declaration brings back was
@@ -185,32 +189,32 @@ impl Judge {
                     .before_reset
                     .as_ref()
                     .is_some_and(|b| b.contains(chain));
-                let (verb, what) = if back {
-                    (Verb::Flush, "flush")
+                let (t, what) = if back {
+                    (self.touches(Planned::FlushChain(chain)), "flush")
                 } else {
-                    (Verb::Create, "create")
+                    let create = Planned::CreateChain { chain, base: false };
+                    (self.touches(create), "create")
                 };
-                let t = self.touch(Some(chain), verb);
                 let text = self.chain_text(what, chain);
-                self.push(vec![t], text);
+                self.push(t, text);
             }
             Edit::DeleteChain(chain) => {
-                let t = self.touch(Some(chain), Verb::Delete);
+                let t = self.touches(Planned::DeleteChain(chain));
                 let text = self.chain_text("delete", chain);
-                self.push(vec![t], text);
+                self.push(t, text);
             }
             Edit::Flush(chain) => {
-                let t = self.touch(Some(chain), Verb::Flush);
+                let t = self.touches(Planned::FlushChain(chain));
                 let text = self.chain_text("flush", chain);
-                self.push(vec![t], text);
+                self.push(t, text);
             }
             Edit::FlushAll | Edit::Reset => {
                 if matches!(edit, Edit::Reset) {
                     self.before_reset = Some(view.user_chains()?);
                 }
-                let t = self.touch(None, Verb::FlushTable);
+                let t = self.touches(Planned::FlushTable);
                 let text = format!("flush table {} {}", self.family, self.table);
-                self.push(vec![t], text);
+                self.push(t, text);
             }
             Edit::Zero(chain) => {
                 let j = zero(self.family, &self.table, chain.as_deref());
@@ -225,32 +229,24 @@ impl Judge {
             // `:BUILTIN -` changes no policy on x_tables (see `Edit::DeclareBuiltin`).
             Edit::DeclareBuiltin { policy: None, .. } => {}
             Edit::Rename { from, to } => {
-                let mut touches = vec![
-                    self.touch(Some(from), Verb::Delete),
-                    self.touch(Some(to), Verb::Create),
-                ];
                 // The jumps to the chain now jump to its new name.
                 let mut jumping = Vec::new();
                 for c in view.chain_order()? {
                     for i in 1..=view.rule_count(&c)? {
                         let rule = view.rule_at(&c, i)?;
                         if rule.as_ref().and_then(IptRule::jump_target) == Some(from.as_str()) {
-                            jumping.push(c.clone());
+                            jumping.push((c.clone(), false));
                         }
                     }
                 }
                 jumping.sort();
-                for c in jumping {
-                    touches.extend(crate::policy::retargeted(
-                        self.family,
-                        &self.table,
-                        &c,
-                        from,
-                        to,
-                    ));
-                }
+                let t = self.touches(Planned::Rename {
+                    from,
+                    to,
+                    jumping: &jumping,
+                });
                 let text = format!("rename chain {} {} {from} to {to}", self.family, self.table);
-                self.push(touches, text);
+                self.push(t, text);
             }
             Edit::FinishReset { declared } => {
                 let stale: Vec<String> = self
@@ -261,13 +257,32 @@ impl Judge {
                     .filter(|c| !declared.contains(c))
                     .collect();
                 for chain in stale {
-                    let t = self.touch(Some(&chain), Verb::Delete);
+                    let t = self.touches(Planned::DeleteChain(&chain));
                     let text = self.chain_text("delete", &chain);
-                    self.push(vec![t], text);
+                    self.push(t, text);
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// The chain a rule jumps or goes to.
+fn jump_of(rule: &IptRule) -> Option<String> {
+    rule.jump_target().map(str::to_owned)
+}
+
+/// The table a NAT-host change is in.
+fn table_of(c: &Change) -> &str {
+    match c {
+        Change::CreateChain { table, .. }
+        | Change::FlushChain { table, .. }
+        | Change::DeleteChain { table, .. }
+        | Change::InsertRule { table, .. }
+        | Change::AppendRule { table, .. }
+        | Change::ReplaceRule { table, .. }
+        | Change::DeleteRule { table, .. }
+        | Change::DeleteGuessedJump { table, .. } => table,
     }
 }
 
@@ -278,7 +293,7 @@ pub fn zero(family: Family, table: &str, chain: Option<&str>) -> Judged {
         None => format!("zero counters {family} {table}"),
     };
     Judged {
-        touches: vec![Touch::new(family, table, chain, Verb::Zero)],
+        touches: touches_of(family, table, &Planned::Zero(chain)),
         text,
     }
 }
@@ -296,139 +311,82 @@ pub fn of_changes(
     let mut out = Vec::with_capacity(changes.len() + 1);
     let mut ensured: Vec<&str> = Vec::new();
     let mut len = 0;
+    // The rule a change deletes, as the plan's view holds it.
+    let mut was = |table: &str, chain: &str, id: u64| -> (Option<IptRule>, OldRule) {
+        let r = old(table, chain, id);
+        let o = match &r {
+            Some(r) => OldRule::Jumps(jump_of(r)),
+            None => OldRule::Absent,
+        };
+        (r, o)
+    };
     for c in changes {
+        let table = table_of(c);
+        let j = Judge {
+            text_len: len,
+            ..Judge::new(family, table)
+        };
+        let mut add = |touches: Vec<Touch>, text: String| {
+            push(&mut out, &mut len, Judged { touches, text });
+        };
         match c {
-            Change::CreateChain { table, chain } => {
-                let j = Judge {
-                    text_len: len,
-                    ..Judge::new(family, table)
-                };
-                if !ensured.contains(&table.as_str()) {
+            Change::CreateChain { chain, .. } => {
+                if !ensured.contains(&table) {
                     ensured.push(table);
-                    push(
-                        &mut out,
-                        &mut len,
-                        Judged {
-                            touches: vec![j.touch(None, Verb::CreateTable)],
-                            text: format!("add table {family} {table}"),
-                        },
+                    add(
+                        j.touches(Planned::EnsureTable),
+                        format!("add table {family} {table}"),
                     );
                 }
-                let verb = if crate::ipt::tables::builtin(table, chain).is_some() {
-                    Verb::Policy
-                } else {
-                    Verb::Create
-                };
+                let base = crate::ipt::tables::builtin(table, chain).is_some();
                 let mut text = j.chain_text("create", chain);
-                if verb == Verb::Policy {
+                if base {
                     text.push_str(&format!(": -t {table} -P {chain} ACCEPT"));
                 }
-                push(
-                    &mut out,
-                    &mut len,
-                    Judged {
-                        touches: vec![j.touch(Some(chain), verb)],
-                        text,
-                    },
+                add(j.touches(Planned::CreateChain { chain, base }), text);
+            }
+            Change::FlushChain { chain, .. } => {
+                add(
+                    j.touches(Planned::FlushChain(chain)),
+                    j.chain_text("flush", chain),
                 );
             }
-            Change::FlushChain { table, chain } => {
-                let j = Judge {
-                    text_len: len,
-                    ..Judge::new(family, table)
-                };
-                push(
-                    &mut out,
-                    &mut len,
-                    Judged {
-                        touches: vec![j.touch(Some(chain), Verb::Flush)],
-                        text: j.chain_text("flush", chain),
-                    },
+            Change::DeleteChain { chain, .. } => {
+                add(
+                    j.touches(Planned::DeleteChain(chain)),
+                    j.chain_text("delete", chain),
                 );
             }
-            Change::DeleteChain { table, chain } => {
-                let j = Judge {
-                    text_len: len,
-                    ..Judge::new(family, table)
-                };
-                push(
-                    &mut out,
-                    &mut len,
-                    Judged {
-                        touches: vec![j.touch(Some(chain), Verb::Delete)],
-                        text: j.chain_text("delete", chain),
-                    },
-                );
-            }
-            Change::InsertRule { table, chain, rule }
-            | Change::AppendRule { table, chain, rule } => {
-                let j = Judge {
-                    text_len: len,
-                    ..Judge::new(family, table)
-                };
+            Change::InsertRule { chain, rule, .. } | Change::AppendRule { chain, rule, .. } => {
                 let (what, flag) = if matches!(c, Change::InsertRule { .. }) {
                     ("insert", "-I")
                 } else {
                     ("add", "-A")
                 };
-                push(
-                    &mut out,
-                    &mut len,
-                    Judged {
-                        touches: vec![j.rule_touch(chain, Verb::AddRule, Some(rule))],
-                        text: j.rule_text(what, chain, flag, rule),
-                    },
-                );
+                let t = j.touches(Planned::AddRule {
+                    chain,
+                    jump_to: jump_of(rule),
+                });
+                add(t, j.rule_text(what, chain, flag, rule));
             }
             Change::ReplaceRule {
-                table,
-                chain,
-                id,
-                rule,
+                chain, id, rule, ..
             } => {
-                let j = Judge {
-                    text_len: len,
-                    ..Judge::new(family, table)
-                };
-                let was = old(table, chain, *id);
-                push(
-                    &mut out,
-                    &mut len,
-                    Judged {
-                        touches: vec![
-                            absent_if(j.rule_touch(chain, Verb::DeleteRule, was.as_ref()), &was),
-                            j.rule_touch(chain, Verb::AddRule, Some(rule)),
-                        ],
-                        text: j.rule_text("replace", chain, "-R", rule),
-                    },
-                );
+                let (_, old) = was(table, chain, *id);
+                let t = j.touches(Planned::ReplaceRule {
+                    chain,
+                    old,
+                    jump_to: jump_of(rule),
+                });
+                add(t, j.rule_text("replace", chain, "-R", rule));
             }
-            Change::DeleteRule {
-                table, chain, id, ..
-            }
-            | Change::DeleteGuessedJump {
-                table, chain, id, ..
-            } => {
-                let j = Judge {
-                    text_len: len,
-                    ..Judge::new(family, table)
-                };
-                let was = old(table, chain, *id);
-                let text = match &was {
+            Change::DeleteRule { chain, id, .. } | Change::DeleteGuessedJump { chain, id, .. } => {
+                let (r, old) = was(table, chain, *id);
+                let text = match &r {
                     Some(r) => j.rule_text("delete", chain, "-D", r),
                     None => format!("delete rule {family} {table} {chain}"),
                 };
-                push(
-                    &mut out,
-                    &mut len,
-                    Judged {
-                        touches: vec![absent_if(
-                            j.rule_touch(chain, Verb::DeleteRule, was.as_ref()),
-                            &was,
-                        )],
-                        text,
-                    },
-                );
+                add(j.touches(Planned::DeleteRule { chain, old }), text);
             }
         }
     }
@@ -439,13 +397,4 @@ pub fn of_changes(
 fn push(out: &mut Vec<Judged>, len: &mut usize, j: Judged) {
     *len += j.text.len() + 2;
     out.push(j);
-}
-
-/// A rule the view does not hold: the kernel refuses its deletion, so what it jumps to does
-/// not matter (as [`Touch::rule_absent`] on nf_tables).
-fn absent_if(t: Touch, was: &Option<IptRule>) -> Touch {
-    Touch {
-        rule_absent: was.is_none(),
-        ..t
-    }
 }
