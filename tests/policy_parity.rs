@@ -121,10 +121,13 @@ const CASES: &[(&str, &str)] = &[
     ("-t nat -C PREROUTING -j other", ""),
     // Where the three derivations of touches before issue 25 (nf_tables operations, the
     // interpreter's edits, an x_tables table difference) could part: a rule deleted or
-    // replaced by number that jumps nowhere, a rename, a policy and a
-    // flush by declaration inside a restore block.
+    // replaced by number that jumps nowhere, one rule's counters zeroed (`-Z CHAIN N`, a
+    // rule replaced by itself on nf_tables), a rename, a policy and a flush by declaration
+    // inside a restore block.
     ("-t nat -D vcld-1 1", ""),
     ("-t nat -R other 1 -j vcld-e", ""),
+    ("-t nat -Z PREROUTING 2", ""),
+    ("-t nat -Z vcld-1 1", ""),
     (
         "restore --noflush {FILE}",
         "*nat\n-E vcld-1 vcld-5\nCOMMIT\n",

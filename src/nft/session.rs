@@ -383,6 +383,21 @@ impl Session {
     /// that resets what it reads, in the kernel, rule by rule; then the policy counters of
     /// its base chains, as iptables-nft does.
     pub fn reset_counters(&mut self, table: &TableRef, chain: Option<&str>) -> Result<()> {
+        self.zeroing(table, chain, |s| s.reset_counters_unchecked(table, chain))
+    }
+
+    /// Runs `f` judged and recorded as zeroing the counters of `table` (or of its `chain`):
+    /// the guard's [`Guard::check_zero`] and one `zero counters` audit line per outcome,
+    /// whatever `f` sends; what `f` commits is neither checked nor recorded again. Only for
+    /// changes that zero counters and nothing else, which the caller proves in the
+    /// generation it commits to (`-Z CHAIN N`: a rule replaced by itself, as iptables-nft
+    /// does it).
+    pub(crate) fn zeroing<T>(
+        &mut self,
+        table: &TableRef,
+        chain: Option<&str>,
+        f: impl FnOnce(&mut Session) -> Result<T>,
+    ) -> Result<T> {
         let what = match chain {
             Some(c) => format!("zero counters {table} {c}"),
             None => format!("zero counters {table}"),
@@ -400,10 +415,15 @@ impl Session {
         if let Some(a) = &self.enforcement.auditor {
             a.record(1, &mut std::iter::once(what.clone()), AuditOutcome::Attempt);
         }
-        let result = self.reset_counters_unchecked(table, chain);
+        // The guard and auditor come back whatever `f` does, a panic included (a session
+        // kept after it, by `xtnl serve`'s engine, must not go on unchecked).
+        let enforcement = std::mem::take(&mut self.enforcement);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self)));
+        self.enforcement = enforcement;
+        let result = result.unwrap_or_else(|p| std::panic::resume_unwind(p));
         if let Some(a) = &self.enforcement.auditor {
             let outcome = match &result {
-                Ok(()) => AuditOutcome::Committed,
+                Ok(_) => AuditOutcome::Committed,
                 Err(e) => AuditOutcome::Failed(e),
             };
             a.record(1, &mut std::iter::once(what), outcome);

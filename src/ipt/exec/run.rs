@@ -14,19 +14,7 @@ pub fn execute(session: &mut Session, inv: &Invocation) -> Result<String> {
 fn change(session: &mut Session, inv: &Invocation) -> Result<String> {
     let table = TableRef::new(inv.family, &inv.table);
     let committed = session
-        .transact(|r| {
-            let mut p = Planner::new(r, &table)?;
-            p.verbose = inv.verbose;
-            p.plan(r, &inv.command)?;
-            let mut tx = Transaction::new();
-            let out = (p.zero.clone(), std::mem::take(&mut p.verbose_lines));
-            if !inv.command.is_check() {
-                for op in p.into_ops() {
-                    tx.push(op);
-                }
-            }
-            Ok((tx, out))
-        })
+        .transact(|r| plan_change(r, inv))
         .map_err(|e| crate::seam::dispatch::change_words(e, inv))?;
     let (zero, lines) = committed.value;
     if let Some(chain) = zero {
@@ -74,7 +62,90 @@ fn zero_rule(session: &mut Session, inv: &Invocation, chain: &str, n: usize) -> 
         rule_number: None,
         ..inv.clone()
     };
-    change(session, &replace)
+    // What `-Z CHAIN N` means is zeroing one rule's counters: when the replacement is the
+    // rule itself (its expressions and userdata as the kernel holds them, counter values
+    // aside), it is judged and recorded as that, the policy's `zero`, as on x_tables. A dry
+    // plan finds out; the commit plans again and holds to it in the generation it commits
+    // to. A rule that would not come back as itself (what iptables syntax cannot say) is
+    // judged as the replacement it is.
+    let dry = session
+        .transact(|r| {
+            let tx = plan_change(r, &replace)?.0;
+            Ok((Transaction::new(), replaces_itself(r, table, &tx)?))
+        })
+        .map_err(|e| crate::seam::dispatch::change_words(e, &replace))?;
+    if !dry.value {
+        return change(session, &replace);
+    }
+    session
+        .zeroing(table, Some(chain), |s| {
+            s.transact(|r| {
+                let tx = plan_change(r, &replace)?.0;
+                if !replaces_itself(r, table, &tx)? {
+                    // The rule changed since the dry plan: not a zeroing any more.
+                    return Err(Error::GenerationConflict { attempts: 1 });
+                }
+                Ok((tx, ()))
+            })
+        })
+        .map_err(|e| crate::seam::dispatch::change_words(e, &replace))?;
+    Ok(String::new())
+}
+
+/// The transaction of a change and what it prints (`-Z`'s chain, the `-v` lines).
+type Planned = (Transaction, (Option<Option<String>>, Vec<String>));
+
+/// Plans one change of `inv` from `r` as one transaction.
+fn plan_change(r: &mut Reader<'_>, inv: &Invocation) -> Result<Planned> {
+    let table = TableRef::new(inv.family, &inv.table);
+    let mut p = Planner::new(r, &table)?;
+    p.verbose = inv.verbose;
+    p.plan(r, &inv.command)?;
+    let mut tx = Transaction::new();
+    let out = (p.zero.clone(), std::mem::take(&mut p.verbose_lines));
+    if !inv.command.is_check() {
+        for op in p.into_ops() {
+            tx.push(op);
+        }
+    }
+    Ok((tx, out))
+}
+
+/// Whether `tx` is one rule of `table` replaced by itself: one replacement, by handle, whose
+/// expressions and userdata are the kernel's rule's (read through `r`, so in the generation
+/// the commit carries) apart from the values of its counters, with no set of its own.
+fn replaces_itself(r: &mut Reader<'_>, table: &TableRef, tx: &Transaction) -> Result<bool> {
+    let [
+        Op::ReplaceEncodedRule {
+            chain,
+            handle,
+            rule,
+        },
+    ] = tx.ops()
+    else {
+        return Ok(false);
+    };
+    if chain.table != *table || !rule.sets.is_empty() {
+        return Ok(false);
+    }
+    let zeroed = |exprs: &[crate::wire::expr::Expr]| -> Vec<crate::wire::expr::Expr> {
+        exprs
+            .iter()
+            .map(|e| match e {
+                crate::wire::expr::Expr::Counter(_) => {
+                    crate::wire::expr::Expr::Counter(crate::wire::expr::Counter::default())
+                }
+                e => e.clone(),
+            })
+            .collect()
+    };
+    let kernel = r.raw_rules(table, Some(&chain.name))?;
+    Ok(kernel.iter().any(|k| {
+        k.handle == *handle
+            && k.sets.is_empty()
+            && k.userdata == rule.userdata
+            && zeroed(&k.exprs) == zeroed(&rule.exprs)
+    }))
 }
 
 impl crate::seam::ListTables for Session {
