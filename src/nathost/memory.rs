@@ -28,6 +28,8 @@ pub struct MemoryRuleset {
     next_id: u64,
     /// How many commits changed something.
     pub commits: usize,
+    /// What its commits are held to (nothing, unless [`MemoryRuleset::enforcing`]).
+    enforcement: crate::seam::Enforcement,
 }
 
 fn refused(errno: i32, op: String) -> Error {
@@ -71,7 +73,16 @@ impl MemoryRuleset {
             tables: Tables::new(),
             next_id: 1,
             commits: 0,
+            enforcement: crate::seam::Enforcement::none(),
         }
+    }
+
+    /// Checks every commit against `e`'s policy and records it with `e`'s auditor, judged
+    /// as both kernel backends judge theirs ([`crate::seam::judge::of_changes`]), so that
+    /// what a policy allows of the NAT-host operations is tested without root.
+    pub fn enforcing(mut self, e: crate::seam::Enforcement) -> MemoryRuleset {
+        self.enforcement = e;
+        self
     }
 
     /// The chains of a table, in name order.
@@ -277,6 +288,19 @@ impl RulesetBackend for MemoryRuleset {
             )));
         }
         let (changes, value) = plan(&mut View { r: self })?;
+        // Judged on the tables the plan read, before anything is applied; recorded around
+        // the commit, as nf_tables records a batch the kernel may still refuse.
+        let e = self.enforcement.clone();
+        let mut judged = Vec::new();
+        if e.is_active() && !changes.is_empty() {
+            let tables = &self.tables;
+            judged = crate::seam::judge::of_changes(family, &changes, |table, chain, id| {
+                let rules = &tables.get(table)?.get(chain)?.rules;
+                rules.iter().find(|(i, _)| *i == id).map(|(_, r)| r.clone())
+            });
+            e.check(&mut judged)?;
+            e.record(&judged, crate::nft::AuditOutcome::Attempt);
+        }
         let mut tables = self.tables.clone();
         let mut rule_handles = Vec::new();
         for (i, c) in changes.iter().enumerate() {
@@ -289,10 +313,22 @@ impl RulesetBackend for MemoryRuleset {
                     Error::from_op_failure(f)
                 }
                 e => e,
-            })?;
+            });
+            let added = match added {
+                Ok(a) => a,
+                Err(err) => {
+                    if !judged.is_empty() {
+                        e.record(&judged, crate::nft::AuditOutcome::Failed(&err));
+                    }
+                    return Err(err);
+                }
+            };
             if let Some(id) = added {
                 rule_handles.push((i, id));
             }
+        }
+        if !judged.is_empty() {
+            e.record(&judged, crate::nft::AuditOutcome::Committed);
         }
         if !changes.is_empty() {
             self.tables = tables;

@@ -106,3 +106,49 @@ fn a_transaction_that_fails_changes_nothing() {
         before
     );
 }
+
+/// Under a policy the in-memory ruleset judges a plan as both kernel backends do
+/// (`seam::judge::of_changes`), before anything is applied: the NAT-host policy lets a
+/// reservation be set up and torn down, and refuses tearing down a chain outside the
+/// reservations (its jump from PREROUTING and its deletion), changing nothing.
+#[test]
+fn under_a_policy_a_plan_is_judged_before_it_is_applied() {
+    let policy = crate::policy::Policy::parse(
+        include_str!("../../tests/common/nat_host_policy.toml"),
+        std::path::Path::new("/etc/xtnl/policy.toml"),
+    )
+    .expect("policy");
+    let mut m = MemoryRuleset::new(Family::Ipv4);
+    // Made before the policy: PREROUTING (a `policy` touch the NAT host is not given) and
+    // a chain outside the reservations with its jump.
+    nathost::setup(
+        &mut m,
+        &reservation("other", "eth1:tcp/50444=192.0.2.11:22"),
+    )
+    .expect("other");
+    let mut m = m.enforcing(crate::seam::Enforcement::new(
+        Some(std::sync::Arc::new(policy)),
+        None,
+    ));
+    let r = nathost::setup(
+        &mut m,
+        &reservation("vcld-1", "eth1:tcp/50443=192.0.2.10:22"),
+    )
+    .expect("a reservation is allowed");
+    assert_eq!(r.outcome, Outcome::Changed);
+    let commits = m.commits;
+    let e = nathost::teardown(&mut m, Family::Ipv4, "nat", "other", "PREROUTING")
+        .expect_err("a chain outside the reservations is not the agent's");
+    assert_eq!(e.kind(), crate::ErrorKind::PolicyDenied, "{e}");
+    assert!(
+        e.to_string()
+            .contains("denied: delete-rule in ip nat PREROUTING (a rule jumping to other)"),
+        "{e}"
+    );
+    assert_eq!(m.commits, commits, "a denied plan commits nothing");
+    assert_eq!(m.chain_names("nat"), ["PREROUTING", "other", "vcld-1"]);
+    let r = nathost::teardown(&mut m, Family::Ipv4, "nat", "vcld-1", "PREROUTING")
+        .expect("a reservation's teardown is allowed");
+    assert_eq!(r.outcome, Outcome::Changed);
+    assert_eq!(m.chain_names("nat"), ["PREROUTING", "other"]);
+}

@@ -400,3 +400,96 @@ fn verdict_maps_unknown_expressions_and_unnamed_verdicts_jump_anywhere() {
     let m = denial(check_ops(&p, vec![op]));
     assert!(m.contains("a rule jumping to *"), "{m}");
 }
+
+/// The one derivation: every planned change gives its verbs, chains and targets, and an
+/// nf_tables operation gives what the same change planned neutrally gives (apart from the
+/// operation's number and text, which the caller sets).
+#[test]
+fn every_planned_change_becomes_its_touches_in_one_place() {
+    use super::touch::{OldRule, Planned, touches_of};
+    let of = |p: Planned<'_>| -> Vec<(Verb, Option<String>, Option<String>, bool)> {
+        touches_of(Family::Ipv4, "nat", &p)
+            .into_iter()
+            .map(|t| (t.verb, t.chain, t.jump_to, t.rule_absent))
+            .collect()
+    };
+    let s = |x: &str| Some(x.to_owned());
+    assert_eq!(
+        of(Planned::CreateChain {
+            chain: "PREROUTING",
+            base: true
+        }),
+        [(Verb::Policy, s("PREROUTING"), None, false)]
+    );
+    assert_eq!(
+        of(Planned::CreateChain {
+            chain: "x",
+            base: false
+        }),
+        [(Verb::Create, s("x"), None, false)]
+    );
+    assert_eq!(
+        of(Planned::ReplaceRule {
+            chain: "PREROUTING",
+            old: OldRule::Jumps(s("a")),
+            jump_to: s("b"),
+        }),
+        [
+            (Verb::DeleteRule, s("PREROUTING"), s("a"), false),
+            (Verb::AddRule, s("PREROUTING"), s("b"), false),
+        ]
+    );
+    assert_eq!(
+        of(Planned::DeleteRule {
+            chain: "PREROUTING",
+            old: OldRule::Absent,
+        }),
+        [(Verb::DeleteRule, s("PREROUTING"), None, true)]
+    );
+    let jumping = [("PREROUTING".to_owned(), false), ("other".to_owned(), true)];
+    assert_eq!(
+        of(Planned::Rename {
+            from: "a",
+            to: "b",
+            jumping: &jumping,
+        }),
+        [
+            (Verb::Delete, s("a"), None, false),
+            (Verb::Create, s("b"), None, false),
+            (Verb::DeleteRule, s("PREROUTING"), s("a"), false),
+            (Verb::AddRule, s("PREROUTING"), s("b"), false),
+            (Verb::DeleteRule, s("other"), s(VERDICT_MAP), false),
+            (Verb::AddRule, s("other"), s(VERDICT_MAP), false),
+        ]
+    );
+    assert_eq!(of(Planned::Zero(None)), [(Verb::Zero, None, None, false)]);
+    // An operation: the same touches, numbered and described.
+    let op = Op::ReplaceEncodedRule {
+        chain: nat().chain("PREROUTING"),
+        handle: 7,
+        rule: jump_rule("b"),
+    };
+    let from_op = touches_of_op(3, &op);
+    let neutral = touches_of(
+        Family::Ipv4,
+        "nat",
+        &Planned::ReplaceRule {
+            chain: "PREROUTING",
+            old: OldRule::Handle(7),
+            jump_to: s("b"),
+        },
+    );
+    assert_eq!(from_op.len(), 2);
+    for (a, b) in from_op.iter().zip(&neutral) {
+        assert_eq!((a.op_index, a.op.as_str()), (3, op.to_string().as_str()));
+        assert_eq!(
+            Touch {
+                op_index: 0,
+                op: String::new(),
+                ..a.clone()
+            },
+            *b
+        );
+    }
+    assert_eq!(from_op[0].handle, Some(7));
+}
