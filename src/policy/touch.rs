@@ -317,7 +317,7 @@ pub(super) fn touches_of_op_renaming(
 /// What renaming `from` to `to` does to a rule of `chain` that jumps or goes to `from`: it
 /// then jumps to `to`, so it is judged as that jump deleted and the new one added (a rename
 /// must not turn a jump the policy allowed into one it would refuse). Both backends add
-/// these for every such rule, ordered by chain name ([`Planned::Rename`]).
+/// these for every such rule, ordered by chain name.
 pub fn retargeted(family: Family, table: &str, chain: &str, from: &str, to: &str) -> [Touch; 2] {
     let mk = |verb: Verb, jump: &str| Touch {
         jump_to: Some(jump.to_owned()),
