@@ -122,8 +122,9 @@ const CASES: &[(&str, &str)] = &[
     // Where the three derivations of touches before issue 25 (nf_tables operations, the
     // interpreter's edits, an x_tables table difference) could part: a rule deleted or
     // replaced by number that jumps nowhere, one rule's counters zeroed (`-Z CHAIN N`, a
-    // rule replaced by itself on nf_tables), a rename, a policy and a flush by declaration
-    // inside a restore block.
+    // rule replaced by itself on nf_tables), and inside a restore block renames (one of the
+    // target of a jump the block adds: nf_tables judged only the kernel's jumps), a policy
+    // and a flush by declaration.
     ("-t nat -D vcld-1 1", ""),
     ("-t nat -R other 1 -j vcld-e", ""),
     ("-t nat -Z PREROUTING 2", ""),
@@ -135,6 +136,10 @@ const CASES: &[(&str, &str)] = &[
     (
         "restore --noflush {FILE}",
         "*nat\n-E other other5\nCOMMIT\n",
+    ),
+    (
+        "restore --noflush {FILE}",
+        "*nat\n-A PREROUTING -j vcld-e\n-E vcld-e evil\nCOMMIT\n",
     ),
     (
         "restore --noflush {FILE}",
@@ -364,6 +369,17 @@ fn both_backends_judge_and_audit_every_case_the_same() {
                             "{args}: {nft:?}"
                         );
                     }
+                }
+                // A jump added, then its target renamed, in one block: the rename is judged
+                // with the jump the block added (nf_tables judged only the kernel's).
+                if name == "retarget" && file.contains("-E vcld-e evil") {
+                    assert_eq!(nft.code, 5, "{file}: {nft:?}");
+                    assert!(
+                        nft.denial.iter().any(|d| d.contains(
+                            "denied: add-rule in ip nat PREROUTING (a rule jumping to evil)"
+                        )),
+                        "{file}: {nft:?}"
+                    );
                 }
                 judged += 1;
             }

@@ -395,17 +395,8 @@ impl Policy {
         for (i, op) in tx.ops().iter().enumerate() {
             let mut jumping: Vec<(String, bool)> = Vec::new();
             if let crate::nft::Op::RenameChain { chain, .. } = op {
-                jumping = reader
-                    .raw_rules(&chain.table, None)?
-                    .iter()
-                    .filter_map(|r| match exprs_jump(&r.exprs).as_deref() {
-                        Some(j) if j == chain.name => Some((r.chain.name.clone(), false)),
-                        Some(VERDICT_MAP) => Some((r.chain.name.clone(), true)),
-                        _ => None,
-                    })
-                    .collect();
-                jumping.sort();
-                jumping.dedup();
+                let kernel = reader.raw_rules(&chain.table, None)?;
+                jumping = touch::jumping_at_rename(&tx.ops()[..i], &kernel, chain);
             }
             ts.extend(touch::touches_of_op_renaming(i, op, &jumping));
         }

@@ -493,3 +493,45 @@ fn every_planned_change_becomes_its_touches_in_one_place() {
     }
     assert_eq!(from_op[0].handle, Some(7));
 }
+
+/// A rename retargets the jumps the batch holds when it runs, not only the kernel's: a jump
+/// added earlier in the same transaction counts (or `-A PREROUTING -j vcld-e` then `-E vcld-e
+/// evil` would leave PREROUTING jumping to a chain the policy refuses, judged only as a
+/// jump to `vcld-e`), and a kernel rule the transaction deleted or flushed before does not.
+#[test]
+fn a_rename_retargets_the_jumps_the_batch_holds_when_it_runs() {
+    let kernel_rule = |chain: &str, handle: u64, target: &str| crate::nft::RawRule {
+        chain: nat().chain(chain),
+        handle,
+        exprs: jump_rule(target).exprs,
+        userdata: None,
+        sets: Default::default(),
+    };
+    let kernel = vec![
+        kernel_rule("PREROUTING", 1, "vcld-e"),
+        kernel_rule("other", 2, "vcld-e"),
+        kernel_rule("spare", 3, "vcld-1"),
+    ];
+    let renamed = nat().chain("vcld-e");
+    let at = |earlier: Vec<Op>| super::touch::jumping_at_rename(&earlier, &kernel, &renamed);
+    let names = |v: Vec<(String, bool)>| v.into_iter().map(|(c, _)| c).collect::<Vec<_>>();
+    assert_eq!(names(at(vec![])), ["PREROUTING", "other"]);
+    // Deleted by handle, and flushed, before the rename: not retargeted.
+    let deleted = Op::DeleteRule {
+        chain: nat().chain("PREROUTING"),
+        handle: 1,
+    };
+    assert_eq!(names(at(vec![deleted])), ["other"]);
+    assert_eq!(
+        names(at(vec![Op::FlushChain(nat().chain("other"))])),
+        ["PREROUTING"]
+    );
+    assert!(at(vec![Op::FlushTable(nat())]).is_empty());
+    // Added before the rename: retargeted.
+    let added = Op::AddEncodedRule {
+        chain: nat().chain("spare"),
+        rule: jump_rule("vcld-e"),
+        position: RulePosition::Append,
+    };
+    assert_eq!(names(at(vec![Op::FlushTable(nat()), added])), ["spare"]);
+}

@@ -326,6 +326,79 @@ pub fn retargeted(family: Family, table: &str, chain: &str, from: &str, to: &str
     [mk(Verb::DeleteRule, from), mk(Verb::AddRule, to)]
 }
 
+/// The chains holding a rule that jumps to `chain` when an operation renames it, for
+/// [`Planned::Rename`]: the kernel's rules (`kernel`, read in the generation the commit
+/// carries) that the operations before it (`earlier`) did not delete, replace or flush, and
+/// the rules those operations added, as the batch leaves the table when the rename runs
+/// (a jump added earlier in the same transaction is retargeted too, as on x_tables, where
+/// the judge reads the view the earlier edits changed). `true`: a rule that may jump
+/// anywhere ([`VERDICT_MAP`]). Sorted by chain, once each.
+pub(super) fn jumping_at_rename(
+    earlier: &[Op],
+    kernel: &[crate::nft::RawRule],
+    chain: &crate::nft::ChainRef,
+) -> Vec<(String, bool)> {
+    let table = &chain.table;
+    let mut gone: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut flushed: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut all_flushed = false;
+    // (chain, where the rule jumps) of the rules the earlier operations added.
+    let mut added: Vec<(&str, Option<String>)> = Vec::new();
+    for op in earlier {
+        match op {
+            Op::DeleteRule { chain: c, handle } if c.table == *table => {
+                gone.insert(*handle);
+            }
+            Op::ReplaceRule {
+                chain: c,
+                handle,
+                rule,
+            } if c.table == *table => {
+                gone.insert(*handle);
+                added.push((&c.name, model_jump(rule)));
+            }
+            Op::ReplaceEncodedRule {
+                chain: c,
+                handle,
+                rule,
+            } if c.table == *table => {
+                gone.insert(*handle);
+                added.push((&c.name, exprs_jump(&rule.exprs)));
+            }
+            Op::AddRule { chain: c, rule, .. } if c.table == *table => {
+                added.push((&c.name, model_jump(rule)));
+            }
+            Op::AddEncodedRule { chain: c, rule, .. } if c.table == *table => {
+                added.push((&c.name, exprs_jump(&rule.exprs)));
+            }
+            Op::FlushChain(c) if c.table == *table => {
+                flushed.insert(&c.name);
+                added.retain(|(a, _)| *a != c.name);
+            }
+            Op::FlushTable(t) if t == table => {
+                all_flushed = true;
+                added.clear();
+            }
+            _ => {}
+        }
+    }
+    let of = |in_chain: &str, jump: Option<&str>| match jump {
+        Some(j) if j == chain.name => Some((in_chain.to_owned(), false)),
+        Some(VERDICT_MAP) => Some((in_chain.to_owned(), true)),
+        _ => None,
+    };
+    let mut out: Vec<(String, bool)> = kernel
+        .iter()
+        .filter(|r| !all_flushed && !gone.contains(&r.handle))
+        .filter(|r| !flushed.contains(r.chain.name.as_str()))
+        .filter_map(|r| of(&r.chain.name, exprs_jump(&r.exprs).as_deref()))
+        .chain(added.iter().filter_map(|(c, j)| of(c, j.as_deref())))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// What an operation on a named set touches: a set verb, with the set's name where chain
 /// touches name a chain (an `[[allow]]` entry scopes them with `sets = [...]`).
 fn set_touches(op: &SetOp) -> Vec<Touch> {
