@@ -7,6 +7,7 @@ pub mod document;
 
 pub use document::{
     Bounds, Document, MAX_DOCUMENT_BYTES, MAX_OPERATIONS, TransactionDoc, parse, parse_bounded,
+    parse_value,
 };
 
 use serde_json::{Value, json};

@@ -235,7 +235,7 @@ fn parse_document(doc: &Value) -> Result<Document> {
     if let Some(o) = doc.as_object_mut() {
         o.retain(|_, v| !v.is_null());
     }
-    json::parse(doc.to_string().as_bytes())
+    json::parse_value(&doc)
 }
 
 /// A response: `fields` with the request's `id`, `version` and `ok` first.
