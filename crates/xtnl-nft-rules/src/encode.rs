@@ -1,0 +1,991 @@
+//! Linearization: statements to the expressions nft gives the kernel, with the protocol
+//! dependencies nft adds (`meta nfproto` before an `ip` field in an inet table, `meta l4proto`
+//! before a `tcp` field) and the registers nft picks (one 16-byte register per value, a
+//! concatenation's fields in consecutive 4-byte registers), and the anonymous sets a rule
+//! needs.
+
+use xtnl_nft_json::{
+    CounterStmt, ExprObject, Expression, LimitStmt, Log as JLog, Match, Nat as JNat, OneOrMany,
+    Reject as JReject, Statement,
+};
+use xtnl_wire::expr::{
+    Bitwise, Cmp, CmpOp, Counter, Ct, Expr, Fib, Immediate, ImmediateData, Limit, LogAll, Lookup,
+    Masq, Meta, MetaKey, Nat, NatKind, Payload, Range, Redir, Reject, Verdict,
+};
+use xtnl_wire::nftables::nfproto;
+use xtnl_wire::set::{DATA_VERDICT, SetDefRepr, flags as set_flags};
+
+use crate::decode::{NAT_FLAGS, PER};
+use crate::elements::bounds;
+use crate::encode_elements;
+use crate::proto::{ct_named, field_named, l4_number, meta_named};
+use crate::symbols::is_flags;
+use crate::value::{Field, encode_fields, show};
+use crate::{AnonSet, ByteOrder, DataType, EncodedRule, RuleError, SetLookup, SetView};
+
+/// A 4-byte register slot (0 = the start of `NFT_REG_1`) as nft numbers it: the 16-byte
+/// register when the slot starts one, the 4-byte register otherwise.
+fn reg_of(slot: u32) -> u32 {
+    if slot % 4 == 0 {
+        1 + slot / 4
+    } else {
+        8 + slot
+    }
+}
+
+fn obj_of(e: &Expression) -> Option<&ExprObject> {
+    match e {
+        Expression::Object(o) => Some(o.as_ref()),
+        _ => None,
+    }
+}
+
+/// What a left-hand expression loads.
+#[derive(Debug, Clone, Copy)]
+struct Loaded {
+    field: Field,
+    /// `meta nfproto`, `meta l4proto`, `ip protocol`, `ip6 nexthdr`: a context it sets.
+    ctx: Option<Ctx>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    NfProto,
+    L4Proto,
+}
+
+struct Encoder<'a> {
+    family: u8,
+    sets: &'a dyn SetLookup,
+    out: Vec<Expr>,
+    anon: Vec<AnonSet>,
+    nfproto: Option<u8>,
+    l4proto: Option<u8>,
+}
+
+/// A rule's statements (as `nft -j -f` reads them) to the expressions nft would give the
+/// kernel, with the anonymous sets they need. `family` is the table's; `sets` has the
+/// table's named sets (those the batch creates included).
+pub fn encode_rule(
+    family: u8,
+    stmts: &[Statement],
+    sets: &dyn SetLookup,
+) -> Result<EncodedRule, RuleError> {
+    let mut e = Encoder {
+        family,
+        sets,
+        out: Vec::new(),
+        anon: Vec::new(),
+        nfproto: None,
+        l4proto: None,
+    };
+    for (i, s) in stmts.iter().enumerate() {
+        e.stmt(s).map_err(|err| err.within(&format!("expr[{i}]")))?;
+    }
+    Ok(EncodedRule {
+        exprs: e.out,
+        anon_sets: e.anon,
+    })
+}
+
+impl Encoder<'_> {
+    fn inet_like(&self) -> bool {
+        !matches!(self.family, nfproto::IPV4 | nfproto::IPV6)
+    }
+
+    fn dep(&mut self, ctx: Ctx, v: u8) {
+        let (key, cur) = match ctx {
+            Ctx::NfProto => (MetaKey::NFPROTO, &mut self.nfproto),
+            Ctx::L4Proto => (MetaKey::L4PROTO, &mut self.l4proto),
+        };
+        if *cur == Some(v) {
+            return;
+        }
+        *cur = Some(v);
+        self.out.push(Expr::Meta(Meta { key, dreg: 1 }));
+        self.out.push(Expr::Cmp(Cmp {
+            sreg: 1,
+            op: CmpOp::Eq,
+            data: vec![v],
+        }));
+    }
+
+    /// The dependencies a left-hand expression needs, emitted before it is loaded.
+    fn deps(&mut self, e: &Expression) -> Result<(), RuleError> {
+        let Some(o) = obj_of(e) else { return Ok(()) };
+        match o {
+            ExprObject::Payload(p) => {
+                let (Some(proto), Some(_)) = (&p.protocol, &p.field) else {
+                    return Ok(());
+                };
+                match proto.as_str() {
+                    "ip" if self.inet_like() => self.dep(Ctx::NfProto, 2),
+                    "ip6" if self.inet_like() => self.dep(Ctx::NfProto, 10),
+                    "th" | "ip" | "ip6" | "ether" => {}
+                    l4 => {
+                        let n = l4_number(l4).ok_or_else(|| {
+                            RuleError::unsupported("", format!("the protocol {l4:?}"))
+                        })?;
+                        // An ICMP header implies its IP version: nft matches that first.
+                        let version = match l4 {
+                            "icmp" => Some(2),
+                            "icmpv6" => Some(10),
+                            _ => None,
+                        };
+                        if let Some(v) = version {
+                            if self.inet_like() && self.l4proto != Some(n) {
+                                self.dep(Ctx::NfProto, v);
+                            }
+                        }
+                        self.dep(Ctx::L4Proto, n);
+                    }
+                }
+            }
+            ExprObject::Concat(parts) => {
+                for p in parts {
+                    self.deps(p)?;
+                }
+            }
+            ExprObject::And(v) if v.len() == 2 => self.deps(&v[0])?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Loads a left-hand expression into the register at `slot`.
+    fn load(&mut self, e: &Expression, slot: u32, len: Option<u32>) -> Result<Loaded, RuleError> {
+        let dreg = reg_of(slot);
+        let o = obj_of(e).ok_or_else(|| {
+            RuleError::unsupported("", format!("{} as the left side of a match", show(e)))
+        })?;
+        Ok(match o {
+            ExprObject::Payload(p) => {
+                let (Some(proto), Some(field)) = (&p.protocol, &p.field) else {
+                    return Err(RuleError::unsupported("", "a raw payload expression"));
+                };
+                let h = field_named(proto, field).ok_or_else(|| {
+                    RuleError::unsupported("", format!("the header field {proto} {field}"))
+                })?;
+                self.out.push(Expr::Payload(Payload {
+                    dreg,
+                    base: h.base,
+                    offset: h.offset,
+                    len: len.unwrap_or(h.len),
+                }));
+                let ctx = match (proto.as_str(), field.as_str()) {
+                    ("ip", "protocol") | ("ip6", "nexthdr") => Some(Ctx::L4Proto),
+                    _ => None,
+                };
+                Loaded {
+                    field: Field {
+                        dtype: h.dtype,
+                        order: ByteOrder::Big,
+                        len: h.len as usize,
+                    },
+                    ctx,
+                }
+            }
+            ExprObject::Meta(k) => {
+                let (key, field) = meta_named(&k.key).ok_or_else(|| {
+                    RuleError::unsupported("", format!("the meta key {:?}", k.key))
+                })?;
+                self.out.push(Expr::Meta(Meta {
+                    key: MetaKey(key),
+                    dreg,
+                }));
+                let ctx = match k.key.as_str() {
+                    "nfproto" => Some(Ctx::NfProto),
+                    "l4proto" => Some(Ctx::L4Proto),
+                    _ => None,
+                };
+                Loaded { field, ctx }
+            }
+            ExprObject::Ct(c) => {
+                let (key, field) = ct_named(&c.key, c.family.as_deref())
+                    .ok_or_else(|| RuleError::unsupported("", format!("the ct key {:?}", c.key)))?;
+                let direction = match c.dir.as_deref() {
+                    None => None,
+                    Some("original") => Some(0),
+                    Some("reply") => Some(1),
+                    Some(d) => {
+                        return Err(RuleError::invalid("", format!("ct direction {d:?}")));
+                    }
+                };
+                self.out.push(Expr::Ct(Ct {
+                    key,
+                    dreg,
+                    direction,
+                }));
+                Loaded { field, ctx: None }
+            }
+            ExprObject::Fib(f) => {
+                let (result, dtype, len) = match f.result.as_str() {
+                    "oif" => (Fib::RESULT_OIF, DataType::IfaceIndex, 4),
+                    "oifname" => (Fib::RESULT_OIFNAME, DataType::IfName, 16),
+                    "type" => (Fib::RESULT_ADDRTYPE, DataType::FibAddrType, 4),
+                    r => return Err(RuleError::unsupported("", format!("fib result {r:?}"))),
+                };
+                let names: Vec<&str> = match &f.flags {
+                    None => Vec::new(),
+                    Some(OneOrMany::One(s)) => vec![s.as_str()],
+                    Some(OneOrMany::Many(v)) => v.iter().map(String::as_str).collect(),
+                };
+                let mut flags = 0;
+                for n in names {
+                    flags |= match n {
+                        "saddr" => 1,
+                        "daddr" => 2,
+                        "mark" => 4,
+                        "iif" => 8,
+                        "oif" => 16,
+                        _ => return Err(RuleError::unsupported("", format!("fib flag {n:?}"))),
+                    };
+                }
+                self.out.push(Expr::Other(
+                    Fib {
+                        dreg,
+                        result,
+                        flags,
+                    }
+                    .to_other(),
+                ));
+                Loaded {
+                    field: Field {
+                        dtype,
+                        order: ByteOrder::Host,
+                        len,
+                    },
+                    ctx: None,
+                }
+            }
+            ExprObject::Concat(parts) => {
+                let mut at = slot;
+                let mut dtypes = Vec::new();
+                let mut total = 0;
+                for p in parts {
+                    let l = self.load(p, at, None)?;
+                    let padded = l.field.len.div_ceil(4) * 4;
+                    at += (padded / 4) as u32;
+                    total += padded;
+                    dtypes.push(l.field.dtype);
+                }
+                Loaded {
+                    field: Field {
+                        dtype: DataType::Other(DataType::pack(&dtypes)),
+                        order: ByteOrder::Big,
+                        len: total,
+                    },
+                    ctx: None,
+                }
+            }
+            other => {
+                return Err(RuleError::unsupported(
+                    "",
+                    format!(
+                        "{} as the left side of a match",
+                        serde_json::to_string(other).unwrap_or_default()
+                    ),
+                ));
+            }
+        })
+    }
+
+    /// The datatypes of a left-hand expression (more than one for a concatenation), and the
+    /// fields of its key.
+    fn key_of(&self, e: &Expression) -> Result<Vec<Field>, RuleError> {
+        match obj_of(e) {
+            Some(ExprObject::Concat(parts)) => {
+                let mut out = Vec::new();
+                for p in parts {
+                    out.extend(self.key_of(p)?);
+                }
+                Ok(out)
+            }
+            Some(ExprObject::Payload(p)) => {
+                let (Some(pr), Some(f)) = (&p.protocol, &p.field) else {
+                    return Err(RuleError::unsupported("", "a raw payload expression"));
+                };
+                let h = field_named(pr, f).ok_or_else(|| {
+                    RuleError::unsupported("", format!("the header field {pr} {f}"))
+                })?;
+                Ok(vec![Field {
+                    dtype: h.dtype,
+                    order: ByteOrder::Big,
+                    len: h.len as usize,
+                }])
+            }
+            Some(ExprObject::Meta(k)) => Ok(vec![
+                meta_named(&k.key)
+                    .ok_or_else(|| RuleError::unsupported("", format!("meta key {:?}", k.key)))?
+                    .1,
+            ]),
+            Some(ExprObject::Ct(c)) => Ok(vec![
+                ct_named(&c.key, c.family.as_deref())
+                    .ok_or_else(|| RuleError::unsupported("", format!("ct key {:?}", c.key)))?
+                    .1,
+            ]),
+            _ => Err(RuleError::unsupported(
+                "",
+                format!("{} as a set's key", show(e)),
+            )),
+        }
+    }
+
+    fn stmt(&mut self, s: &Statement) -> Result<(), RuleError> {
+        match s {
+            Statement::Match(m) => self.matches(m),
+            Statement::Accept(()) => self.verdict(Verdict::Accept),
+            Statement::Drop(()) => self.verdict(Verdict::Drop),
+            Statement::Continue(()) => self.verdict(Verdict::Continue),
+            Statement::Return(()) => self.verdict(Verdict::Return),
+            Statement::Jump(t) => self.verdict(Verdict::Jump(t.target.clone())),
+            Statement::Goto(t) => self.verdict(Verdict::Goto(t.target.clone())),
+            Statement::Vmap(v) => {
+                self.deps(&v.key)?;
+                let fields = self.key_of(&v.key)?;
+                self.load(&v.key, 0, None)?;
+                let (name, id) = self.set_ref(&v.data, &fields, Some((DataType::Verdict, 0)))?;
+                self.out.push(Expr::Lookup(Lookup {
+                    set: name,
+                    sreg: 1,
+                    set_id: id,
+                    dreg: Some(0),
+                    flags: Some(0),
+                }));
+                Ok(())
+            }
+            Statement::Counter(c) => {
+                let (packets, bytes) = match c {
+                    None => (0, 0),
+                    Some(CounterStmt::Anonymous(v)) => {
+                        (v.packets.unwrap_or(0), v.bytes.unwrap_or(0))
+                    }
+                    Some(CounterStmt::Named(n)) => {
+                        return Err(RuleError::unsupported(
+                            "",
+                            format!("a named counter ({n:?}): objref"),
+                        ));
+                    }
+                };
+                self.out.push(Expr::Counter(Counter { packets, bytes }));
+                Ok(())
+            }
+            Statement::Limit(l) => self.limit(l),
+            Statement::Log(l) => self.log(l.as_ref()),
+            Statement::Reject(r) => self.reject(r.as_ref()),
+            Statement::Snat(n) => self.nat(NatKind::Snat, n.as_ref()),
+            Statement::Dnat(n) => self.nat(NatKind::Dnat, n.as_ref()),
+            Statement::Masquerade(n) => {
+                let (flags, regs) = self.nat_ports(n.as_ref(), 0)?;
+                self.out.push(Expr::Masq(Masq {
+                    flags: (flags != 0).then_some(flags),
+                    reg_proto_min: regs.map(|r| r.0),
+                    reg_proto_max: regs.map(|r| r.1),
+                }));
+                Ok(())
+            }
+            Statement::Redirect(n) => {
+                let (flags, regs) = self.nat_ports(n.as_ref(), 0)?;
+                self.out.push(Expr::Redir(Redir {
+                    reg_proto_min: regs.map(|r| r.0),
+                    reg_proto_max: regs.map(|r| r.1),
+                    flags: (flags != 0).then_some(flags),
+                }));
+                Ok(())
+            }
+            Statement::Xt(x) => Err(RuleError::unsupported(
+                "",
+                format!(
+                    "an xt statement ({} {:?}): nft's JSON does not carry the extension's data",
+                    x.kind, x.name
+                ),
+            )),
+            Statement::Other(v) => Err(RuleError::unsupported("", format!("the statement {v}"))),
+            other => {
+                let name = serde_json::to_value(other)
+                    .ok()
+                    .and_then(|v| v.as_object().and_then(|o| o.keys().next().cloned()))
+                    .unwrap_or_else(|| "?".into());
+                Err(RuleError::unsupported(
+                    "",
+                    format!("the {name:?} statement"),
+                ))
+            }
+        }
+    }
+
+    fn verdict(&mut self, v: Verdict) -> Result<(), RuleError> {
+        self.out.push(Expr::Immediate(Immediate {
+            dreg: 0,
+            data: ImmediateData::Verdict(v),
+        }));
+        Ok(())
+    }
+
+    fn matches(&mut self, m: &Match) -> Result<(), RuleError> {
+        let at = |e: RuleError| e.within(".match");
+        let op = match m.op.as_str() {
+            "==" => CmpOp::Eq,
+            "!=" => CmpOp::Neq,
+            "<" => CmpOp::Lt,
+            "<=" => CmpOp::Lte,
+            ">" => CmpOp::Gt,
+            ">=" => CmpOp::Gte,
+            "in" => CmpOp::Eq,
+            o => {
+                return Err(RuleError::unsupported(
+                    ".match.op",
+                    format!("operator {o:?}"),
+                ));
+            }
+        };
+        let flag_test = m.op == "in";
+        // A binop `&` on the left: load, mask, compare.
+        let (left, mask) = match obj_of(&m.left) {
+            Some(ExprObject::And(v)) if v.len() == 2 => (&v[0], Some(&v[1])),
+            _ => (&m.left, None),
+        };
+        self.deps(left).map_err(at)?;
+        // The right side decides the form.
+        let right = &m.right;
+        let set_like = matches!(right, Expression::String(s) if s.starts_with('@'))
+            || matches!(obj_of(right), Some(ExprObject::Set(_)));
+        if set_like {
+            if mask.is_some() {
+                return Err(RuleError::unsupported(".match", "a masked set lookup"));
+            }
+            let fields = self.key_of(left).map_err(at)?;
+            let l = self.load(left, 0, None).map_err(at)?;
+            let _ = l;
+            let (name, id) = self.set_ref(right, &fields, None).map_err(at)?;
+            self.out.push(Expr::Lookup(Lookup {
+                set: name,
+                sreg: 1,
+                set_id: id,
+                dreg: None,
+                flags: Some(if op == CmpOp::Neq { Lookup::F_INV } else { 0 }),
+            }));
+            return Ok(());
+        }
+        // A byte-aligned prefix of a header address loads fewer bytes.
+        if let (Some(ExprObject::Prefix(p)), None) = (obj_of(right), mask) {
+            let probe = self.key_of(left).map_err(at)?;
+            let f = probe[0];
+            let (lo, _) = bounds(f, right).map_err(at)?;
+            let is_payload = matches!(obj_of(left), Some(ExprObject::Payload(_)));
+            if is_payload && p.len % 8 == 0 && p.len > 0 && (p.len as usize) < f.len * 8 {
+                let n = (p.len / 8) as usize;
+                self.load(left, 0, Some(n as u32)).map_err(at)?;
+                self.out.push(Expr::Cmp(Cmp {
+                    sreg: 1,
+                    op,
+                    data: lo[..n].to_vec(),
+                }));
+                return Ok(());
+            }
+            self.load(left, 0, None).map_err(at)?;
+            let mut m = vec![0u8; f.len];
+            for i in 0..(p.len as usize).min(f.len * 8) {
+                m[i / 8] |= 0x80 >> (i % 8);
+            }
+            self.out.push(Expr::Bitwise(Bitwise {
+                sreg: 1,
+                dreg: 1,
+                len: f.len as u32,
+                mask: m,
+                xor: vec![0; f.len],
+            }));
+            self.out.push(Expr::Cmp(Cmp {
+                sreg: 1,
+                op,
+                data: lo,
+            }));
+            return Ok(());
+        }
+        let l = self.load(left, 0, None).map_err(at)?;
+        let f = l.field;
+        if let Some(mask) = mask {
+            let mb = encode_fields(&[f], mask).map_err(|e| at(e.within(".left.&[1]")))?;
+            self.out.push(Expr::Bitwise(Bitwise {
+                sreg: 1,
+                dreg: 1,
+                len: f.len as u32,
+                mask: mb,
+                xor: vec![0; f.len],
+            }));
+        }
+        if flag_test && is_flags(f.dtype) && mask.is_none() {
+            let mb = encode_fields(&[f], right).map_err(|e| at(e.within(".right")))?;
+            self.out.push(Expr::Bitwise(Bitwise {
+                sreg: 1,
+                dreg: 1,
+                len: f.len as u32,
+                mask: mb,
+                xor: vec![0; f.len],
+            }));
+            self.out.push(Expr::Cmp(Cmp {
+                sreg: 1,
+                op: CmpOp::Neq,
+                data: vec![0; f.len],
+            }));
+            return Ok(());
+        }
+        if let Some(ExprObject::Range(r)) = obj_of(right) {
+            if r.len() != 2 {
+                return Err(RuleError::invalid(".match.right", "a range of two values"));
+            }
+            let lo = encode_fields(&[f], &r[0]).map_err(at)?;
+            let hi = encode_fields(&[f], &r[1]).map_err(at)?;
+            if op == CmpOp::Eq {
+                self.out.push(Expr::Cmp(Cmp {
+                    sreg: 1,
+                    op: CmpOp::Gte,
+                    data: lo,
+                }));
+                self.out.push(Expr::Cmp(Cmp {
+                    sreg: 1,
+                    op: CmpOp::Lte,
+                    data: hi,
+                }));
+            } else {
+                self.out.push(Expr::Range(Range {
+                    sreg: 1,
+                    op,
+                    from: lo,
+                    to: hi,
+                }));
+            }
+            return Ok(());
+        }
+        // `iifname "eth*"`: the name's bytes without the NUL.
+        if let (DataType::IfName | DataType::String, Expression::String(s)) = (f.dtype, right) {
+            if let Some(stem) = s.strip_suffix('*') {
+                if !stem.ends_with('\\') {
+                    self.out.push(Expr::Cmp(Cmp {
+                        sreg: 1,
+                        op,
+                        data: stem.as_bytes().to_vec(),
+                    }));
+                    return Ok(());
+                }
+            }
+        }
+        let data = encode_fields(&[f], right).map_err(|e| at(e.within(".right")))?;
+        self.out.push(Expr::Cmp(Cmp {
+            sreg: 1,
+            op,
+            data: data.clone(),
+        }));
+        if op == CmpOp::Eq && mask.is_none() && data.len() == 1 {
+            match l.ctx {
+                Some(Ctx::NfProto) => self.nfproto = Some(data[0]),
+                Some(Ctx::L4Proto) => self.l4proto = Some(data[0]),
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A set operand: `"@name"` (a named set) or `{"set": [...]}` (an anonymous set created
+    /// with the rule). Returns the name and, for an anonymous set, its id.
+    fn set_ref(
+        &mut self,
+        e: &Expression,
+        key: &[Field],
+        data: Option<(DataType, u32)>,
+    ) -> Result<(String, Option<u32>), RuleError> {
+        if let Expression::String(s) = e {
+            let name = s.strip_prefix('@').ok_or_else(|| {
+                RuleError::invalid("", format!("{} is not a set (\"@NAME\")", show(e)))
+            })?;
+            if self.sets.set(name).is_none() {
+                return Err(RuleError::invalid(
+                    "",
+                    format!("the table has no set {name:?}"),
+                ));
+            }
+            return Ok((name.to_owned(), None));
+        }
+        let Some(ExprObject::Set(inner)) = obj_of(e) else {
+            return Err(RuleError::unsupported("", format!("{} as a set", show(e))));
+        };
+        let elems: Vec<Expression> = match inner {
+            Expression::List(v) => v.clone(),
+            one => vec![one.clone()],
+        };
+        let is_map = data.is_some();
+        let interval = elems.iter().any(|el| {
+            let key = match (is_map, el) {
+                (true, Expression::List(kv)) if kv.len() == 2 => &kv[0],
+                _ => el,
+            };
+            has_interval(key)
+        });
+        let mut flags = set_flags::ANONYMOUS | set_flags::CONSTANT;
+        if interval {
+            flags |= set_flags::INTERVAL;
+            if key.len() > 1 {
+                flags |= set_flags::CONCAT;
+            }
+        }
+        if is_map {
+            flags |= set_flags::MAP;
+        }
+        let dtypes: Vec<DataType> = key.iter().map(|f| f.dtype).collect();
+        let key_len: usize = if key.len() == 1 {
+            key[0].len
+        } else {
+            key.iter().map(|f| f.len.div_ceil(4) * 4).sum()
+        };
+        let id = self.anon.len() as u32;
+        let name = if is_map { "__map%d" } else { "__set%d" };
+        let view = SetView {
+            name: name.into(),
+            key: dtypes.clone(),
+            key_len: key_len as u32,
+            key_order: key[0].order,
+            data: data.map(|d| d.0),
+            data_len: data.map_or(0, |d| d.1),
+            flags,
+            elements: Vec::new(),
+        };
+        let elements = encode_elements(&view, &elems)?;
+        let mut def = SetDefRepr {
+            name: name.into(),
+            flags,
+            key_type: DataType::pack(&dtypes),
+            key_len: key_len as u32,
+            id: Some(id),
+            size: Some(elems.len() as u32),
+            ..Default::default()
+        };
+        if let Some((dt, len)) = data {
+            if dt == DataType::Verdict {
+                def.data_type = Some(DATA_VERDICT);
+                def.data_len = Some(0);
+            } else {
+                def.data_type = Some(dt.id());
+                def.data_len = Some(len);
+            }
+        }
+        if interval && key.len() > 1 {
+            def.concat = key.iter().map(|f| f.len as u32).collect();
+        }
+        let order = match key[0].order {
+            ByteOrder::Big => xtnl_wire::set::udata::BYTEORDER_BIG,
+            ByteOrder::Host => xtnl_wire::set::udata::BYTEORDER_HOST,
+        };
+        let mut udata = Vec::new();
+        xtnl_wire::set::udata::push(
+            &mut udata,
+            xtnl_wire::set::udata::SET_KEYBYTEORDER,
+            &order.to_ne_bytes(),
+        );
+        def.userdata = Some(udata);
+        self.anon.push(AnonSet { def, elements });
+        Ok((name.to_owned(), Some(id)))
+    }
+
+    fn limit(&mut self, l: &LimitStmt) -> Result<(), RuleError> {
+        let v = match l {
+            LimitStmt::Anonymous(v) => v,
+            LimitStmt::Named(n) => {
+                return Err(RuleError::unsupported(
+                    "",
+                    format!("a named limit ({n:?}): objref"),
+                ));
+            }
+        };
+        let per = v.per.as_deref().unwrap_or("second");
+        let unit = PER
+            .iter()
+            .find(|(_, n)| *n == per)
+            .map(|(s, _)| *s)
+            .ok_or_else(|| RuleError::invalid("", format!("limit per {per:?}")))?;
+        let bytes_unit = |u: Option<&str>| -> Result<Option<u64>, RuleError> {
+            Ok(match u {
+                None => None,
+                Some("bytes") => Some(1),
+                Some("kbytes") => Some(1024),
+                Some("mbytes") => Some(1024 * 1024),
+                Some(u) => return Err(RuleError::invalid("", format!("limit unit {u:?}"))),
+            })
+        };
+        let ru = bytes_unit(v.rate_unit.as_deref())?;
+        let bu = bytes_unit(v.burst_unit.as_deref())?;
+        let (kind, rate, burst) = match ru {
+            None => (Limit::PKTS, v.rate, v.burst.unwrap_or(5)),
+            Some(m) => (
+                Limit::BYTES,
+                v.rate.saturating_mul(m),
+                v.burst.unwrap_or(0).saturating_mul(bu.unwrap_or(1)),
+            ),
+        };
+        let burst = u32::try_from(burst)
+            .map_err(|_| RuleError::invalid("", format!("limit burst {burst}")))?;
+        self.out.push(Expr::Other(
+            Limit {
+                rate,
+                unit,
+                burst,
+                kind,
+                flags: if v.inv == Some(true) { Limit::F_INV } else { 0 },
+            }
+            .to_other(),
+        ));
+        Ok(())
+    }
+
+    fn log(&mut self, l: Option<&JLog>) -> Result<(), RuleError> {
+        let mut out = LogAll::default();
+        let Some(l) = l else {
+            out.level = Some(4);
+            self.out.push(out.to_expr());
+            return Ok(());
+        };
+        out.prefix = l.prefix.clone();
+        if let Some(g) = l.group {
+            out.group = Some(
+                u16::try_from(g).map_err(|_| RuleError::invalid("", format!("log group {g}")))?,
+            );
+            // The kernel lists snaplen and the queue threshold only when not 0.
+            out.snaplen = l.snaplen.filter(|s| *s != 0).map(|s| s as u32);
+            out.qthreshold = l.queue_threshold.filter(|q| *q != 0).map(|q| q as u16);
+            if l.level.is_some() || l.flags.is_some() {
+                return Err(RuleError::invalid(
+                    "",
+                    "log level or flags with a group (nflog)",
+                ));
+            }
+        } else {
+            let lv = l.level.as_deref().unwrap_or("warn");
+            let levels = [
+                "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug", "audit",
+            ];
+            out.level = Some(
+                levels
+                    .iter()
+                    .position(|x| *x == lv)
+                    .ok_or_else(|| RuleError::invalid("", format!("log level {lv:?}")))?
+                    as u32,
+            );
+            let names: Vec<&str> = match &l.flags {
+                None => Vec::new(),
+                Some(OneOrMany::One(s)) => vec![s.as_str()],
+                Some(OneOrMany::Many(v)) => v.iter().map(String::as_str).collect(),
+            };
+            let mut f = 0;
+            for n in names {
+                f |= match n {
+                    "tcp sequence" => 1,
+                    "tcp options" => 2,
+                    "ip options" => 4,
+                    "skuid" => 8,
+                    "ether" => 0x20,
+                    "all" => 0x2f,
+                    _ => return Err(RuleError::invalid("", format!("log flag {n:?}"))),
+                };
+            }
+            out.flags = (f != 0).then_some(f);
+            if l.snaplen.is_some() || l.queue_threshold.is_some() {
+                return Err(RuleError::invalid(
+                    "",
+                    "log snaplen or queue-threshold without a group",
+                ));
+            }
+        }
+        self.out.push(out.to_expr());
+        Ok(())
+    }
+
+    fn reject(&mut self, r: Option<&JReject>) -> Result<(), RuleError> {
+        let kind = r.and_then(|r| r.kind.as_deref());
+        let code_expr = r.and_then(|r| r.expr.as_ref());
+        let code_of = |t: DataType, default: u64| -> Result<u8, RuleError> {
+            match code_expr {
+                None => Ok(default as u8),
+                Some(e) => {
+                    let v = crate::value::encode_int(t, e).ok_or_else(|| {
+                        RuleError::invalid("", format!("{} is not an ICMP code", show(e)))
+                    })?;
+                    u8::try_from(v).map_err(|_| RuleError::invalid("", format!("code {v}")))
+                }
+            }
+        };
+        let kind = kind.unwrap_or(match self.family {
+            nfproto::IPV4 => "icmp",
+            nfproto::IPV6 => "icmpv6",
+            _ => "icmpx",
+        });
+        let (k, code) = match kind {
+            "tcp reset" => {
+                self.dep(Ctx::L4Proto, 6);
+                // The kernel keeps no code for a TCP reset.
+                (Reject::TCP_RST, None)
+            }
+            "icmpx" => (
+                Reject::ICMPX_UNREACH,
+                Some(code_of(DataType::IcmpxCode, 1)?),
+            ),
+            "icmp" => {
+                if self.inet_like() {
+                    self.dep(Ctx::NfProto, 2);
+                }
+                (Reject::ICMP_UNREACH, Some(code_of(DataType::IcmpCode, 3)?))
+            }
+            "icmpv6" => {
+                if self.inet_like() {
+                    self.dep(Ctx::NfProto, 10);
+                }
+                (
+                    Reject::ICMP_UNREACH,
+                    Some(code_of(DataType::Icmpv6Code, 4)?),
+                )
+            }
+            k => return Err(RuleError::invalid("", format!("reject type {k:?}"))),
+        };
+        self.out.push(Expr::Reject(Reject { kind: k, code }));
+        Ok(())
+    }
+
+    /// Loads a NAT value (`addr` or `port`) into registers from `slot` (16-byte units): a
+    /// value, a range, or a map lookup. Returns (min, max) registers and the next free slot.
+    fn nat_value(
+        &mut self,
+        e: &Expression,
+        f: Field,
+        slot: u32,
+    ) -> Result<((u32, u32), u32), RuleError> {
+        if let Some(ExprObject::Map(m)) = obj_of(e) {
+            self.deps(&m.key)?;
+            let fields = self.key_of(&m.key)?;
+            self.load(&m.key, slot, None)?;
+            let (name, id) = self.set_ref(&m.data, &fields, Some((f.dtype, f.len as u32)))?;
+            let r = reg_of(slot);
+            self.out.push(Expr::Lookup(Lookup {
+                set: name,
+                sreg: r,
+                set_id: id,
+                dreg: Some(r),
+                flags: Some(0),
+            }));
+            return Ok(((r, r), slot + 4));
+        }
+        let imm = |this: &mut Self, v: &Expression, s: u32| -> Result<u32, RuleError> {
+            let b = encode_fields(&[f], v)?;
+            let r = reg_of(s);
+            this.out.push(Expr::Immediate(Immediate {
+                dreg: r,
+                data: ImmediateData::Value(b),
+            }));
+            Ok(r)
+        };
+        if let Some(ExprObject::Range(r)) = obj_of(e) {
+            if r.len() != 2 {
+                return Err(RuleError::invalid("", "a range of two values"));
+            }
+            let lo = imm(self, &r[0], slot)?;
+            let hi = imm(self, &r[1], slot + 4)?;
+            return Ok(((lo, hi), slot + 8));
+        }
+        let r = imm(self, e, slot)?;
+        Ok(((r, r), slot + 4))
+    }
+
+    fn nat_flags(n: Option<&JNat>) -> Result<u32, RuleError> {
+        let names: Vec<&str> = match n.and_then(|n| n.flags.as_ref()) {
+            None => Vec::new(),
+            Some(OneOrMany::One(s)) => vec![s.as_str()],
+            Some(OneOrMany::Many(v)) => v.iter().map(String::as_str).collect(),
+        };
+        let mut f = 0;
+        for name in names {
+            f |= NAT_FLAGS
+                .iter()
+                .find(|(_, n)| *n == name)
+                .map(|(b, _)| *b)
+                .ok_or_else(|| RuleError::invalid("", format!("NAT flag {name:?}")))?;
+        }
+        if n.and_then(|n| n.type_flags.as_ref()).is_some() {
+            return Err(RuleError::unsupported("", "NAT type_flags"));
+        }
+        Ok(f)
+    }
+
+    /// masquerade and redirect: flags and port registers.
+    fn nat_ports(
+        &mut self,
+        n: Option<&JNat>,
+        slot: u32,
+    ) -> Result<(u32, Option<(u32, u32)>), RuleError> {
+        let mut flags = Self::nat_flags(n)?;
+        if n.is_some_and(|n| n.addr.is_some() || n.family.is_some()) {
+            return Err(RuleError::invalid(
+                "",
+                "an address for masquerade or redirect",
+            ));
+        }
+        let regs = match n.and_then(|n| n.port.as_ref()) {
+            None => None,
+            Some(p) => {
+                flags |= 2;
+                Some(self.nat_value(p, Field::of(DataType::InetService), slot)?.0)
+            }
+        };
+        Ok((flags, regs))
+    }
+
+    fn nat(&mut self, kind: NatKind, n: Option<&JNat>) -> Result<(), RuleError> {
+        let fam = match (n.and_then(|n| n.family.as_deref()), self.family) {
+            (Some("ip"), _) | (None, nfproto::IPV4) => 2,
+            (Some("ip6"), _) | (None, nfproto::IPV6) => 10,
+            (Some(f), _) => return Err(RuleError::invalid("", format!("NAT family {f:?}"))),
+            (None, _) => {
+                return Err(RuleError::invalid(
+                    "",
+                    "NAT in an inet table needs a family (\"ip\" or \"ip6\")",
+                ));
+            }
+        };
+        let addr_t = if fam == 2 {
+            DataType::Ipv4Addr
+        } else {
+            DataType::Ipv6Addr
+        };
+        let mut flags = Self::nat_flags(n)?;
+        let mut slot = 0;
+        let mut addr = None;
+        if let Some(a) = n.and_then(|n| n.addr.as_ref()) {
+            let (regs, next) = self.nat_value(a, Field::of(addr_t), slot)?;
+            addr = Some(regs);
+            slot = next;
+            flags |= 1;
+        }
+        let mut port = None;
+        if let Some(p) = n.and_then(|n| n.port.as_ref()) {
+            let (regs, _) = self.nat_value(p, Field::of(DataType::InetService), slot)?;
+            port = Some(regs);
+            flags |= 2;
+        }
+        self.out.push(Expr::Nat(Nat {
+            kind,
+            family: fam,
+            reg_addr_min: addr.map(|r| r.0),
+            reg_addr_max: addr.map(|r| r.1),
+            reg_proto_min: port.map(|r| r.0),
+            reg_proto_max: port.map(|r| r.1),
+            flags: (flags != 0).then_some(flags),
+        }));
+        Ok(())
+    }
+}
+
+/// Whether a set element's key holds a range or a prefix (the set needs the interval flag).
+fn has_interval(e: &Expression) -> bool {
+    match obj_of(e) {
+        Some(ExprObject::Range(_) | ExprObject::Prefix(_)) => true,
+        Some(ExprObject::Concat(p)) => p.iter().any(has_interval),
+        Some(ExprObject::Elem(el)) => has_interval(&el.val),
+        _ => false,
+    }
+}
