@@ -107,6 +107,9 @@ fn load(file: &str, reapply: bool) -> Vec<Listed> {
                     .find(|x| x.handle == handle)
                     .expect("rule by handle");
                 let mut sets = BTreeMap::new();
+                for def in r.sets(&table)? {
+                    sets.insert(def.name.clone(), SetView::from_def(&def, Vec::new()));
+                }
                 for e in &rule.exprs {
                     if let Expr::Lookup(l) = e {
                         let def = r.set(&table, &l.set)?.expect("the set a rule looks up");

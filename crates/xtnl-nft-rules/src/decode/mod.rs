@@ -25,13 +25,15 @@ mod stmt;
 pub(crate) use stmt::{NAT_FLAGS, PER};
 use stmt::{limit_stmt, nat_stmt, verdict_stmt};
 
+mod state;
+
 /// Whether payloads nft prints as raw bits (`@nh,64,8`) are decoded as such; off until the
 /// field table covers every field nft names.
 const RAW_PAYLOADS: bool = false;
 
 /// What a register holds.
 #[derive(Debug, Clone)]
-enum Reg {
+pub(super) enum Reg {
     /// A value loaded from the packet or its metadata.
     Load(Load),
     /// A constant (`immediate`).
@@ -41,20 +43,28 @@ enum Reg {
 }
 
 #[derive(Debug, Clone)]
-struct Load {
+pub(super) struct Load {
     expr: Expression,
     field: Field,
     /// The full field's bytes when fewer were loaded (a byte-aligned address prefix).
     full_len: Option<usize>,
     /// A `bitwise` mask applied to it.
     mask: Option<Vec<u8>>,
+    /// A `bitwise` that sets (`|`) or flips (`^`) bits: the operator and the bits.
+    binop: Option<(BinOp, Vec<u8>)>,
     /// `meta nfproto` / `meta l4proto` / `ip protocol`: a protocol match that may be a
     /// dependency of what follows.
     dep: Option<DepKind>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DepKind {
+pub(super) enum BinOp {
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DepKind {
     NfProto,
     L4Proto,
     /// `ip6 nexthdr`: sets the context, but nft never removes it.
@@ -79,7 +89,7 @@ pub(super) struct Decoder<'a> {
 }
 
 /// The 4-byte register a register number names (`NFT_REG_1..4` are 16 bytes from 8).
-fn reg32(r: u32) -> u32 {
+pub(super) fn reg32(r: u32) -> u32 {
     match r {
         1..=4 => 8 + (r - 1) * 4,
         r => r,
@@ -130,13 +140,13 @@ pub fn decode_rule(
 }
 
 impl Decoder<'_> {
-    fn reg(&self, r: u32) -> Result<&Reg, RuleError> {
+    pub(super) fn reg(&self, r: u32) -> Result<&Reg, RuleError> {
         self.regs.get(&reg32(r)).ok_or_else(|| {
             RuleError::invalid("", format!("register {r} read before it is written"))
         })
     }
 
-    fn load(&self, r: u32) -> Result<Load, RuleError> {
+    pub(super) fn load(&self, r: u32) -> Result<Load, RuleError> {
         match self.reg(r)? {
             Reg::Load(l) => Ok(l.clone()),
             other => Err(RuleError::unsupported(
@@ -146,7 +156,7 @@ impl Decoder<'_> {
         }
     }
 
-    fn push(&mut self, s: Statement) -> usize {
+    pub(super) fn push(&mut self, s: Statement) -> usize {
         self.out.push(Some(s));
         self.out.len() - 1
     }
@@ -272,6 +282,9 @@ impl Decoder<'_> {
                         .ok_or_else(|| RuleError::unsupported("", "this form of limit"))?;
                     self.push(Statement::Limit(limit_stmt(&l)?));
                 }
+                "meta" | "ct" | "numgen" | "dynset" | "objref" | "notrack" => {
+                    self.other(o)?;
+                }
                 "fib" => {
                     let f = Fib::from_other(o)
                         .ok()
@@ -296,7 +309,7 @@ impl Decoder<'_> {
         Ok(1)
     }
 
-    fn set_load(
+    pub(super) fn set_load(
         &mut self,
         dreg: u32,
         expr: Expression,
@@ -311,6 +324,7 @@ impl Decoder<'_> {
                 field,
                 full_len,
                 mask: None,
+                binop: None,
                 dep,
             }),
         );
@@ -409,14 +423,27 @@ impl Decoder<'_> {
     }
 
     fn bitwise(&mut self, b: &Bitwise) -> Result<(), RuleError> {
-        if b.xor.iter().any(|x| *x != 0) {
-            return Err(RuleError::unsupported("", "a bitwise with a non-zero xor"));
-        }
         let mut l = self.load(b.sreg)?;
-        if l.mask.is_some() {
-            return Err(RuleError::unsupported("", "two bitwise masks on one value"));
+        if l.mask.is_some() || l.binop.is_some() {
+            return Err(RuleError::unsupported(
+                "",
+                "two bitwise operations on one value",
+            ));
         }
-        l.mask = Some(b.mask.clone());
+        let inverse = b.mask.iter().zip(&b.xor).all(|(m, x)| *m == !*x);
+        if b.xor.iter().all(|x| *x == 0) {
+            l.mask = Some(b.mask.clone());
+        } else if inverse && b.mask.len() == b.xor.len() {
+            // `x | c` is `(x & ~c) ^ c`.
+            l.binop = Some((BinOp::Or, b.xor.clone()));
+        } else if b.mask.iter().all(|m| *m == 0xff) {
+            l.binop = Some((BinOp::Xor, b.xor.clone()));
+        } else {
+            return Err(RuleError::unsupported(
+                "",
+                "a bitwise that is neither &, | nor ^ of a constant",
+            ));
+        }
         self.regs.insert(reg32(b.dreg), Reg::Load(l));
         Ok(())
     }
@@ -430,7 +457,10 @@ impl Decoder<'_> {
             len: data.len(),
             ..l.field
         };
-        if let Some(mask) = &l.mask {
+        if l.binop.is_some() {
+            left = value_expr(&l)?;
+            right = decode_fields(&[f], data)?;
+        } else if let Some(mask) = &l.mask {
             let zero = data.iter().all(|x| *x == 0);
             let prefix = prefix_bits(mask);
             if is_flags(l.field.dtype) && op == "!=" && zero {
@@ -509,7 +539,7 @@ impl Decoder<'_> {
     /// The key a lookup reads: one register, or a concatenation over consecutive ones.
     fn key(&self, sreg: u32, set: &SetView) -> Result<Expression, RuleError> {
         let plain = |l: Load| -> Result<Expression, RuleError> {
-            if l.mask.is_some() || l.full_len.is_some() {
+            if l.mask.is_some() || l.binop.is_some() || l.full_len.is_some() {
                 return Err(RuleError::unsupported("", "a set lookup of a masked value"));
             }
             Ok(l.expr)
@@ -633,6 +663,30 @@ fn range_value(l: &Load, lo: &[u8], hi: &[u8]) -> Result<Expression, RuleError> 
             obj(ExprObject::Range(vec![v(&a)?, v(&b)?]))
         }
         e => e,
+    })
+}
+
+/// A loaded value with the bitwise operation applied to it, as nft prints it in a mangle
+/// statement's value or a match's left side: `{"|": [{"meta": {"key": "mark"}}, 16384]}`.
+pub(super) fn value_expr(l: &Load) -> Result<Expression, RuleError> {
+    let f = l.field;
+    let num = |b: &[u8]| -> Result<Expression, RuleError> {
+        Ok(match to_int(f.order, b) {
+            Some(v) => decode_int(f.dtype, v),
+            None => decode_fields(&[Field { len: b.len(), ..f }], b)?,
+        })
+    };
+    if l.full_len.is_some() {
+        return Err(RuleError::unsupported(
+            "",
+            "a part of a header field as a value",
+        ));
+    }
+    Ok(match (&l.mask, &l.binop) {
+        (Some(m), None) => obj(ExprObject::And(vec![l.expr.clone(), num(m)?])),
+        (None, Some((BinOp::Or, v))) => obj(ExprObject::Or(vec![l.expr.clone(), num(v)?])),
+        (None, Some((BinOp::Xor, v))) => obj(ExprObject::Xor(vec![l.expr.clone(), num(v)?])),
+        _ => l.expr.clone(),
     })
 }
 

@@ -15,6 +15,7 @@ use xtnl_wire::set::{DATA_VERDICT, SetDefRepr, flags as set_flags};
 use crate::elements::bounds;
 use crate::encode_elements;
 
+mod state;
 mod stmt;
 use crate::proto::{ct_named, field_named, l4_number, meta_named};
 use crate::symbols::is_flags;
@@ -261,6 +262,30 @@ impl Encoder<'_> {
                     ctx: None,
                 }
             }
+            ExprObject::Numgen(n) => {
+                let kind = match n.mode.as_str() {
+                    "inc" => xtnl_wire::expr::Numgen::INC,
+                    "random" => xtnl_wire::expr::Numgen::RANDOM,
+                    m => return Err(RuleError::invalid("", format!("numgen mode {m:?}"))),
+                };
+                let small = |v: u64, what: &str| {
+                    u32::try_from(v)
+                        .map_err(|_| RuleError::invalid("", format!("numgen {what} {v}")))
+                };
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Numgen {
+                        dreg,
+                        modulus: small(n.modulus, "mod")?,
+                        kind,
+                        offset: Some(small(n.offset.unwrap_or(0), "offset")?),
+                    }
+                    .to_other(),
+                ));
+                Loaded {
+                    field: numgen_field(),
+                    ctx: None,
+                }
+            }
             ExprObject::Concat(parts) => {
                 let mut at = slot;
                 let mut dtypes = Vec::new();
@@ -304,6 +329,7 @@ impl Encoder<'_> {
                 }
                 Ok(out)
             }
+            Some(ExprObject::Numgen(_)) => Ok(vec![numgen_field()]),
             Some(ExprObject::Payload(p)) => {
                 let (Some(pr), Some(f)) = (&p.protocol, &p.field) else {
                     return Err(RuleError::unsupported("", "a raw payload expression"));
@@ -363,16 +389,27 @@ impl Encoder<'_> {
                     Some(CounterStmt::Anonymous(v)) => {
                         (v.packets.unwrap_or(0), v.bytes.unwrap_or(0))
                     }
-                    Some(CounterStmt::Named(n)) => {
-                        return Err(RuleError::unsupported(
-                            "",
-                            format!("a named counter ({n:?}): objref"),
-                        ));
-                    }
+                    Some(CounterStmt::Named(n)) => return self.objref(1, n),
                 };
                 self.out.push(Expr::Counter(Counter { packets, bytes }));
                 Ok(())
             }
+            Statement::Limit(xtnl_nft_json::LimitStmt::Named(n)) => self.objref(4, n),
+            Statement::Quota(xtnl_nft_json::QuotaStmt::Named(n)) => self.objref(2, n),
+            Statement::CtHelper(n) => self.objref(3, n),
+            Statement::CtTimeout(n) => self.objref(7, n),
+            Statement::Secmark(n) => self.objref(8, n),
+            Statement::CtExpectation(n) => self.objref(9, n),
+            Statement::Synproxy(xtnl_nft_json::SynproxyStmt::Named(n)) => self.objref(10, n),
+            Statement::Notrack(()) => {
+                self.out.push(Expr::Other(xtnl_wire::expr::OtherExpr {
+                    name: "notrack".into(),
+                    data: Vec::new(),
+                }));
+                Ok(())
+            }
+            Statement::Mangle(m) => self.mangle(m),
+            Statement::Set(st) => self.dynset(st),
             Statement::Limit(l) => self.limit(l),
             Statement::Log(l) => self.log(l.as_ref()),
             Statement::Reject(r) => self.reject(r.as_ref()),
@@ -687,6 +724,15 @@ impl Encoder<'_> {
         def.userdata = Some(udata);
         self.anon.push(AnonSet { def, elements });
         Ok((name.to_owned(), Some(id)))
+    }
+}
+
+/// What `numgen` loads: a 32-bit number in host order.
+fn numgen_field() -> Field {
+    Field {
+        dtype: DataType::Integer,
+        order: ByteOrder::Host,
+        len: 4,
     }
 }
 
