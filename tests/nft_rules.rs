@@ -39,6 +39,16 @@ fn ruleset_path(name: &str) -> String {
     panic!("no ruleset {name}")
 }
 
+/// Writes a ruleset: an nft file with `nft -f`, a shell script (iptables-nft commands) with
+/// `sh`.
+fn apply(file: &str) {
+    if file.ends_with(".sh") {
+        run_ok("sh", &["-e", &ruleset_path(file)]);
+    } else {
+        run_ok("nft", &["-f", &ruleset_path(file)]);
+    }
+}
+
 /// One rule as nft lists it and as the kernel holds it.
 struct Listed {
     family: u8,
@@ -66,7 +76,7 @@ fn family_of(name: &str) -> Option<Family> {
 /// rule spelled out, as `meta nfproto ipv4` before `reject with tcp reset` in an inet table).
 fn load(file: &str, reapply: bool) -> Vec<Listed> {
     run_ok("nft", &["flush", "ruleset"]);
-    run_ok("nft", &["-f", &ruleset_path(file)]);
+    apply(file);
     let mut text = run_ok("nft", &["-j", "list", "ruleset"]);
     if reapply {
         let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -83,7 +93,7 @@ fn load(file: &str, reapply: bool) -> Vec<Listed> {
         if !ok {
             eprintln!("{file}: nft cannot re-apply its own JSON; comparing with the original");
             run_ok("nft", &["flush", "ruleset"]);
-            run_ok("nft", &["-f", &ruleset_path(file)]);
+            apply(file);
         }
         text = run_ok("nft", &["-j", "list", "ruleset"]);
     }
@@ -313,6 +323,13 @@ fn netavark_rules_decode_as_nft_lists_them() {
 #[test]
 fn probe_rules_decode_as_nft_lists_them() {
     check_decoding("probe.nft", true);
+}
+
+/// Rules written by iptables-nft (native expressions and x_tables compat matches and
+/// targets) decode as nft lists them, `{"xt": ...}` included.
+#[test]
+fn iptables_nft_rules_decode_as_nft_lists_them() {
+    check_decoding("iptables.sh", true);
 }
 
 #[test]
