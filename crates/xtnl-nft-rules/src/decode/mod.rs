@@ -65,6 +65,8 @@ pub(super) enum BinOp {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum DepKind {
+    /// `meta iiftype ether` before a link-layer field in an ip, ip6 or inet table.
+    LinkType,
     NfProto,
     L4Proto,
     /// `ip6 nexthdr`: sets the context, but nft never removes it.
@@ -86,6 +88,7 @@ pub(super) struct Decoder<'a> {
     out: Vec<Option<Statement>>,
     nfproto: Option<Dep>,
     l4proto: Option<Dep>,
+    linktype: Option<Dep>,
 }
 
 /// The 4-byte register a register number names (`NFT_REG_1..4` are 16 bytes from 8).
@@ -127,6 +130,7 @@ pub fn decode_rule(
         out: Vec::new(),
         nfproto: None,
         l4proto: None,
+        linktype: None,
     };
     let mut i = 0;
     while i < exprs.len() {
@@ -180,6 +184,7 @@ impl Decoder<'_> {
                 let dep = match name {
                     "nfproto" => Some(DepKind::NfProto),
                     "l4proto" => Some(DepKind::L4Proto),
+                    "iiftype" => Some(DepKind::LinkType),
                     _ => None,
                 };
                 self.set_load(m.dreg, Expression::meta(name), field, None, dep);
@@ -332,7 +337,7 @@ impl Decoder<'_> {
 
     fn payload(&mut self, p: &Payload) -> Result<(), RuleError> {
         let (proto, dep) = match p.base {
-            PayloadBase::Link => (Some("ether"), None),
+            PayloadBase::Link => (Some("ether"), self.linktype.filter(|d| d.value == 1)),
             PayloadBase::Network => match self.family {
                 nfproto::IPV4 => (Some("ip"), None),
                 nfproto::IPV6 => (Some("ip6"), None),
@@ -501,10 +506,13 @@ impl Decoder<'_> {
         } else {
             right = decode_fields(&[f], data)?;
         }
-        let dep = if op == "==" && l.mask.is_none() && data.len() == 1 {
-            l.dep
-        } else {
-            None
+        let dep = match (l.dep, data) {
+            (Some(DepKind::LinkType), [1, 0]) if op == "==" && cfg!(target_endian = "little") => {
+                l.dep
+            }
+            (Some(DepKind::LinkType), _) => None,
+            (dep, [_]) if op == "==" && l.mask.is_none() => dep,
+            _ => None,
         };
         let at = self.push(Statement::Match(Match {
             op: op.into(),
@@ -518,6 +526,7 @@ impl Decoder<'_> {
                 stmt: at,
             };
             match kind {
+                DepKind::LinkType => self.linktype = Some(d),
                 DepKind::NfProto => self.nfproto = Some(d),
                 DepKind::L4Proto | DepKind::L4ProtoKept => self.l4proto = Some(d),
             }

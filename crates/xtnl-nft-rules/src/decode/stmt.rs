@@ -245,14 +245,15 @@ pub(super) fn limit_stmt(l: &Limit) -> Result<LimitStmt, RuleError> {
         Limit::BYTES => {
             let (r, ru) = byte_unit(l.rate);
             let (b, bu) = byte_unit(u64::from(l.burst));
-            (r, Some(ru), b, (l.burst != 0).then_some(bu))
+            (r, Some(ru), b, Some(bu))
         }
         k => return Err(RuleError::unsupported("", format!("limit type {k}"))),
     };
     Ok(LimitStmt::Anonymous(LimitValues {
         rate,
         rate_unit,
-        burst: (burst != 0).then_some(burst),
+        // nft prints a byte limit's burst even when 0, a packet limit's when not 0.
+        burst: (burst != 0 || l.kind == Limit::BYTES).then_some(burst),
         burst_unit,
         per: Some(per),
         inv: (l.flags & Limit::F_INV != 0).then_some(true),

@@ -60,6 +60,7 @@ pub(super) struct Encoder<'a> {
     anon: Vec<AnonSet>,
     nfproto: Option<u8>,
     l4proto: Option<u8>,
+    linktype: bool,
 }
 
 /// A rule's statements (as `nft -j -f` reads them) to the expressions nft would give the
@@ -77,6 +78,7 @@ pub fn encode_rule(
         anon: Vec::new(),
         nfproto: None,
         l4proto: None,
+        linktype: false,
     };
     for (i, s) in stmts.iter().enumerate() {
         e.stmt(s).map_err(|err| err.within(&format!("expr[{i}]")))?;
@@ -109,6 +111,24 @@ impl Encoder<'_> {
         }));
     }
 
+    /// `meta iiftype ether` (2 bytes, host order) before a link-layer field in an ip, ip6 or
+    /// inet table, as nft adds it.
+    fn dep_linktype(&mut self) {
+        if self.linktype || !matches!(self.family, nfproto::IPV4 | nfproto::IPV6 | nfproto::INET) {
+            return;
+        }
+        self.linktype = true;
+        self.out.push(Expr::Meta(Meta {
+            key: MetaKey(8),
+            dreg: 1,
+        }));
+        self.out.push(Expr::Cmp(Cmp {
+            sreg: 1,
+            op: CmpOp::Eq,
+            data: 1u16.to_ne_bytes().to_vec(),
+        }));
+    }
+
     /// The dependencies a left-hand expression needs, emitted before it is loaded.
     pub(super) fn deps(&mut self, e: &Expression) -> Result<(), RuleError> {
         let Some(o) = obj_of(e) else { return Ok(()) };
@@ -120,7 +140,8 @@ impl Encoder<'_> {
                 match proto.as_str() {
                     "ip" if self.inet_like() => self.dep(Ctx::NfProto, 2),
                     "ip6" if self.inet_like() => self.dep(Ctx::NfProto, 10),
-                    "th" | "ip" | "ip6" | "ether" => {}
+                    "ether" => self.dep_linktype(),
+                    "th" | "ip" | "ip6" => {}
                     l4 => {
                         let n = l4_number(l4).ok_or_else(|| {
                             RuleError::unsupported("", format!("the protocol {l4:?}"))
