@@ -91,6 +91,12 @@ fn to_order(f: Field, mut b: Vec<u8>) -> Vec<u8> {
 /// A range `[lo, hi]` (big-endian bytes) of one field as nft prints it: a value, a prefix (for
 /// addresses) or `{"range": [lo, hi]}`.
 pub(crate) fn range_expr(f: Field, lo: &[u8], hi: &[u8]) -> Result<Expression, RuleError> {
+    if lo.len() != hi.len() {
+        return Err(RuleError::invalid(
+            "",
+            format!("a range from {} bytes to {} bytes", lo.len(), hi.len()),
+        ));
+    }
     let lo_v = decode_fields(&[f], &to_order(f, lo.to_vec()))?;
     if lo == hi {
         return Ok(lo_v);
