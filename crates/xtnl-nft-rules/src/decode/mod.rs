@@ -61,6 +61,8 @@ pub(super) struct Load {
 pub(super) enum BinOp {
     Or,
     Xor,
+    Shl,
+    Shr,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,7 +289,8 @@ impl Decoder<'_> {
                         .ok_or_else(|| RuleError::unsupported("", "this form of limit"))?;
                     self.push(Statement::Limit(limit_stmt(&l)?));
                 }
-                "meta" | "ct" | "numgen" | "dynset" | "objref" | "notrack" => {
+                "meta" | "ct" | "numgen" | "dynset" | "objref" | "notrack" | "connlimit"
+                | "hash" | "rt" | "socket" | "tproxy" | "bitwise" => {
                     self.other(o)?;
                 }
                 "fib" => {
@@ -695,6 +698,16 @@ pub(super) fn value_expr(l: &Load) -> Result<Expression, RuleError> {
         (Some(m), None) => obj(ExprObject::And(vec![l.expr.clone(), num(m)?])),
         (None, Some((BinOp::Or, v))) => obj(ExprObject::Or(vec![l.expr.clone(), num(v)?])),
         (None, Some((BinOp::Xor, v))) => obj(ExprObject::Xor(vec![l.expr.clone(), num(v)?])),
+        (None, Some((op @ (BinOp::Shl | BinOp::Shr), v))) => {
+            let n = to_int(ByteOrder::Host, v)
+                .ok_or_else(|| RuleError::invalid("", "a shift by more than 8 bytes"))?;
+            let args = vec![l.expr.clone(), Expression::Number(n)];
+            obj(if *op == BinOp::Shl {
+                ExprObject::Lshift(args)
+            } else {
+                ExprObject::Rshift(args)
+            })
+        }
         _ => l.expr.clone(),
     })
 }

@@ -6,9 +6,14 @@ use xtnl_nft_json::{
     CounterStmt, Ct as JCt, Elem, ExprObject, Expression, LimitStmt, Mangle, Numgen as JNumgen,
     QuotaStmt, SetStmt, Statement, SynproxyStmt,
 };
-use xtnl_wire::expr::{CtSet, Dynset, MetaSet, Numgen, Objref, OtherExpr};
+use xtnl_nft_json::{
+    CtCount, Jhash as JJhash, Rt as JRt, Socket as JSocket, Symhash as JSymhash, Tproxy as JTproxy,
+};
+use xtnl_wire::expr::{
+    Connlimit, CtSet, Dynset, Hash, KeyLoad, MetaSet, Numgen, Objref, OtherExpr, Shift, Tproxy,
+};
 
-use super::{Decoder, Reg, obj, reg32, value_expr};
+use super::{BinOp, Decoder, Reg, obj, reg32, value_expr};
 use crate::proto::{ct_key, meta_key};
 use crate::value::{Field, decode_fields};
 use crate::{ByteOrder, DataType, RuleError};
@@ -131,6 +136,95 @@ impl Decoder<'_> {
                 self.push(s);
                 Ok(())
             }
+            "connlimit" => {
+                let c = Connlimit::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("connlimit"))?;
+                self.push(Statement::CtCount(CtCount {
+                    val: u64::from(c.count),
+                    inv: (c.flags & 1 != 0).then_some(true),
+                }));
+                Ok(())
+            }
+            "hash" => {
+                let h = Hash::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("hash"))?;
+                let offset = h.offset.filter(|o| *o != 0).map(u64::from);
+                let e = match (h.kind, h.sreg, h.len) {
+                    (Hash::JENKINS, Some(sreg), Some(len)) => {
+                        let expr = self.gather(sreg, len as usize)?;
+                        obj(ExprObject::Jhash(JJhash {
+                            modulus: u64::from(h.modulus),
+                            offset,
+                            expr,
+                            seed: h.seed.map(u64::from),
+                        }))
+                    }
+                    (Hash::SYM, None, None) => obj(ExprObject::Symhash(JSymhash {
+                        modulus: u64::from(h.modulus),
+                        offset,
+                    })),
+                    _ => return Err(form("hash")),
+                };
+                let f = Field {
+                    dtype: DataType::Integer,
+                    order: ByteOrder::Host,
+                    len: 4,
+                };
+                self.set_load(h.dreg, e, f, None, None);
+                Ok(())
+            }
+            "rt" | "socket" => {
+                let k = KeyLoad::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form(&o.name))?;
+                let (e, f) = key_load(&k)?;
+                self.set_load(k.dreg, e, f, None, None);
+                Ok(())
+            }
+            "tproxy" => {
+                let t = Tproxy::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("tproxy"))?;
+                let (fam, addr_t) = match t.family {
+                    2 => (Some("ip"), DataType::Ipv4Addr),
+                    10 => (Some("ip6"), DataType::Ipv6Addr),
+                    0 => (None, DataType::Ipv4Addr),
+                    f => return Err(RuleError::unsupported("", format!("tproxy family {f}"))),
+                };
+                if fam.is_none() && t.reg_addr.is_some() {
+                    return Err(form("tproxy"));
+                }
+                let addr = self.regs_value(t.reg_addr, None, Field::of(addr_t))?;
+                let port = self.ports(t.reg_port, None)?;
+                let family = fam
+                    .filter(|_| self.family == xtnl_wire::nftables::nfproto::INET)
+                    .map(str::to_owned);
+                self.push(Statement::Tproxy(JTproxy { family, addr, port }));
+                Ok(())
+            }
+            "bitwise" => {
+                let sh = Shift::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("bitwise"))?;
+                let mut l = self.load(sh.sreg)?;
+                if l.mask.is_some() || l.binop.is_some() {
+                    return Err(RuleError::unsupported(
+                        "",
+                        "two bitwise operations on one value",
+                    ));
+                }
+                let op = if sh.left { BinOp::Shl } else { BinOp::Shr };
+                l.binop = Some((op, sh.amount.clone()));
+                self.regs.insert(reg32(sh.dreg), Reg::Load(l));
+                Ok(())
+            }
             "notrack" if o.data.is_empty() => {
                 self.push(Statement::Notrack(()));
                 Ok(())
@@ -164,4 +258,78 @@ impl Decoder<'_> {
         self.push(Statement::Mangle(Mangle { key, value }));
         Ok(())
     }
+}
+
+impl Decoder<'_> {
+    /// The value `len` bytes from register `sreg` on: one load, or the loads of a
+    /// concatenation in consecutive registers (what `jhash` hashes).
+    fn gather(&self, sreg: u32, len: usize) -> Result<Expression, RuleError> {
+        let mut r = reg32(sreg);
+        let mut parts = Vec::new();
+        let mut covered = 0;
+        while covered < len {
+            let l = self.load(r)?;
+            let padded = l.field.len.div_ceil(4) * 4;
+            parts.push(value_expr(&l)?);
+            covered += if parts.len() == 1 && l.field.len == len {
+                len
+            } else {
+                padded
+            };
+            r += (padded / 4) as u32;
+        }
+        if covered != len {
+            return Err(RuleError::invalid("", format!("a hash of {len} bytes")));
+        }
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            obj(ExprObject::Concat(parts))
+        })
+    }
+}
+
+/// What an `rt` or `socket` key loads, as nft prints it.
+fn key_load(k: &KeyLoad) -> Result<(Expression, Field), RuleError> {
+    let f = |dtype, len, order| Field { dtype, len, order };
+    let bad = || RuleError::unsupported("", format!("{} key {}", k.kind, k.key));
+    Ok(match k.kind {
+        "rt" => {
+            let (key, fam, field) = match k.key {
+                0 => ("classid", None, f(DataType::Realm, 4, ByteOrder::Host)),
+                1 => (
+                    "nexthop",
+                    Some("ip"),
+                    f(DataType::Ipv4Addr, 4, ByteOrder::Big),
+                ),
+                2 => (
+                    "nexthop",
+                    Some("ip6"),
+                    f(DataType::Ipv6Addr, 16, ByteOrder::Big),
+                ),
+                3 => ("mtu", None, f(DataType::Integer, 2, ByteOrder::Host)),
+                4 => ("ipsec", None, f(DataType::Boolean, 1, ByteOrder::Host)),
+                _ => return Err(bad()),
+            };
+            let e = obj(ExprObject::Rt(JRt {
+                key: key.into(),
+                family: fam.map(str::to_owned),
+            }));
+            (e, field)
+        }
+        _ => {
+            let (key, field) = match k.key {
+                0 => ("transparent", f(DataType::Integer, 1, ByteOrder::Host)),
+                1 => ("mark", f(DataType::Mark, 4, ByteOrder::Host)),
+                2 => ("wildcard", f(DataType::Integer, 1, ByteOrder::Host)),
+                3 => ("cgroupv2", f(DataType::CgroupV2, 8, ByteOrder::Host)),
+                _ => return Err(bad()),
+            };
+            let e = obj(ExprObject::Socket(JSocket {
+                key: key.into(),
+                level: k.level.map(u64::from),
+            }));
+            (e, field)
+        }
+    })
 }

@@ -1,8 +1,10 @@
 //! Statements that write packet state or use stateful objects: `mangle` of meta and ct keys,
 //! set updates from the packet (`dynset`), named objects (`objref`).
 
-use xtnl_nft_json::{Elem, ExprObject, Expression, Mangle, SetStmt};
-use xtnl_wire::expr::{Bitwise, CtSet, Dynset, Expr, Immediate, ImmediateData, MetaSet, Objref};
+use xtnl_nft_json::{Elem, ExprObject, Expression, Mangle, SetStmt, Tproxy as JTproxy};
+use xtnl_wire::expr::{
+    Bitwise, CtSet, Dynset, Expr, Immediate, ImmediateData, MetaSet, Objref, Shift,
+};
 
 use super::{Encoder, obj_of};
 use crate::RuleError;
@@ -29,8 +31,32 @@ impl Encoder<'_> {
             Some(ExprObject::Or(a)) if a.len() == 2 => Some(('|', &a[0], &a[1])),
             Some(ExprObject::Xor(a)) if a.len() == 2 => Some(('^', &a[0], &a[1])),
             Some(ExprObject::And(a)) if a.len() == 2 => Some(('&', &a[0], &a[1])),
+            Some(ExprObject::Lshift(a)) if a.len() == 2 => Some(('<', &a[0], &a[1])),
+            Some(ExprObject::Rshift(a)) if a.len() == 2 => Some(('>', &a[0], &a[1])),
             _ => None,
         };
+        if let Some((op @ ('<' | '>'), inner, n)) = binop {
+            self.deps(inner)?;
+            let l = self.load(inner, 0, None)?;
+            let Expression::Number(n) = n else {
+                return Err(RuleError::invalid("", format!("a shift by {}", show(n))));
+            };
+            let n = u32::try_from(*n)
+                .ok()
+                .filter(|n| *n < 32 * 4)
+                .ok_or_else(|| RuleError::invalid("", format!("a shift by {n}")))?;
+            self.out.push(Expr::Other(
+                Shift {
+                    sreg: 1,
+                    dreg: 1,
+                    len: l.field.len as u32,
+                    left: op == '<',
+                    amount: n.to_ne_bytes().to_vec(),
+                }
+                .to_other(),
+            ));
+            return Ok(());
+        }
         if let Some((op, inner, c)) = binop {
             self.deps(inner)?;
             let l = self.load(inner, 0, None)?;
@@ -160,6 +186,44 @@ impl Encoder<'_> {
                 // The kernel lists the timeout and the flags even when 0.
                 timeout_ms: Some(timeout.saturating_mul(1000)),
                 flags: Some(0),
+            }
+            .to_other(),
+        ));
+        Ok(())
+    }
+
+    /// `{"tproxy": {"family", "addr", "port"}}`: address and port in registers, as nft puts
+    /// them.
+    pub(super) fn tproxy(&mut self, t: &JTproxy) -> Result<(), RuleError> {
+        use xtnl_wire::nftables::nfproto;
+        let family = match (t.family.as_deref(), self.family) {
+            (Some("ip"), _) | (None, nfproto::IPV4) => 2,
+            (Some("ip6"), _) | (None, nfproto::IPV6) => 10,
+            (None, _) if t.addr.is_none() => 0,
+            (f, _) => return Err(RuleError::invalid("", format!("tproxy family {f:?}"))),
+        };
+        let addr_t = if family == 10 {
+            crate::DataType::Ipv6Addr
+        } else {
+            crate::DataType::Ipv4Addr
+        };
+        let mut slot = 0;
+        let mut reg_addr = None;
+        if let Some(a) = &t.addr {
+            let ((r, _), next) = self.nat_value(a, Field::of(addr_t), slot)?;
+            reg_addr = Some(r);
+            slot = next;
+        }
+        let mut reg_port = None;
+        if let Some(p) = &t.port {
+            let ((r, _), _) = self.nat_value(p, Field::of(crate::DataType::InetService), slot)?;
+            reg_port = Some(r);
+        }
+        self.out.push(Expr::Other(
+            xtnl_wire::expr::Tproxy {
+                family,
+                reg_addr,
+                reg_port,
             }
             .to_other(),
         ));
