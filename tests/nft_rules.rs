@@ -337,3 +337,107 @@ fn firewalld_and_kube_rules_decode_as_nft_lists_them_or_are_refused() {
     check_decoding("firewalld.nft", false);
     check_decoding("kube.nft", false);
 }
+
+/// Every named set and map of the ruleset's ip, ip6 and inet tables: its elements as the
+/// kernel holds them decoded must equal its `"elem"` in `nft -j list ruleset`, and nft's
+/// `"elem"` encoded must equal the kernel's elements. Returns (sets, equal both ways).
+fn check_set_elements() -> (usize, usize, Vec<String>) {
+    let json: Value = serde_json::from_str(&run_ok("nft", &["-j", "list", "ruleset"])).unwrap();
+    let mut s = session();
+    let (mut sets, mut equal, mut bad) = (0, 0, Vec::new());
+    for item in json["nftables"].as_array().unwrap() {
+        let Some(obj) = item.get("set").or_else(|| item.get("map")) else {
+            continue;
+        };
+        let Some(fam) = family_of(obj["family"].as_str().unwrap()) else {
+            continue;
+        };
+        let table = TableRef::new(fam, obj["table"].as_str().unwrap());
+        let name = obj["name"].as_str().unwrap().to_owned();
+        let (def, elems) = s
+            .read(|r| {
+                let def = r.set(&table, &name)?.expect("the set nft lists");
+                let elems = r.elements(&table, &name)?;
+                Ok((def, elems))
+            })
+            .unwrap();
+        sets += 1;
+        let view = SetView::from_def(&def, Vec::new());
+        let nft_elem = obj.get("elem").cloned().unwrap_or(Value::Array(Vec::new()));
+        let whr = format!("{} set {name}", table.name);
+        match xtnl_nft_rules::decode_elements(&view, &elems) {
+            Ok(mine) => {
+                let mine = serde_json::to_value(&mine).unwrap();
+                if mine != nft_elem {
+                    bad.push(format!(
+                        "{whr}: decoded\n  nft:  {nft_elem}\n  xtnl: {mine}"
+                    ));
+                    continue;
+                }
+            }
+            Err(e) => {
+                bad.push(format!("{whr}: decoding refused: {e}"));
+                continue;
+            }
+        }
+        let nft_list: Vec<xtnl_nft_json::Expression> =
+            serde_json::from_value(nft_elem.clone()).unwrap();
+        match xtnl_nft_rules::encode_elements(&view, &nft_list) {
+            Ok(enc) => {
+                // Counters and expiry are the kernel's; compare keys, data, flags, timeouts
+                // and comments.
+                let strip = |v: &[xtnl::wire::set::ElemRepr]| {
+                    let mut v: Vec<String> = v
+                        .iter()
+                        .map(|e| {
+                            format!(
+                                "{:?} {:?} {:?} {} {:?} {:?}",
+                                e.key,
+                                e.key_end,
+                                e.data,
+                                e.flags,
+                                e.timeout_ms,
+                                e.comment()
+                            )
+                        })
+                        .collect();
+                    v.sort();
+                    v
+                };
+                if strip(&enc) != strip(&elems) {
+                    bad.push(format!(
+                        "{whr}: encoded\n  kernel: {:?}\n  xtnl:   {:?}",
+                        strip(&elems),
+                        strip(&enc)
+                    ));
+                    continue;
+                }
+            }
+            Err(e) => {
+                bad.push(format!("{whr}: encoding refused: {e}"));
+                continue;
+            }
+        }
+        equal += 1;
+    }
+    (sets, equal, bad)
+}
+
+#[test]
+fn set_and_map_elements_translate_as_nft_lists_them() {
+    in_netns(|| {
+        let mut all_bad = Vec::new();
+        for file in ["netavark.nft", "probe.nft", "kube.nft", "firewalld.nft"] {
+            run_ok("nft", &["flush", "ruleset"]);
+            apply(file);
+            let (sets, equal, bad) = check_set_elements();
+            eprintln!("{file}: {sets} named sets and maps, {equal} translated both ways");
+            for b in &bad {
+                eprintln!("  {b}");
+            }
+            assert!(sets > 0, "{file}: no named sets");
+            all_bad.extend(bad);
+        }
+        assert!(all_bad.is_empty(), "{}", all_bad.join("\n"));
+    })
+}
