@@ -441,3 +441,100 @@ fn set_and_map_elements_translate_as_nft_lists_them() {
         assert!(all_bad.is_empty(), "{}", all_bad.join("\n"));
     })
 }
+
+/// Bytes as lowercase hex.
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The kernel's side of each rule (its expressions, and the sets it looks up with their
+/// elements, as netlink attributes) next to nft's listing of it: what
+/// crates/xtnl-nft-rules/tests/captures/kernel.json holds, for the no-root test
+/// `captured_kernel_rules_decode_as_nft_lists_them` there.
+fn capture(rules: &[Listed], sets_of: &mut dyn FnMut(&Listed) -> Vec<Value>) -> Vec<Value> {
+    use xtnl::wire::attr::AttrWriter;
+    rules
+        .iter()
+        .map(|r| {
+            let exprs: Vec<String> = r
+                .exprs
+                .iter()
+                .map(|e| {
+                    let (mut b, mut of) = (Vec::new(), false);
+                    e.emit(&mut AttrWriter::new(&mut b, &mut of));
+                    hex(&b)
+                })
+                .collect();
+            serde_json::json!({
+                "family": r.family,
+                "table": r.table,
+                "chain": r.chain,
+                "exprs": exprs,
+                "sets": sets_of(r),
+                "nft": r.nft_expr,
+            })
+        })
+        .collect()
+}
+
+/// Writes the capture when `XTNL_WRITE_CAPTURES=1` (from this kernel and nft), and in every
+/// run checks that nft still lists each captured rule as the capture says.
+#[test]
+fn kernel_captures_are_what_nft_lists() {
+    in_netns(|| {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/crates/xtnl-nft-rules/tests/captures/kernel.json"
+        );
+        let mut out = Vec::new();
+        for file in ["netavark.nft", "probe.nft"] {
+            let rules = load(file, false);
+            let mut s = session();
+            let mut sets_of = |r: &Listed| -> Vec<Value> {
+                use xtnl::wire::attr::AttrWriter;
+                let fam = Family::from_nfproto(r.family).unwrap();
+                let table = TableRef::new(fam, r.table.clone());
+                let mut v = Vec::new();
+                for e in &r.exprs {
+                    let Expr::Lookup(l) = e else { continue };
+                    let (def, elems) = s
+                        .read(|rd| {
+                            Ok((
+                                rd.set(&table, &l.set)?.unwrap(),
+                                rd.elements(&table, &l.set)?,
+                            ))
+                        })
+                        .unwrap();
+                    let (mut d, mut of) = (Vec::new(), false);
+                    def.emit(&mut AttrWriter::new(&mut d, &mut of));
+                    let list = xtnl::wire::set::ElemListRepr {
+                        family: r.family,
+                        table: r.table.clone(),
+                        set: l.set.clone(),
+                        set_id: None,
+                        elements: elems,
+                    };
+                    let mut el = Vec::new();
+                    list.emit(&mut AttrWriter::new(&mut el, &mut of));
+                    v.push(serde_json::json!({"def": hex(&d), "elements": hex(&el)}));
+                }
+                v
+            };
+            out.extend(capture(&rules, &mut sets_of));
+        }
+        let text = serde_json::to_string_pretty(&out).unwrap() + "\n";
+        if std::env::var_os("XTNL_WRITE_CAPTURES").is_some() {
+            std::fs::write(path, &text).unwrap();
+        }
+        let committed: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(committed.len(), out.len(), "rules captured");
+        for (c, o) in committed.iter().zip(&out) {
+            assert_eq!(
+                c["nft"], o["nft"],
+                "nft lists {} {} otherwise now",
+                c["table"], c["chain"]
+            );
+        }
+    })
+}
