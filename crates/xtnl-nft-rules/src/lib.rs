@@ -23,6 +23,7 @@ mod datatype;
 mod decode;
 mod elements;
 mod encode;
+mod options;
 mod proto;
 mod symbols;
 mod value;

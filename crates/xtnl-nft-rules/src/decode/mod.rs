@@ -290,7 +290,7 @@ impl Decoder<'_> {
                     self.push(Statement::Limit(limit_stmt(&l)?));
                 }
                 "meta" | "ct" | "numgen" | "dynset" | "objref" | "notrack" | "connlimit"
-                | "hash" | "rt" | "socket" | "tproxy" | "bitwise" => {
+                | "hash" | "rt" | "socket" | "tproxy" | "bitwise" | "exthdr" | "byteorder" => {
                     self.other(o)?;
                 }
                 "fib" => {

@@ -10,10 +10,12 @@ use xtnl_nft_json::{
     CtCount, Jhash as JJhash, Rt as JRt, Socket as JSocket, Symhash as JSymhash, Tproxy as JTproxy,
 };
 use xtnl_wire::expr::{
-    Connlimit, CtSet, Dynset, Hash, KeyLoad, MetaSet, Numgen, Objref, OtherExpr, Shift, Tproxy,
+    Byteorder, Connlimit, CtSet, Dynset, Exthdr, Hash, KeyLoad, MetaSet, Numgen, Objref, OtherExpr,
+    Shift, Tproxy,
 };
 
 use super::{BinOp, Decoder, Reg, obj, reg32, value_expr};
+use crate::options;
 use crate::proto::{ct_key, meta_key};
 use crate::value::{Field, decode_fields};
 use crate::{ByteOrder, DataType, RuleError};
@@ -223,6 +225,62 @@ impl Decoder<'_> {
                 let op = if sh.left { BinOp::Shl } else { BinOp::Shr };
                 l.binop = Some((op, sh.amount.clone()));
                 self.regs.insert(reg32(sh.dreg), Reg::Load(l));
+                Ok(())
+            }
+            "exthdr" => {
+                let x = Exthdr::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("exthdr"))?;
+                let op = x.op.unwrap_or(Exthdr::OP_IPV6);
+                let opt = options::by_number(op, x.kind).ok_or_else(|| {
+                    RuleError::unsupported("", format!("exthdr op {op} type {}", x.kind))
+                })?;
+                let present = x.flags.unwrap_or(0) & Exthdr::F_PRESENT != 0;
+                let (field_name, field) = if present && x.offset == 0 && x.len == 1 {
+                    (None, Field::of(DataType::Boolean))
+                } else if x.flags.unwrap_or(0) == 0 {
+                    let (name, _, len) = opt
+                        .fields
+                        .iter()
+                        .find(|(_, off, len)| *off == x.offset && *len == x.len)
+                        .ok_or_else(|| {
+                            RuleError::unsupported(
+                                "",
+                                format!("{} {} at {} + {}", opt.json, opt.name, x.offset, x.len),
+                            )
+                        })?;
+                    let f = Field {
+                        dtype: DataType::Integer,
+                        order: ByteOrder::Big,
+                        len: *len as usize,
+                    };
+                    (Some(*name), f)
+                } else {
+                    return Err(form("exthdr"));
+                };
+                let e = obj(options::json_of(opt, field_name));
+                match (x.dreg, x.sreg) {
+                    (Some(dreg), None) => {
+                        self.set_load(dreg, e, field, None, None);
+                        Ok(())
+                    }
+                    (None, Some(sreg)) if field_name.is_some() => self.mangle(e, field, sreg),
+                    _ => Err(form("exthdr")),
+                }
+            }
+            "byteorder" => {
+                // nft converts a host-order value before writing it into a header: the
+                // value is the same expression.
+                let b = Byteorder::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("byteorder"))?;
+                let l = self.load(b.sreg)?;
+                if b.op != Byteorder::HTON || b.len as usize != l.field.len || b.size != b.len {
+                    return Err(form("byteorder"));
+                }
+                self.regs.insert(reg32(b.dreg), Reg::Load(l));
                 Ok(())
             }
             "notrack" if o.data.is_empty() => {

@@ -11,6 +11,7 @@ use xtnl_wire::expr::{
 };
 use xtnl_wire::nftables::nfproto;
 
+use crate::options;
 use crate::proto::{ct_named, field_named, l4_number, meta_named};
 use crate::value::{Field, show};
 use crate::{AnonSet, ByteOrder, DataType, EncodedRule, RuleError, SetLookup};
@@ -335,6 +336,17 @@ impl Encoder<'_> {
                     ctx: None,
                 }
             }
+            ExprObject::Exthdr(_) | ExprObject::TcpOption(_) | ExprObject::IpOption(_) => {
+                let (x, field) = exthdr_of(o)?;
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Exthdr {
+                        dreg: Some(dreg),
+                        ..x
+                    }
+                    .to_other(),
+                ));
+                Loaded { field, ctx: None }
+            }
             ExprObject::Rt(_) | ExprObject::Socket(_) => {
                 let (kind, key, level, field) = key_load_of(o)?;
                 self.out.push(Expr::Other(
@@ -419,6 +431,9 @@ impl Encoder<'_> {
                 Ok(vec![numgen_field()])
             }
             Some(o @ (ExprObject::Rt(_) | ExprObject::Socket(_))) => Ok(vec![key_load_of(o)?.3]),
+            Some(
+                o @ (ExprObject::Exthdr(_) | ExprObject::TcpOption(_) | ExprObject::IpOption(_)),
+            ) => Ok(vec![exthdr_of(o)?.1]),
             Some(ExprObject::Payload(p)) => {
                 let (Some(pr), Some(f)) = (&p.protocol, &p.field) else {
                     return Err(RuleError::unsupported("", "a raw payload expression"));
@@ -563,6 +578,55 @@ impl Encoder<'_> {
         }));
         Ok(())
     }
+}
+
+/// The `exthdr` expression (registers unset) for an extension header, TCP option or IPv4
+/// option, and the field it loads: the named field, or a one-byte existence test.
+pub(super) fn exthdr_of(o: &ExprObject) -> Result<(xtnl_wire::expr::Exthdr, Field), RuleError> {
+    let (json, x) = options::of_json(o)
+        .ok_or_else(|| RuleError::unsupported("", "this expression as a header option"))?;
+    let opt = options::by_name(json, &x.name)
+        .ok_or_else(|| RuleError::unsupported("", format!("the {json} {:?}", x.name)))?;
+    if x.offset.is_some() {
+        return Err(RuleError::unsupported(
+            "",
+            format!("a {json} with an offset"),
+        ));
+    }
+    let (offset, len, flags, field) = match &x.field {
+        None => (
+            0,
+            1,
+            xtnl_wire::expr::Exthdr::F_PRESENT,
+            Field::of(DataType::Boolean),
+        ),
+        Some(name) => {
+            let (_, off, len) = opt
+                .fields
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .ok_or_else(|| {
+                    RuleError::unsupported("", format!("the {json} {} field {name:?}", opt.name))
+                })?;
+            let f = Field {
+                dtype: DataType::Integer,
+                order: ByteOrder::Big,
+                len: *len as usize,
+            };
+            (*off, *len, 0, f)
+        }
+    };
+    let e = xtnl_wire::expr::Exthdr {
+        dreg: None,
+        sreg: None,
+        kind: opt.kind,
+        offset,
+        len,
+        // The kernel lists the flags and the op even when 0.
+        flags: Some(flags),
+        op: Some(opt.op),
+    };
+    Ok((e, field))
 }
 
 /// The kind, key, level and loaded field of an `rt` or `socket` expression.

@@ -3,10 +3,11 @@
 
 use xtnl_nft_json::{Elem, ExprObject, Expression, Mangle, SetStmt, Tproxy as JTproxy};
 use xtnl_wire::expr::{
-    Bitwise, CtSet, Dynset, Expr, Immediate, ImmediateData, MetaSet, Objref, Shift,
+    Bitwise, Byteorder, CtSet, Dynset, Expr, Immediate, ImmediateData, MetaSet, Objref, Shift,
 };
 
-use super::{Encoder, obj_of};
+use super::{Encoder, exthdr_of, obj_of};
+use crate::ByteOrder;
 use crate::RuleError;
 use crate::proto::{ct_named, meta_named};
 use crate::value::{Field, encode_fields, show};
@@ -26,7 +27,7 @@ impl Encoder<'_> {
 
     /// Puts a value (a constant, a loaded expression, or `EXPR | c`, `EXPR ^ c`, `EXPR & c`)
     /// into register 1 for a write of a `field`.
-    fn value_into_reg1(&mut self, v: &Expression, field: Field) -> Result<(), RuleError> {
+    fn value_into_reg1(&mut self, v: &Expression, field: Field) -> Result<Field, RuleError> {
         let binop = match obj_of(v) {
             Some(ExprObject::Or(a)) if a.len() == 2 => Some(('|', &a[0], &a[1])),
             Some(ExprObject::Xor(a)) if a.len() == 2 => Some(('^', &a[0], &a[1])),
@@ -55,7 +56,7 @@ impl Encoder<'_> {
                 }
                 .to_other(),
             ));
-            return Ok(());
+            return Ok(l.field);
         }
         if let Some((op, inner, c)) = binop {
             self.deps(inner)?;
@@ -74,22 +75,21 @@ impl Encoder<'_> {
                 mask,
                 xor,
             }));
-            return Ok(());
+            return Ok(f);
         }
         if matches!(obj_of(v), Some(ExprObject::Map(_))) {
             return Err(RuleError::unsupported("", "a map lookup as a value to set"));
         }
         if obj_of(v).is_some() {
             self.deps(v)?;
-            self.load(v, 0, None)?;
-            return Ok(());
+            return Ok(self.load(v, 0, None)?.field);
         }
         let b = encode_fields(&[field], v)?;
         self.out.push(Expr::Immediate(Immediate {
             dreg: 1,
             data: ImmediateData::Value(b),
         }));
-        Ok(())
+        Ok(field)
     }
 
     /// `{"mangle": {"key": {"meta": ...} | {"ct": ...}, "value": ...}}`.
@@ -124,12 +124,44 @@ impl Encoder<'_> {
                 ));
                 Ok(())
             }
+            Some(
+                o @ (ExprObject::Exthdr(_) | ExprObject::TcpOption(_) | ExprObject::IpOption(_)),
+            ) => {
+                let (x, field) = exthdr_of(o)?;
+                if x.flags != Some(0) {
+                    return Err(RuleError::invalid(
+                        "",
+                        "a header option without a field to set",
+                    ));
+                }
+                let vf = self.value_into_reg1(&m.value, field)?;
+                // A host-order value goes into the header in network order, as nft converts it.
+                if vf.order == ByteOrder::Host && field.len > 1 {
+                    if vf.len != field.len {
+                        return Err(RuleError::invalid(
+                            "",
+                            format!("a {}-byte value for a {}-byte field", vf.len, field.len),
+                        ));
+                    }
+                    self.out.push(Expr::Other(
+                        Byteorder {
+                            sreg: 1,
+                            dreg: 1,
+                            op: Byteorder::HTON,
+                            len: field.len as u32,
+                            size: field.len as u32,
+                        }
+                        .to_other(),
+                    ));
+                }
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Exthdr { sreg: Some(1), ..x }.to_other(),
+                ));
+                Ok(())
+            }
             _ => Err(RuleError::unsupported(
                 "",
-                format!(
-                    "a mangle of {} (payload, exthdr and tcp option writes)",
-                    show(&m.key)
-                ),
+                format!("a mangle of {} (payload writes)", show(&m.key)),
             )),
         }
     }
