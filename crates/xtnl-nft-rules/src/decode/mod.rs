@@ -50,6 +50,11 @@ pub(super) struct Load {
     full_len: Option<usize>,
     /// A `bitwise` mask applied to it.
     mask: Option<Vec<u8>>,
+    /// Bytes of a header loaded for a bit field, before the mask that says which one:
+    /// (protocol, base, offset, length).
+    bit_load: Option<(&'static str, PayloadBase, u32, u32)>,
+    /// A bit field's shift: its value sits this many bits up in the loaded bytes.
+    shift: Option<u32>,
     /// A `bitwise` that sets (`|`) or flips (`^`) bits: the operator and the bits.
     binop: Option<(BinOp, Vec<u8>)>,
     /// `meta nfproto` / `meta l4proto` / `ip protocol`: a protocol match that may be a
@@ -332,6 +337,8 @@ impl Decoder<'_> {
                 field,
                 full_len,
                 mask: None,
+                bit_load: None,
+                shift: None,
                 binop: None,
                 dep,
             }),
@@ -360,6 +367,27 @@ impl Decoder<'_> {
             _ => (None, None),
         };
         let found = proto.and_then(|pr| field_at(pr, p.base, p.offset, p.len));
+        if let (None, Some(pr)) = (found, proto) {
+            let is_bits = crate::proto::BIT_FIELDS.iter().any(|b| {
+                b.proto == pr && b.base == p.base && b.offset() == p.offset && b.len() == p.len
+            });
+            if is_bits {
+                // Which bit field it is, the mask that follows says.
+                if pr != "th" {
+                    self.kill_dep(dep);
+                }
+                let f = Field {
+                    dtype: DataType::Integer,
+                    order: ByteOrder::Big,
+                    len: p.len as usize,
+                };
+                self.set_load(p.dreg, Expression::payload(pr, "?"), f, None, None);
+                if let Some(Reg::Load(l)) = self.regs.get_mut(&reg32(p.dreg)) {
+                    l.bit_load = Some((pr, p.base, p.offset, p.len));
+                }
+                return Ok(());
+            }
+        }
         let Some(h) = found else {
             // nft prints raw bits only for what it cannot name; a field it names that this
             // table lacks would print differently, so raw payloads are refused.
@@ -432,7 +460,22 @@ impl Decoder<'_> {
 
     fn bitwise(&mut self, b: &Bitwise) -> Result<(), RuleError> {
         let mut l = self.load(b.sreg)?;
-        if l.mask.is_some() || l.binop.is_some() {
+        if let Some((pr, base, off, len)) = l.bit_load.take() {
+            let bf = crate::proto::bit_field_at(pr, base, off, len, &b.mask)
+                .filter(|_| b.xor.iter().all(|x| *x == 0))
+                .ok_or_else(|| {
+                    RuleError::unsupported(
+                        "",
+                        format!("a part of a {pr} header this version does not name"),
+                    )
+                })?;
+            l.expr = Expression::payload(bf.proto, bf.field);
+            l.field.dtype = bf.dtype;
+            l.shift = Some(bf.shift());
+            self.regs.insert(reg32(b.dreg), Reg::Load(l));
+            return Ok(());
+        }
+        if l.mask.is_some() || l.binop.is_some() || l.shift.is_some() {
             return Err(RuleError::unsupported(
                 "",
                 "two bitwise operations on one value",
@@ -465,7 +508,21 @@ impl Decoder<'_> {
             len: data.len(),
             ..l.field
         };
-        if l.binop.is_some() {
+        if l.bit_load.is_some() {
+            return Err(RuleError::unsupported(
+                "",
+                "a part of a header this version does not name",
+            ));
+        }
+        if let Some(shift) = l.shift {
+            if l.mask.is_some() || l.binop.is_some() {
+                return Err(RuleError::unsupported("", "a masked bit field"));
+            }
+            let v = to_int(ByteOrder::Big, data)
+                .filter(|v| shift < 64 && v & ((1u64 << shift) - 1) == 0)
+                .ok_or_else(|| RuleError::invalid("", "a bit field value outside its bits"))?;
+            right = decode_int(l.field.dtype, v >> shift);
+        } else if l.binop.is_some() {
             left = value_expr(&l)?;
             right = decode_fields(&[f], data)?;
         } else if let Some(mask) = &l.mask {
@@ -551,7 +608,8 @@ impl Decoder<'_> {
     /// The key a lookup reads: one register, or a concatenation over consecutive ones.
     fn key(&self, sreg: u32, set: &SetView) -> Result<Expression, RuleError> {
         let plain = |l: Load| -> Result<Expression, RuleError> {
-            if l.mask.is_some() || l.binop.is_some() || l.full_len.is_some() {
+            if l.mask.is_some() || l.binop.is_some() || l.full_len.is_some() || l.bit_load.is_some()
+            {
                 return Err(RuleError::unsupported("", "a set lookup of a masked value"));
             }
             Ok(l.expr)
@@ -588,8 +646,43 @@ impl Decoder<'_> {
         }
     }
 
+    /// An anonymous set whose keys are a bit field's values shifted into place (`ip dscp {
+    /// cs0, af11 }`): its elements shifted back.
+    fn shifted_set_ref(&self, l: &Lookup, shift: u32) -> Result<(Expression, &SetView), RuleError> {
+        let set = self
+            .sets
+            .set(&l.set)
+            .ok_or_else(|| RuleError::invalid("", format!("the table has no set {:?}", l.set)))?;
+        if !set.is_anonymous() || set.key.len() != 1 || set.is_interval() || set.is_map() {
+            return Err(RuleError::unsupported(
+                "",
+                "a bit field looked up in this kind of set",
+            ));
+        }
+        let mut vals = Vec::new();
+        for e in &set.elements {
+            let v = to_int(ByteOrder::Big, &e.key)
+                .filter(|v| shift < 64 && v & ((1u64 << shift) - 1) == 0)
+                .ok_or_else(|| RuleError::invalid("", "a bit field element outside its bits"))?;
+            vals.push(v >> shift);
+        }
+        vals.sort_unstable();
+        let elems = vals
+            .into_iter()
+            .map(|v| decode_int(set.key[0], v))
+            .collect();
+        Ok((obj(ExprObject::Set(Expression::List(elems))), set))
+    }
+
     fn lookup(&mut self, l: &Lookup) -> Result<(), RuleError> {
-        let (data, set) = self.set_ref(l)?;
+        let shift = match self.reg(l.sreg)? {
+            Reg::Load(k) => k.shift.filter(|s| *s != 0),
+            _ => None,
+        };
+        let (data, set) = match shift {
+            None => self.set_ref(l)?,
+            Some(sh) => self.shifted_set_ref(l, sh)?,
+        };
         let key = self.key(l.sreg, set)?;
         let inv = l.flags.unwrap_or(0) & Lookup::F_INV != 0;
         match l.dreg {
@@ -688,7 +781,7 @@ pub(super) fn value_expr(l: &Load) -> Result<Expression, RuleError> {
             None => decode_fields(&[Field { len: b.len(), ..f }], b)?,
         })
     };
-    if l.full_len.is_some() {
+    if l.full_len.is_some() || l.bit_load.is_some() || l.shift.is_some_and(|s| s != 0) {
         return Err(RuleError::unsupported(
             "",
             "a part of a header field as a value",

@@ -1,13 +1,14 @@
 //! Matches (`{"match": {"op", "left", "right"}}`) and the sets they look up.
 
 use xtnl_nft_json::{ExprObject, Expression, Match};
-use xtnl_wire::expr::{Bitwise, Cmp, CmpOp, Expr, Lookup, Range};
+use xtnl_wire::expr::{Bitwise, Cmp, CmpOp, Expr, Lookup, Payload, Range};
 use xtnl_wire::set::{DATA_VERDICT, SetDefRepr, flags as set_flags};
 
 use super::{Ctx, Encoder, has_interval, obj_of};
 use crate::elements::bounds;
+use crate::proto::{BitField, bit_field_named};
 use crate::symbols::is_flags;
-use crate::value::{Field, encode_fields, show};
+use crate::value::{Field, encode_fields, encode_int, from_int, show};
 use crate::{AnonSet, ByteOrder, DataType, RuleError, SetView, encode_elements};
 
 impl Encoder<'_> {
@@ -39,6 +40,12 @@ impl Encoder<'_> {
         let right = &m.right;
         let set_like = matches!(right, Expression::String(s) if s.starts_with('@'))
             || matches!(obj_of(right), Some(ExprObject::Set(_)));
+        if let Some(bf) = bit_field_of(left) {
+            if mask.is_some() || flag_test {
+                return Err(RuleError::unsupported(".match", "a masked bit field"));
+            }
+            return self.bit_field_match(bf, op, right).map_err(at);
+        }
         if set_like {
             if mask.is_some() {
                 return Err(RuleError::unsupported(".match", "a masked set lookup"));
@@ -273,5 +280,93 @@ impl Encoder<'_> {
         def.userdata = Some(udata);
         self.anon.push(AnonSet { def, elements });
         Ok((name.to_owned(), Some(id)))
+    }
+
+    /// A match of a header field that is not byte-aligned: the bytes that hold it, masked,
+    /// compared with the value shifted into place, or looked up in an anonymous set of
+    /// shifted values (as nft does).
+    fn bit_field_match(
+        &mut self,
+        bf: BitField,
+        op: CmpOp,
+        right: &Expression,
+    ) -> Result<(), RuleError> {
+        let len = bf.len() as usize;
+        self.out.push(Expr::Payload(Payload {
+            dreg: 1,
+            base: bf.base,
+            offset: bf.offset(),
+            len: len as u32,
+        }));
+        self.out.push(Expr::Bitwise(Bitwise {
+            sreg: 1,
+            dreg: 1,
+            len: len as u32,
+            mask: bf.mask(),
+            xor: vec![0; len],
+        }));
+        let shifted = |e: &Expression| -> Result<u64, RuleError> {
+            let v = encode_int(bf.dtype, e)
+                .filter(|v| *v < 1u64 << bf.bits)
+                .ok_or_else(|| {
+                    RuleError::invalid(
+                        ".right",
+                        format!("{} is not a value of {} {}", show(e), bf.proto, bf.field),
+                    )
+                })?;
+            Ok(v << bf.shift())
+        };
+        let raw = Field {
+            dtype: DataType::Integer,
+            order: ByteOrder::Big,
+            len,
+        };
+        match (right, obj_of(right)) {
+            (_, Some(ExprObject::Set(inner))) => {
+                let items: Vec<&Expression> = match inner {
+                    Expression::List(v) => v.iter().collect(),
+                    one => vec![one],
+                };
+                let mut nums = Vec::new();
+                for e in items {
+                    nums.push(Expression::Number(shifted(e)?));
+                }
+                let set = Expression::Object(Box::new(ExprObject::Set(Expression::List(nums))));
+                let (name, id) = self.set_ref(&set, &[raw], None)?;
+                if let Some(a) = self.anon.last_mut() {
+                    a.def.key_type = bf.dtype.id();
+                }
+                self.out.push(Expr::Lookup(Lookup {
+                    set: name,
+                    sreg: 1,
+                    set_id: id,
+                    dreg: None,
+                    flags: Some(if op == CmpOp::Neq { Lookup::F_INV } else { 0 }),
+                }));
+                Ok(())
+            }
+            (Expression::String(s), _) if s.starts_with('@') => Err(RuleError::unsupported(
+                ".right",
+                "a bit field looked up in a named set",
+            )),
+            (_, Some(_)) => Err(RuleError::unsupported(
+                ".right",
+                format!("{} for a bit field", show(right)),
+            )),
+            _ => {
+                let data = from_int(ByteOrder::Big, len, shifted(right)?)
+                    .ok_or_else(|| RuleError::invalid(".right", "a value outside the field"))?;
+                self.out.push(Expr::Cmp(Cmp { sreg: 1, op, data }));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The bit field a left-hand expression names (`ip dscp`), if it is one.
+fn bit_field_of(e: &Expression) -> Option<BitField> {
+    match obj_of(e)? {
+        ExprObject::Payload(p) => bit_field_named(p.protocol.as_deref()?, p.field.as_deref()?),
+        _ => None,
     }
 }
