@@ -7,24 +7,25 @@
 use std::collections::HashMap;
 
 use xtnl_nft_json::{
-    CounterStmt, CounterValues, ExprObject, Expression, MapLookup, Match, Payload as JPayload,
-    Prefix, Statement, Vmap, Xt,
+    CounterStmt, CounterValues, ExprObject, Expression, Match, Payload as JPayload, Prefix,
+    Statement, Xt,
 };
 use xtnl_wire::expr::{
-    Bitwise, CmpOp, Expr, Fib, Immediate, ImmediateData, Limit, Lookup, Payload, PayloadBase,
+    Bitwise, CmpOp, Expr, Fib, Immediate, ImmediateData, Limit, Payload, PayloadBase,
 };
 use xtnl_wire::nftables::nfproto;
 
-use crate::elements::{key_fields, range_expr};
+use crate::elements::range_expr;
 use crate::proto::{ct_key, field_at, l4_name, meta_key};
 use crate::symbols::is_flags;
 use crate::value::{Field, decode_fields, decode_int, to_int};
-use crate::{ByteOrder, DataType, RuleError, SetLookup, SetView, decode_elements};
+use crate::{ByteOrder, DataType, RuleError, SetLookup};
 
 mod stmt;
 pub(crate) use stmt::{NAT_FLAGS, PER};
 use stmt::{limit_stmt, nat_stmt, verdict_stmt};
 
+mod sets;
 mod state;
 
 /// Whether payloads nft prints as raw bits (`@nh,64,8`) are decoded as such; off until the
@@ -34,8 +35,9 @@ const RAW_PAYLOADS: bool = false;
 /// What a register holds.
 #[derive(Debug, Clone)]
 pub(super) enum Reg {
-    /// A value loaded from the packet or its metadata.
-    Load(Load),
+    /// A value loaded from the packet or its metadata (boxed: it is much larger than the
+    /// other kinds).
+    Load(Box<Load>),
     /// A constant (`immediate`).
     Imm(Vec<u8>),
     /// The data of a map lookup: `{"map": {...}}`.
@@ -55,6 +57,10 @@ pub(super) struct Load {
     bit_load: Option<(&'static str, PayloadBase, u32, u32)>,
     /// A bit field's shift: its value sits this many bits up in the loaded bytes.
     shift: Option<u32>,
+    /// Header bytes loaded only to be masked and written back (`ip ttl set 64` loads two
+    /// bytes): the header, base, offset, length; and the mask and xor applied.
+    raw: Option<(&'static str, PayloadBase, u32, u32)>,
+    write_mask: Option<(Vec<u8>, Vec<u8>)>,
     /// A `bitwise` that sets (`|`) or flips (`^`) bits: the operator and the bits.
     binop: Option<(BinOp, Vec<u8>)>,
     /// `meta nfproto` / `meta l4proto` / `ip protocol`: a protocol match that may be a
@@ -82,7 +88,7 @@ pub(super) enum DepKind {
 
 /// A statement that set a protocol context, and where it is in the output.
 #[derive(Debug, Clone, Copy)]
-struct Dep {
+pub(super) struct Dep {
     kind: DepKind,
     value: u8,
     stmt: usize,
@@ -159,7 +165,16 @@ impl Decoder<'_> {
 
     pub(super) fn load(&self, r: u32) -> Result<Load, RuleError> {
         match self.reg(r)? {
-            Reg::Load(l) => Ok(l.clone()),
+            Reg::Load(l) if l.raw.is_some() => {
+                let (pr, base, off, len) = l.raw.unwrap_or(("?", PayloadBase::Unknown(0), 0, 0));
+                Err(RuleError::unsupported(
+                    "",
+                    format!(
+                        "a payload field this version does not name ({pr}: {base:?} + {off}, {len} bytes)"
+                    ),
+                ))
+            }
+            Reg::Load(l) => Ok((**l).clone()),
             other => Err(RuleError::unsupported(
                 "",
                 format!("a comparison of a register holding {other:?}"),
@@ -295,7 +310,8 @@ impl Decoder<'_> {
                     self.push(Statement::Limit(limit_stmt(&l)?));
                 }
                 "meta" | "ct" | "numgen" | "dynset" | "objref" | "notrack" | "connlimit"
-                | "hash" | "rt" | "socket" | "tproxy" | "bitwise" | "exthdr" | "byteorder" => {
+                | "hash" | "rt" | "socket" | "tproxy" | "bitwise" | "exthdr" | "byteorder"
+                | "payload" => {
                     self.other(o)?;
                 }
                 "fib" => {
@@ -332,21 +348,25 @@ impl Decoder<'_> {
     ) {
         self.regs.insert(
             reg32(dreg),
-            Reg::Load(Load {
+            Reg::Load(Box::new(Load {
                 expr,
                 field,
                 full_len,
                 mask: None,
                 bit_load: None,
                 shift: None,
+                raw: None,
+                write_mask: None,
                 binop: None,
                 dep,
-            }),
+            })),
         );
     }
 
-    fn payload(&mut self, p: &Payload) -> Result<(), RuleError> {
-        let (proto, dep) = match p.base {
+    /// The header a payload base means here (from the table's family and the protocol
+    /// context), and the dependency statement that set it.
+    pub(super) fn proto_for(&self, base: PayloadBase) -> (Option<&'static str>, Option<Dep>) {
+        match base {
             PayloadBase::Link => (Some("ether"), self.linktype.filter(|d| d.value == 1)),
             PayloadBase::Network => match self.family {
                 nfproto::IPV4 => (Some("ip"), None),
@@ -365,7 +385,11 @@ impl Decoder<'_> {
                 None => (Some("th"), None),
             },
             _ => (None, None),
-        };
+        }
+    }
+
+    fn payload(&mut self, p: &Payload) -> Result<(), RuleError> {
+        let (proto, dep) = self.proto_for(p.base);
         let found = proto.and_then(|pr| field_at(pr, p.base, p.offset, p.len));
         if let (None, Some(pr)) = (found, proto) {
             let is_bits = crate::proto::BIT_FIELDS.iter().any(|b| {
@@ -384,6 +408,20 @@ impl Decoder<'_> {
                 self.set_load(p.dreg, Expression::payload(pr, "?"), f, None, None);
                 if let Some(Reg::Load(l)) = self.regs.get_mut(&reg32(p.dreg)) {
                     l.bit_load = Some((pr, p.base, p.offset, p.len));
+                }
+                return Ok(());
+            }
+        }
+        if let (None, Some(pr)) = (found, proto) {
+            if pr != "th" {
+                let f = Field {
+                    dtype: DataType::Integer,
+                    order: ByteOrder::Big,
+                    len: p.len as usize,
+                };
+                self.set_load(p.dreg, Expression::payload(pr, "?"), f, None, None);
+                if let Some(Reg::Load(l)) = self.regs.get_mut(&reg32(p.dreg)) {
+                    l.raw = Some((pr, p.base, p.offset, p.len));
                 }
                 return Ok(());
             }
@@ -459,6 +497,27 @@ impl Decoder<'_> {
     }
 
     fn bitwise(&mut self, b: &Bitwise) -> Result<(), RuleError> {
+        if let Some(Reg::Load(w)) = self.regs.get(&reg32(b.sreg)) {
+            let window = match (w.raw, w.bit_load) {
+                (Some(r), _) => Some(r),
+                (None, Some(bl)) if b.xor.iter().any(|x| *x != 0) => Some(bl),
+                _ => None,
+            };
+            if let Some(window) = window {
+                if w.write_mask.is_some() {
+                    return Err(RuleError::unsupported(
+                        "",
+                        "two bitwise operations on one value",
+                    ));
+                }
+                let mut w = w.clone();
+                w.raw = Some(window);
+                w.bit_load = None;
+                w.write_mask = Some((b.mask.clone(), b.xor.clone()));
+                self.regs.insert(reg32(b.dreg), Reg::Load(w));
+                return Ok(());
+            }
+        }
         let mut l = self.load(b.sreg)?;
         if let Some((pr, base, off, len)) = l.bit_load.take() {
             let bf = crate::proto::bit_field_at(pr, base, off, len, &b.mask)
@@ -472,7 +531,7 @@ impl Decoder<'_> {
             l.expr = Expression::payload(bf.proto, bf.field);
             l.field.dtype = bf.dtype;
             l.shift = Some(bf.shift());
-            self.regs.insert(reg32(b.dreg), Reg::Load(l));
+            self.regs.insert(reg32(b.dreg), Reg::Load(Box::new(l)));
             return Ok(());
         }
         if l.mask.is_some() || l.binop.is_some() || l.shift.is_some() {
@@ -495,7 +554,7 @@ impl Decoder<'_> {
                 "a bitwise that is neither &, | nor ^ of a constant",
             ));
         }
-        self.regs.insert(reg32(b.dreg), Reg::Load(l));
+        self.regs.insert(reg32(b.dreg), Reg::Load(Box::new(l)));
         Ok(())
     }
 
@@ -603,140 +662,6 @@ impl Decoder<'_> {
             right,
         }));
         Ok(())
-    }
-
-    /// The key a lookup reads: one register, or a concatenation over consecutive ones.
-    fn key(&self, sreg: u32, set: &SetView) -> Result<Expression, RuleError> {
-        let plain = |l: Load| -> Result<Expression, RuleError> {
-            if l.mask.is_some() || l.binop.is_some() || l.full_len.is_some() || l.bit_load.is_some()
-            {
-                return Err(RuleError::unsupported("", "a set lookup of a masked value"));
-            }
-            Ok(l.expr)
-        };
-        if set.key.len() <= 1 {
-            return plain(self.load(sreg)?);
-        }
-        let fs = key_fields(set)?;
-        let mut r = reg32(sreg);
-        let mut parts = Vec::new();
-        for f in fs {
-            parts.push(plain(self.load(r)?)?);
-            r += f.len.div_ceil(4) as u32;
-        }
-        Ok(obj(ExprObject::Concat(parts)))
-    }
-
-    fn set_ref(&self, l: &Lookup) -> Result<(Expression, &SetView), RuleError> {
-        let set = self.sets.set(&l.set).ok_or_else(|| {
-            RuleError::invalid(
-                "",
-                format!(
-                    "the rule looks up set {:?}, which the table does not have",
-                    l.set
-                ),
-            )
-        })?;
-        if set.is_anonymous() {
-            let elems = decode_elements(set, &set.elements)
-                .map_err(|e| e.within(&format!("set {}", set.name)))?;
-            Ok((obj(ExprObject::Set(Expression::List(elems))), set))
-        } else {
-            Ok((Expression::String(format!("@{}", set.name)), set))
-        }
-    }
-
-    /// An anonymous set whose keys are a bit field's values shifted into place (`ip dscp {
-    /// cs0, af11 }`): its elements shifted back.
-    fn shifted_set_ref(&self, l: &Lookup, shift: u32) -> Result<(Expression, &SetView), RuleError> {
-        let set = self
-            .sets
-            .set(&l.set)
-            .ok_or_else(|| RuleError::invalid("", format!("the table has no set {:?}", l.set)))?;
-        if !set.is_anonymous() || set.key.len() != 1 || set.is_interval() || set.is_map() {
-            return Err(RuleError::unsupported(
-                "",
-                "a bit field looked up in this kind of set",
-            ));
-        }
-        let mut vals = Vec::new();
-        for e in &set.elements {
-            let v = to_int(ByteOrder::Big, &e.key)
-                .filter(|v| shift < 64 && v & ((1u64 << shift) - 1) == 0)
-                .ok_or_else(|| RuleError::invalid("", "a bit field element outside its bits"))?;
-            vals.push(v >> shift);
-        }
-        vals.sort_unstable();
-        let elems = vals
-            .into_iter()
-            .map(|v| decode_int(set.key[0], v))
-            .collect();
-        Ok((obj(ExprObject::Set(Expression::List(elems))), set))
-    }
-
-    fn lookup(&mut self, l: &Lookup) -> Result<(), RuleError> {
-        let shift = match self.reg(l.sreg)? {
-            Reg::Load(k) => k.shift.filter(|s| *s != 0),
-            _ => None,
-        };
-        let (data, set) = match shift {
-            None => self.set_ref(l)?,
-            Some(sh) => self.shifted_set_ref(l, sh)?,
-        };
-        let key = self.key(l.sreg, set)?;
-        let inv = l.flags.unwrap_or(0) & Lookup::F_INV != 0;
-        match l.dreg {
-            None => {
-                self.push(Statement::Match(Match {
-                    op: if inv { "!=" } else { "==" }.into(),
-                    left: key,
-                    right: data,
-                }));
-            }
-            Some(0) => {
-                self.push(Statement::Vmap(Vmap { key, data }));
-            }
-            Some(dreg) => {
-                let m = obj(ExprObject::Map(MapLookup { key, data }));
-                self.regs.insert(reg32(dreg), Reg::Map(m));
-            }
-        }
-        Ok(())
-    }
-
-    /// A NAT address or port from its registers: a value, a range, or a map's data.
-    fn regs_value(
-        &self,
-        min: Option<u32>,
-        max: Option<u32>,
-        field: Field,
-    ) -> Result<Option<Expression>, RuleError> {
-        let Some(min) = min else { return Ok(None) };
-        match self.reg(min)? {
-            Reg::Map(m) => Ok(Some(m.clone())),
-            Reg::Imm(lo) => {
-                let f = Field {
-                    len: field.len.min(lo.len()),
-                    ..field
-                };
-                let lo_v = decode_fields(&[f], &lo[..f.len])?;
-                match max.filter(|m| reg32(*m) != reg32(min)) {
-                    None => Ok(Some(lo_v)),
-                    Some(max) => match self.reg(max)? {
-                        Reg::Imm(hi) if hi.len() >= f.len => {
-                            let hi_v = decode_fields(&[f], &hi[..f.len])?;
-                            Ok(Some(obj(ExprObject::Range(vec![lo_v, hi_v]))))
-                        }
-                        _ => Err(RuleError::unsupported("", "a NAT range of non-constants")),
-                    },
-                }
-            }
-            Reg::Load(l) => Ok(Some(l.expr.clone())),
-        }
-    }
-
-    fn ports(&self, min: Option<u32>, max: Option<u32>) -> Result<Option<Expression>, RuleError> {
-        self.regs_value(min, max, Field::of(DataType::InetService))
     }
 }
 

@@ -11,13 +11,13 @@ use xtnl_nft_json::{
 };
 use xtnl_wire::expr::{
     Byteorder, Connlimit, CtSet, Dynset, Exthdr, Hash, KeyLoad, MetaSet, Numgen, Objref, OtherExpr,
-    Shift, Tproxy,
+    PayloadBase, PayloadSet, Shift, Tproxy,
 };
 
 use super::{BinOp, Decoder, Reg, obj, reg32, value_expr};
 use crate::options;
 use crate::proto::{ct_key, meta_key};
-use crate::value::{Field, decode_fields};
+use crate::value::{Field, decode_fields, decode_int, to_int};
 use crate::{ByteOrder, DataType, RuleError};
 
 impl Decoder<'_> {
@@ -224,7 +224,7 @@ impl Decoder<'_> {
                 }
                 let op = if sh.left { BinOp::Shl } else { BinOp::Shr };
                 l.binop = Some((op, sh.amount.clone()));
-                self.regs.insert(reg32(sh.dreg), Reg::Load(l));
+                self.regs.insert(reg32(sh.dreg), Reg::Load(Box::new(l)));
                 Ok(())
             }
             "exthdr" => {
@@ -280,8 +280,15 @@ impl Decoder<'_> {
                 if b.op != Byteorder::HTON || b.len as usize != l.field.len || b.size != b.len {
                     return Err(form("byteorder"));
                 }
-                self.regs.insert(reg32(b.dreg), Reg::Load(l));
+                self.regs.insert(reg32(b.dreg), Reg::Load(Box::new(l)));
                 Ok(())
+            }
+            "payload" => {
+                let w = PayloadSet::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("payload"))?;
+                self.payload_write(&w)
             }
             "notrack" if o.data.is_empty() => {
                 self.push(Statement::Notrack(()));
@@ -390,4 +397,95 @@ fn key_load(k: &KeyLoad) -> Result<(Expression, Field), RuleError> {
             (e, field)
         }
     })
+}
+
+impl Decoder<'_> {
+    /// `payload write`: the field it sets, from a constant, or from the header's own bytes
+    /// masked and xored (a field narrower than the bytes written: nft writes whole 16-bit
+    /// words of a checksummed header).
+    fn payload_write(&mut self, w: &PayloadSet) -> Result<(), RuleError> {
+        let unsupported =
+            |what: &str| RuleError::unsupported("", format!("a payload write {what}"));
+        let base = match w.base {
+            0 => PayloadBase::Link,
+            1 => PayloadBase::Network,
+            2 => PayloadBase::Transport,
+            _ => return Err(unsupported("at this base")),
+        };
+        let (proto, dep) = self.proto_for(base);
+        let proto = proto
+            .filter(|p| *p != "th")
+            .ok_or_else(|| unsupported("to a header this version does not name"))?;
+        let (key, value) = match self.regs.get(&reg32(w.sreg)) {
+            Some(Reg::Imm(b)) if b.len() == w.len as usize => {
+                let h = crate::proto::field_at(proto, base, w.offset, w.len)
+                    .filter(|h| h.len == w.len)
+                    .ok_or_else(|| unsupported("of a field this version does not name"))?;
+                let f = Field {
+                    dtype: h.dtype,
+                    order: ByteOrder::Big,
+                    len: h.len as usize,
+                };
+                (
+                    Expression::payload(h.proto, h.field),
+                    decode_fields(&[f], b)?,
+                )
+            }
+            Some(Reg::Load(l)) => {
+                let (Some((_, lb, loff, llen)), Some((mask, xor))) = (&l.raw, &l.write_mask) else {
+                    return Err(unsupported("of a loaded value"));
+                };
+                if (*lb, *loff, *llen) != (base, w.offset, w.len) || mask.len() != xor.len() {
+                    return Err(unsupported("of other bytes than it loaded"));
+                }
+                let window_bits = w.len * 8;
+                // The mask's cleared bits are the field's.
+                let cleared: Vec<u32> = (0..window_bits)
+                    .filter(|i| mask[(*i / 8) as usize] & (0x80 >> (i % 8)) == 0)
+                    .collect();
+                let (Some(&first), Some(&last)) = (cleared.first(), cleared.last()) else {
+                    return Err(unsupported("that changes nothing"));
+                };
+                let bits = last - first + 1;
+                if cleared.len() as u32 != bits || bits > 63 {
+                    return Err(unsupported("of scattered bits"));
+                }
+                let abs = w.offset * 8 + first;
+                let named = crate::proto::BIT_FIELDS
+                    .iter()
+                    .find(|b| {
+                        b.proto == proto && b.base == base && b.bit_offset == abs && b.bits == bits
+                    })
+                    .map(|b| (b.field, b.dtype))
+                    .or_else(|| {
+                        crate::proto::FIELDS
+                            .iter()
+                            .find(|h| {
+                                h.proto == proto
+                                    && h.base == base
+                                    && h.offset * 8 == abs
+                                    && h.len * 8 == bits
+                            })
+                            .map(|h| (h.field, h.dtype))
+                    });
+                let (field, dtype) =
+                    named.ok_or_else(|| unsupported("of a field this version does not name"))?;
+                let v =
+                    to_int(ByteOrder::Big, xor).ok_or_else(|| unsupported("of 9 bytes or more"))?;
+                let shift = window_bits - first - bits;
+                let ones = (1u64 << bits) - 1;
+                if v & !(ones << shift) != 0 {
+                    return Err(unsupported("that sets other bits"));
+                }
+                (
+                    Expression::payload(proto, field),
+                    decode_int(dtype, (v >> shift) & ones),
+                )
+            }
+            _ => return Err(unsupported("of this register")),
+        };
+        self.kill_dep(dep);
+        self.push(Statement::Mangle(Mangle { key, value }));
+        Ok(())
+    }
 }

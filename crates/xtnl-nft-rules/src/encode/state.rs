@@ -159,9 +159,15 @@ impl Encoder<'_> {
                 ));
                 Ok(())
             }
+            Some(ExprObject::Payload(p)) => {
+                let (Some(proto), Some(field)) = (p.protocol.as_deref(), p.field.as_deref()) else {
+                    return Err(RuleError::unsupported("", "a write of a raw payload"));
+                };
+                self.payload_write(&m.key, proto, field, &m.value)
+            }
             _ => Err(RuleError::unsupported(
                 "",
-                format!("a mangle of {} (payload writes)", show(&m.key)),
+                format!("a mangle of {}", show(&m.key)),
             )),
         }
     }
@@ -256,6 +262,129 @@ impl Encoder<'_> {
                 family,
                 reg_addr,
                 reg_port,
+            }
+            .to_other(),
+        ));
+        Ok(())
+    }
+
+    /// `{"mangle": {"key": {"payload": ...}, "value": CONSTANT}}`: as nft writes it, a
+    /// constant into the field's bytes, or, for a bit field or a field of a checksummed
+    /// header that is not a whole 16-bit word, the surrounding words loaded, masked, xored
+    /// with the value and written back; with the header's checksum to fix (and the transport
+    /// checksum too for IPv4 addresses).
+    fn payload_write(
+        &mut self,
+        key: &Expression,
+        proto: &str,
+        field: &str,
+        value: &Expression,
+    ) -> Result<(), RuleError> {
+        use crate::proto::{bit_field_named, field_named};
+        use xtnl_wire::expr::{Payload, PayloadBase, PayloadSet};
+        let (csum_type, csum_offset, csum_flags) = match (proto, field) {
+            ("ip", "saddr" | "daddr") => (1, 10, 1),
+            ("ip", _) => (1, 10, 0),
+            ("tcp", _) => (1, 16, 0),
+            ("udp", _) => (1, 6, 0),
+            ("ip6", "saddr" | "daddr") => {
+                return Err(RuleError::unsupported("", "a write of an IPv6 address"));
+            }
+            ("ip6" | "ether", _) => (0, 0, 0),
+            _ => {
+                return Err(RuleError::unsupported(
+                    "",
+                    format!("a write of {proto} {field}"),
+                ));
+            }
+        };
+        if obj_of(value).is_some() || matches!(value, Expression::List(_)) {
+            return Err(RuleError::unsupported(
+                "",
+                "a payload write of a non-constant value",
+            ));
+        }
+        // The field: its base, first bit, bits and datatype.
+        let (base, bit_off, bits, dtype) = if let Some(h) = field_named(proto, field) {
+            (h.base, h.offset * 8, h.len * 8, h.dtype)
+        } else if let Some(b) = bit_field_named(proto, field) {
+            (b.base, b.bit_offset, b.bits, b.dtype)
+        } else {
+            return Err(RuleError::unsupported(
+                "",
+                format!("a write of {proto} {field}"),
+            ));
+        };
+        self.deps(key)?;
+        let (mut off, mut end) = (bit_off / 8, (bit_off + bits).div_ceil(8));
+        let whole = bit_off % 8 == 0 && bits % 8 == 0;
+        if csum_type != 0 {
+            off &= !1;
+            end = end.div_ceil(2) * 2;
+        }
+        let len = end - off;
+        let base_n = match base {
+            PayloadBase::Link => 0,
+            PayloadBase::Network => 1,
+            _ => 2,
+        };
+        if whole && off * 8 == bit_off && len * 8 == bits {
+            let f = Field {
+                dtype,
+                order: ByteOrder::Big,
+                len: len as usize,
+            };
+            let b = encode_fields(&[f], value)?;
+            self.out.push(Expr::Immediate(Immediate {
+                dreg: 1,
+                data: ImmediateData::Value(b),
+            }));
+        } else {
+            if bits > 32 {
+                return Err(RuleError::unsupported(
+                    "",
+                    "a write of a wide field in part",
+                ));
+            }
+            let v = crate::value::encode_int(dtype, value)
+                .filter(|v| *v < 1u64 << bits)
+                .ok_or_else(|| {
+                    RuleError::invalid(
+                        "",
+                        format!("{} is not a value of {proto} {field}", show(value)),
+                    )
+                })?;
+            let shift = len * 8 - (bit_off - off * 8) - bits;
+            let ones = ((1u64 << bits) - 1) << shift;
+            let full = if len >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (len * 8)) - 1
+            };
+            let to = |x: u64| x.to_be_bytes()[8 - len as usize..].to_vec();
+            self.out.push(Expr::Payload(Payload {
+                dreg: 1,
+                base,
+                offset: off,
+                len,
+            }));
+            self.out.push(Expr::Bitwise(Bitwise {
+                sreg: 1,
+                dreg: 1,
+                len,
+                mask: to(full & !ones),
+                xor: to(v << shift),
+            }));
+        }
+        self.out.push(Expr::Other(
+            PayloadSet {
+                sreg: 1,
+                base: base_n,
+                offset: off,
+                len,
+                csum_type,
+                csum_offset,
+                csum_flags,
             }
             .to_other(),
         ));
