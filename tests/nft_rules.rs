@@ -40,8 +40,45 @@ fn ruleset_path(name: &str) -> String {
 }
 
 /// Writes a ruleset: an nft file with `nft -f`, a shell script (iptables-nft commands) with
-/// `sh`.
+/// `sh`; `xtnl:FILE.sh` runs the script's commands with xtnl's own iptables front instead
+/// (installed as `iptables` and `ip6tables`, nf_tables backend, a private xtables lock).
 fn apply(file: &str) {
+    if let Some(script) = file.strip_prefix("xtnl:") {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("nft-rules-xtnl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["iptables", "ip6tables"] {
+            let link = dir.join(name);
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(common::xtnl_bin(), &link).unwrap();
+        }
+        let lock = common::private_lock_path();
+        let text = std::fs::read_to_string(ruleset_path(script)).unwrap();
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
+            let mut words = line.split_whitespace();
+            let prog = match words.next() {
+                Some("iptables-nft") => dir.join("iptables"),
+                Some("ip6tables-nft") => dir.join("ip6tables"),
+                other => panic!("{script}: unexpected command {other:?}"),
+            };
+            let args: Vec<&str> = words.collect();
+            let out = std::process::Command::new(&prog)
+                .args(&args)
+                .env("XTNL_BACKEND", "nft")
+                .env("XTABLES_LOCKFILE", &lock)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{line}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        return;
+    }
     if file.ends_with(".sh") {
         run_ok("sh", &["-e", &ruleset_path(file)]);
     } else {
@@ -330,6 +367,13 @@ fn probe_rules_decode_as_nft_lists_them() {
 #[test]
 fn iptables_nft_rules_decode_as_nft_lists_them() {
     check_decoding("iptables.sh", true);
+}
+
+/// The same rules written by xtnl's own iptables front (its compat expressions) decode as
+/// nft lists them.
+#[test]
+fn xtnl_iptables_rules_decode_as_nft_lists_them() {
+    check_decoding("xtnl:iptables.sh", true);
 }
 
 #[test]
