@@ -311,7 +311,7 @@ impl Decoder<'_> {
                 }
                 "meta" | "ct" | "numgen" | "dynset" | "objref" | "notrack" | "connlimit"
                 | "hash" | "rt" | "socket" | "tproxy" | "bitwise" | "exthdr" | "byteorder"
-                | "payload" => {
+                | "payload" | "synproxy" | "xfrm" | "osf" => {
                     self.other(o)?;
                 }
                 "fib" => {

@@ -9,9 +9,10 @@ use xtnl_nft_json::{
 use xtnl_nft_json::{
     CtCount, Jhash as JJhash, Rt as JRt, Socket as JSocket, Symhash as JSymhash, Tproxy as JTproxy,
 };
+use xtnl_nft_json::{Ipsec as JIpsec, OneOrMany, Osf as JOsf, SynproxyValues};
 use xtnl_wire::expr::{
-    Byteorder, Connlimit, CtSet, Dynset, Exthdr, Hash, KeyLoad, MetaSet, Numgen, Objref, OtherExpr,
-    PayloadBase, PayloadSet, Shift, Tproxy,
+    Byteorder, Connlimit, CtSet, Dynset, Exthdr, Hash, KeyLoad, MetaSet, Numgen, Objref, Osf,
+    OtherExpr, PayloadBase, PayloadSet, Shift, Synproxy, Tproxy, Xfrm,
 };
 
 use super::{BinOp, Decoder, Reg, obj, reg32, value_expr};
@@ -289,6 +290,108 @@ impl Decoder<'_> {
                     .flatten()
                     .ok_or_else(|| form("payload"))?;
                 self.payload_write(&w)
+            }
+            "synproxy" => {
+                let p = Synproxy::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("synproxy"))?;
+                if p.flags & !0xf != 0 {
+                    return Err(form("synproxy (ecn)"));
+                }
+                let mut flags: Vec<String> = Vec::new();
+                if p.flags & 8 != 0 {
+                    flags.push("timestamp".into());
+                }
+                if p.flags & 4 != 0 {
+                    flags.push("sack-perm".into());
+                }
+                let flags = match flags.len() {
+                    0 => None,
+                    1 => Some(OneOrMany::One(flags.remove(0))),
+                    _ => Some(OneOrMany::Many(flags)),
+                };
+                self.push(Statement::Synproxy(SynproxyStmt::Anonymous(
+                    SynproxyValues {
+                        mss: p.mss.filter(|_| p.flags & 1 != 0).map(u64::from),
+                        wscale: p.wscale.filter(|_| p.flags & 2 != 0).map(u64::from),
+                        flags,
+                    },
+                )));
+                Ok(())
+            }
+            "xfrm" => {
+                let x = Xfrm::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("xfrm"))?;
+                let f = |dtype, len, order| Field { dtype, len, order };
+                let (key, fam, field) = match x.key {
+                    1 => (
+                        "daddr",
+                        Some("ip"),
+                        f(DataType::Ipv4Addr, 4, ByteOrder::Big),
+                    ),
+                    2 => (
+                        "daddr",
+                        Some("ip6"),
+                        f(DataType::Ipv6Addr, 16, ByteOrder::Big),
+                    ),
+                    3 => (
+                        "saddr",
+                        Some("ip"),
+                        f(DataType::Ipv4Addr, 4, ByteOrder::Big),
+                    ),
+                    4 => (
+                        "saddr",
+                        Some("ip6"),
+                        f(DataType::Ipv6Addr, 16, ByteOrder::Big),
+                    ),
+                    5 => ("reqid", None, f(DataType::Integer, 4, ByteOrder::Host)),
+                    6 => ("spi", None, f(DataType::Integer, 4, ByteOrder::Big)),
+                    k => return Err(RuleError::unsupported("", format!("xfrm key {k}"))),
+                };
+                let dir = match x.dir {
+                    0 => "in",
+                    1 => "out",
+                    d => return Err(RuleError::unsupported("", format!("xfrm dir {d}"))),
+                };
+                let e = obj(ExprObject::Ipsec(JIpsec {
+                    key: key.into(),
+                    family: fam.map(str::to_owned),
+                    dir: Some(dir.into()),
+                    spnum: Some(u64::from(x.spnum)),
+                }));
+                self.set_load(x.dreg, e, field, None, None);
+                Ok(())
+            }
+            "osf" => {
+                let x = Osf::from_other(o)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| form("osf"))?;
+                let ttl = match x.ttl {
+                    None | Some(0) => None,
+                    Some(1) => Some("loose".to_owned()),
+                    Some(2) => Some("skip".to_owned()),
+                    Some(t) => return Err(RuleError::unsupported("", format!("osf ttl {t}"))),
+                };
+                let key = match x.flags.unwrap_or(0) {
+                    0 => "name",
+                    1 => "version",
+                    f => return Err(RuleError::unsupported("", format!("osf flags {f}"))),
+                };
+                let e = obj(ExprObject::Osf(JOsf {
+                    key: key.into(),
+                    ttl,
+                }));
+                let field = Field {
+                    dtype: DataType::String,
+                    order: ByteOrder::Host,
+                    len: 16,
+                };
+                self.set_load(x.dreg, e, field, None, None);
+                Ok(())
             }
             "notrack" if o.data.is_empty() => {
                 self.push(Statement::Notrack(()));

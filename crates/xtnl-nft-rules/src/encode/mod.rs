@@ -347,6 +347,60 @@ impl Encoder<'_> {
                 ));
                 Loaded { field, ctx: None }
             }
+            ExprObject::Ipsec(x) => {
+                let (key, field) = match (x.key.as_str(), x.family.as_deref()) {
+                    ("daddr", Some("ip")) => (1, f4(DataType::Ipv4Addr, 4, ByteOrder::Big)),
+                    ("daddr", Some("ip6")) => (2, f4(DataType::Ipv6Addr, 16, ByteOrder::Big)),
+                    ("saddr", Some("ip")) => (3, f4(DataType::Ipv4Addr, 4, ByteOrder::Big)),
+                    ("saddr", Some("ip6")) => (4, f4(DataType::Ipv6Addr, 16, ByteOrder::Big)),
+                    ("reqid", None) => (5, f4(DataType::Integer, 4, ByteOrder::Host)),
+                    ("spi", None) => (6, f4(DataType::Integer, 4, ByteOrder::Big)),
+                    (k, fam) => {
+                        return Err(RuleError::unsupported(
+                            "",
+                            format!("ipsec key {k:?} (family {fam:?})"),
+                        ));
+                    }
+                };
+                let dir = match x.dir.as_deref() {
+                    Some("in") => 0,
+                    Some("out") => 1,
+                    d => return Err(RuleError::invalid("", format!("ipsec dir {d:?}"))),
+                };
+                let spnum = u32::try_from(x.spnum.unwrap_or(0))
+                    .map_err(|_| RuleError::invalid("", "ipsec spnum"))?;
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Xfrm {
+                        dreg,
+                        key,
+                        dir,
+                        spnum,
+                    }
+                    .to_other(),
+                ));
+                Loaded { field, ctx: None }
+            }
+            ExprObject::Osf(x) => {
+                let ttl = match x.ttl.as_deref() {
+                    None => None,
+                    Some("loose") => Some(1),
+                    Some("skip") => Some(2),
+                    Some(t) => return Err(RuleError::invalid("", format!("osf ttl {t:?}"))),
+                };
+                // The kernel lists the flags even when 0.
+                let flags = match x.key.as_str() {
+                    "name" => Some(0),
+                    "version" => Some(1),
+                    k => return Err(RuleError::invalid("", format!("osf key {k:?}"))),
+                };
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Osf { dreg, ttl, flags }.to_other(),
+                ));
+                Loaded {
+                    field: f4(DataType::String, 16, ByteOrder::Host),
+                    ctx: None,
+                }
+            }
             ExprObject::Rt(_) | ExprObject::Socket(_) => {
                 let (kind, key, level, field) = key_load_of(o)?;
                 self.out.push(Expr::Other(
@@ -505,6 +559,39 @@ impl Encoder<'_> {
             Statement::Secmark(n) => self.objref(8, n),
             Statement::CtExpectation(n) => self.objref(9, n),
             Statement::Synproxy(xtnl_nft_json::SynproxyStmt::Named(n)) => self.objref(10, n),
+            Statement::Synproxy(xtnl_nft_json::SynproxyStmt::Anonymous(v)) => {
+                let mut flags = 0;
+                let mss = v
+                    .mss
+                    .map(|m| u16::try_from(m).map_err(|_| RuleError::invalid("", "synproxy mss")))
+                    .transpose()?;
+                let wscale = v
+                    .wscale
+                    .map(|w| u8::try_from(w).map_err(|_| RuleError::invalid("", "synproxy wscale")))
+                    .transpose()?;
+                if mss.is_some() {
+                    flags |= 1;
+                }
+                if wscale.is_some() {
+                    flags |= 2;
+                }
+                let names: Vec<&str> = match &v.flags {
+                    None => Vec::new(),
+                    Some(OneOrMany::One(s)) => vec![s.as_str()],
+                    Some(OneOrMany::Many(v)) => v.iter().map(String::as_str).collect(),
+                };
+                for n in names {
+                    flags |= match n {
+                        "timestamp" => 8,
+                        "sack-perm" => 4,
+                        _ => return Err(RuleError::invalid("", format!("synproxy flag {n:?}"))),
+                    };
+                }
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Synproxy { mss, wscale, flags }.to_other(),
+                ));
+                Ok(())
+            }
             Statement::Notrack(()) => {
                 self.out.push(Expr::Other(xtnl_wire::expr::OtherExpr {
                     name: "notrack".into(),
@@ -665,6 +752,11 @@ fn key_load_of(o: &ExprObject) -> Result<(&'static str, u32, Option<u32>, Field)
         }
         _ => Err(RuleError::unsupported("", "this expression as a key")),
     }
+}
+
+/// A field of a type, length and byte order.
+fn f4(dtype: DataType, len: usize, order: ByteOrder) -> Field {
+    Field { dtype, len, order }
 }
 
 /// What `numgen` loads: a 32-bit number in host order.

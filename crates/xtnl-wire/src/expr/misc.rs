@@ -1,6 +1,6 @@
 //! Small expressions nft writes that [`Expr::parse`](super::Expr::parse) keeps raw, typed
 //! here for the nft rule codec: `connlimit` (`ct count`), `hash` (`jhash`, `symhash`), `rt`,
-//! `socket`, `tproxy`, and the shift form of `bitwise`. Each is read from and written to
+//! `socket`, `tproxy`, `synproxy`, `xfrm`, `osf`, and the shift form of `bitwise`. Each is read from and written to
 //! [`OtherExpr`] with `from_other`/`to_other`, attributes in the order the kernel lists them.
 
 use super::data::value;
@@ -306,6 +306,154 @@ impl Shift {
     }
 }
 
+/// `synproxy mss <mss> wscale <wscale> [timestamp] [sack-perm]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Synproxy {
+    /// `NFTA_SYNPROXY_MSS`.
+    pub mss: Option<u16>,
+    /// `NFTA_SYNPROXY_WSCALE`.
+    pub wscale: Option<u8>,
+    /// `NFTA_SYNPROXY_FLAGS` (`NF_SYNPROXY_OPT_*`: mss 1, wscale 2, sack-perm 4, timestamp 8).
+    pub flags: u32,
+}
+
+impl Synproxy {
+    /// The synproxy an expression kept raw holds; `None` for another kind or form.
+    pub fn from_other(o: &OtherExpr) -> Result<Option<Self>, WireError> {
+        let Some(attrs) = attrs_of(o, "synproxy", &[1, 2, 3])? else {
+            return Ok(None);
+        };
+        let mut p = Synproxy {
+            mss: None,
+            wscale: None,
+            flags: 0,
+        };
+        for a in attrs {
+            let a = a?;
+            match a.ty {
+                1 => {
+                    let b = <[u8; 2]>::try_from(a.payload).map_err(|_| {
+                        WireError::bad_value("not 2 bytes").within("NFTA_SYNPROXY_MSS")
+                    })?;
+                    p.mss = Some(u16::from_be_bytes(b));
+                }
+                2 => p.wscale = Some(a.u8("NFTA_SYNPROXY_WSCALE")?),
+                _ => p.flags = a.u32_be("NFTA_SYNPROXY_FLAGS")?,
+            }
+        }
+        Ok(Some(p))
+    }
+
+    /// The expression, raw as [`Expr::Other`](super::Expr::Other) holds it.
+    pub fn to_other(&self) -> OtherExpr {
+        other_expr("synproxy", |w| {
+            if let Some(m) = self.mss {
+                w.bytes(1, &m.to_be_bytes());
+            }
+            if let Some(s) = self.wscale {
+                w.u8(2, s);
+            }
+            w.u32_be(3, self.flags);
+        })
+    }
+}
+
+/// `xfrm load <dir> <spnum> <key> => reg <dreg>` (`ipsec in reqid`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Xfrm {
+    /// `NFTA_XFRM_DREG`.
+    pub dreg: u32,
+    /// `NFTA_XFRM_KEY` (`enum nft_xfrm_keys`: daddr ip 1, daddr ip6 2, saddr ip 3, saddr ip6
+    /// 4, reqid 5, spi 6).
+    pub key: u32,
+    /// `NFTA_XFRM_DIR`: 0 in, 1 out.
+    pub dir: u8,
+    /// `NFTA_XFRM_SPNUM`.
+    pub spnum: u32,
+}
+
+impl Xfrm {
+    /// The xfrm load an expression kept raw holds; `None` for another kind or form.
+    pub fn from_other(o: &OtherExpr) -> Result<Option<Self>, WireError> {
+        let Some(attrs) = attrs_of(o, "xfrm", &[1, 2, 3, 4])? else {
+            return Ok(None);
+        };
+        let mut x = Xfrm {
+            dreg: 0,
+            key: 0,
+            dir: 0,
+            spnum: 0,
+        };
+        for a in attrs {
+            let a = a?;
+            match a.ty {
+                1 => x.dreg = a.u32_be("NFTA_XFRM_DREG")?,
+                2 => x.key = a.u32_be("NFTA_XFRM_KEY")?,
+                3 => x.dir = a.u8("NFTA_XFRM_DIR")?,
+                _ => x.spnum = a.u32_be("NFTA_XFRM_SPNUM")?,
+            }
+        }
+        Ok(Some(x))
+    }
+
+    /// The expression, raw as [`Expr::Other`](super::Expr::Other) holds it.
+    pub fn to_other(&self) -> OtherExpr {
+        other_expr("xfrm", |w| {
+            w.u32_be(1, self.dreg)
+                .u32_be(2, self.key)
+                .u8(3, self.dir)
+                .u32_be(4, self.spnum);
+        })
+    }
+}
+
+/// `osf dreg <dreg> [ttl <ttl>] [flags]`: the passive OS fingerprint's name or version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Osf {
+    /// `NFTA_OSF_DREG`.
+    pub dreg: u32,
+    /// `NFTA_OSF_TTL`: 0 true, 1 loose, 2 skip.
+    pub ttl: Option<u8>,
+    /// `NFTA_OSF_FLAGS`: 1 (`NFT_OSF_F_VERSION`) for the version.
+    pub flags: Option<u32>,
+}
+
+impl Osf {
+    /// The osf load an expression kept raw holds; `None` for another kind or form.
+    pub fn from_other(o: &OtherExpr) -> Result<Option<Self>, WireError> {
+        let Some(attrs) = attrs_of(o, "osf", &[1, 2, 3])? else {
+            return Ok(None);
+        };
+        let mut x = Osf {
+            dreg: 0,
+            ttl: None,
+            flags: None,
+        };
+        for a in attrs {
+            let a = a?;
+            match a.ty {
+                1 => x.dreg = a.u32_be("NFTA_OSF_DREG")?,
+                2 => x.ttl = Some(a.u8("NFTA_OSF_TTL")?),
+                _ => x.flags = Some(a.u32_be("NFTA_OSF_FLAGS")?),
+            }
+        }
+        Ok(Some(x))
+    }
+
+    /// The expression, raw as [`Expr::Other`](super::Expr::Other) holds it.
+    pub fn to_other(&self) -> OtherExpr {
+        other_expr("osf", |w| {
+            if let Some(t) = self.ttl {
+                w.u8(2, t);
+            }
+            if let Some(f) = self.flags {
+                w.u32_be(3, f);
+            }
+            w.u32_be(1, self.dreg);
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,6 +504,25 @@ mod tests {
             amount: 1u32.to_ne_bytes().to_vec(),
         };
         assert_eq!(Shift::from_other(&s.to_other()).unwrap(), Some(s));
+        let p = Synproxy {
+            mss: Some(1460),
+            wscale: Some(7),
+            flags: 0xf,
+        };
+        assert_eq!(Synproxy::from_other(&p.to_other()).unwrap(), Some(p));
+        let x = Xfrm {
+            dreg: 1,
+            key: 5,
+            dir: 0,
+            spnum: 0,
+        };
+        assert_eq!(Xfrm::from_other(&x.to_other()).unwrap(), Some(x));
+        let f = Osf {
+            dreg: 1,
+            ttl: Some(1),
+            flags: None,
+        };
+        assert_eq!(Osf::from_other(&f.to_other()).unwrap(), Some(f));
         // Another kind is not read as this one.
         assert_eq!(Connlimit::from_other(&t.to_other()).unwrap(), None);
     }

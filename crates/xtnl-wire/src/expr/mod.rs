@@ -45,7 +45,7 @@ pub use limit::Limit;
 pub use log::Log;
 pub use lookup::Lookup;
 pub use meta::{Meta, MetaKey};
-pub use misc::{Connlimit, Hash, KeyLoad, Shift, Tproxy};
+pub use misc::{Connlimit, Hash, KeyLoad, Osf, Shift, Synproxy, Tproxy, Xfrm};
 pub use nat::{Masq, Nat, NatKind};
 pub use nflog::LogAll;
 pub use numgen::Numgen;
