@@ -115,6 +115,7 @@ fn load(file: &str, reapply: bool) -> Vec<Listed> {
     run_ok("nft", &["flush", "ruleset"]);
     apply(file);
     let mut text = run_ok("nft", &["-j", "list", "ruleset"]);
+    let mut applied: Option<String> = None;
     if reapply {
         let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("xtnl-nft-rules-{}-{file}.json", std::process::id()));
@@ -127,7 +128,11 @@ fn load(file: &str, reapply: bool) -> Vec<Listed> {
             .status
             .success();
         let _ = std::fs::remove_file(&path);
-        if !ok {
+        if ok {
+            // The statements stay the ones nft re-applied (its listing of the rebuilt
+            // ruleset may drop more); the expressions are the rebuilt ruleset's.
+            applied = Some(text.clone());
+        } else {
             eprintln!("{file}: nft cannot re-apply its own JSON; comparing with the original");
             run_ok("nft", &["flush", "ruleset"]);
             apply(file);
@@ -180,6 +185,33 @@ fn load(file: &str, reapply: bool) -> Vec<Listed> {
             exprs: raw.exprs,
             sets,
         });
+    }
+    if let Some(applied) = applied {
+        // Each rule's statements as nft re-applied them, by place: table, chain, position.
+        let json: Value = serde_json::from_str(&applied).unwrap();
+        let mut by_place: BTreeMap<(String, String, String), Vec<Value>> = BTreeMap::new();
+        for item in json["nftables"].as_array().unwrap() {
+            if let Some(rule) = item.get("rule") {
+                let k = (
+                    rule["family"].as_str().unwrap().to_owned(),
+                    rule["table"].as_str().unwrap().to_owned(),
+                    rule["chain"].as_str().unwrap().to_owned(),
+                );
+                by_place.entry(k).or_default().push(rule["expr"].clone());
+            }
+        }
+        let mut seen: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+        for r in &mut out {
+            let fam = match r.family {
+                2 => "ip",
+                10 => "ip6",
+                _ => "inet",
+            };
+            let k = (fam.to_owned(), r.table.clone(), r.chain.clone());
+            let n = seen.entry(k.clone()).or_default();
+            r.nft_expr = by_place[&k][*n].clone();
+            *n += 1;
+        }
     }
     out
 }

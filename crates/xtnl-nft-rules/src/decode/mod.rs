@@ -82,7 +82,8 @@ pub(super) enum DepKind {
     LinkType,
     NfProto,
     L4Proto,
-    /// `ip6 nexthdr`: sets the context, but nft never removes it.
+    /// `ip6 nexthdr` (and `ip protocol` outside ip tables): sets the context, but nft does not
+    /// remove it.
     L4ProtoKept,
 }
 
@@ -484,7 +485,10 @@ impl Decoder<'_> {
         };
         let full = (p.len < h.len).then_some(h.len as usize);
         let dep = match (h.proto, h.field) {
-            ("ip", "protocol") => Some(DepKind::L4Proto),
+            // An explicit `ip protocol` is a dependency nft lists away in an ip table, not in
+            // an inet table (where nft's own dependency would be `meta l4proto`).
+            ("ip", "protocol") if self.family == nfproto::IPV4 => Some(DepKind::L4Proto),
+            ("ip", "protocol") => Some(DepKind::L4ProtoKept),
             ("ip6", "nexthdr") => Some(DepKind::L4ProtoKept),
             _ => None,
         };
