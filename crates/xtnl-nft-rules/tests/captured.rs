@@ -103,19 +103,22 @@ fn nft_statements_encode_to_the_captured_expressions() {
             other.push(format!("{} {}: {}", r["table"], r["chain"], r["nft"]));
         }
     }
-    // Five rules whose listing drops a dependency the rule spelled out, so that nft itself
+    // Seven rules whose listing drops a dependency the rule spelled out, so that nft itself
     // makes other expressions of the listing (tests/nft_rules.rs compares those with what
     // nft makes of its listing): `meta l4proto icmp icmp type echo-request` (netavark, inet:
     // nft's own encoding adds `meta nfproto ipv4`), `meta nfproto ipv4 reject with tcp reset`
     // (t7, inet), `meta l4proto tcp ip saddr ... tcp dport 22` (e1, inet: the order of the
     // dependencies differs), `ip protocol tcp tcp dport 22` and `ip protocol udp meta l4proto
-    // udp udp dport 53` (e2, ip).
+    // udp udp dport 53` (e2, ip), `ip6 nexthdr tcp tcp dport 22` and `ip6 nexthdr ipv6-icmp
+    // icmpv6 type echo-request` (e3, ip6).
     let expected = [
         ("\"netavark\"", "echo-request"),
         ("\"t7\"", "tcp reset"),
         ("\"e1\"", "192.0.2.1"),
         ("\"e2\"", "\"right\":22"),
         ("\"e2\"", "\"right\":53"),
+        ("\"e3\"", "\"right\":22"),
+        ("\"e3\"", "echo-request"),
     ];
     assert_eq!(other.len(), expected.len(), "{}", other.join("\n"));
     for (o, (table, what)) in other.iter().zip(expected) {

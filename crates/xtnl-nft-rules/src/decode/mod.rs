@@ -485,11 +485,11 @@ impl Decoder<'_> {
         };
         let full = (p.len < h.len).then_some(h.len as usize);
         let dep = match (h.proto, h.field) {
-            // An explicit `ip protocol` is a dependency nft lists away in an ip table, not in
-            // an inet table (where nft's own dependency would be `meta l4proto`).
+            // An explicit `ip protocol` (`ip6 nexthdr`) is a dependency nft lists away in an ip
+            // (ip6) table, not in an inet table (where nft's own would be `meta l4proto`).
             ("ip", "protocol") if self.family == nfproto::IPV4 => Some(DepKind::L4Proto),
-            ("ip", "protocol") => Some(DepKind::L4ProtoKept),
-            ("ip6", "nexthdr") => Some(DepKind::L4ProtoKept),
+            ("ip6", "nexthdr") if self.family == nfproto::IPV6 => Some(DepKind::L4Proto),
+            ("ip", "protocol") | ("ip6", "nexthdr") => Some(DepKind::L4ProtoKept),
             _ => None,
         };
         let mut field = field;
