@@ -382,6 +382,7 @@ fn probe_rules_encode_as_nft_encodes_them() {
 fn firewalld_and_kube_rules_encode_as_nft_encodes_them_or_are_refused() {
     check_encoding("firewalld.nft", false);
     check_encoding("kube.nft", true);
+    check_encoding("concat_data.nft", true);
 }
 
 #[test]
@@ -413,6 +414,7 @@ fn firewalld_and_kube_rules_decode_as_nft_lists_them_or_are_refused() {
     check_decoding("firewalld.nft", false);
     // Every rule of the kube-like ruleset translates.
     check_decoding("kube.nft", true);
+    check_decoding("concat_data.nft", true);
 }
 
 /// Every named set and map of the ruleset's ip, ip6 and inet tables: its elements as the
@@ -504,7 +506,13 @@ fn check_set_elements() -> (usize, usize, Vec<String>) {
 fn set_and_map_elements_translate_as_nft_lists_them() {
     in_netns(|| {
         let mut all_bad = Vec::new();
-        for file in ["netavark.nft", "probe.nft", "kube.nft", "firewalld.nft"] {
+        for file in [
+            "netavark.nft",
+            "probe.nft",
+            "kube.nft",
+            "firewalld.nft",
+            "concat_data.nft",
+        ] {
             run_ok("nft", &["flush", "ruleset"]);
             apply(file);
             let (sets, equal, bad) = check_set_elements();

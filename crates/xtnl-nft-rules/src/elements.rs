@@ -195,17 +195,12 @@ fn with_data(set: &SetView, e: &ElemRepr, key: Expression) -> Result<Expression,
     let data = match &e.data {
         Some(ElemData::Verdict(v)) => verdict_expr(v)?,
         Some(ElemData::Value(b)) => {
-            let dt = set.data.unwrap_or(DataType::Integer);
             let len = if set.data_len == 0 {
                 b.len()
             } else {
                 set.data_len as usize
             };
-            let mut fs = fields(&DataType::unpack(dt.id()), len)?;
-            if dt.id() < 64 {
-                fs = fields(&[dt], len)?;
-            }
-            decode_fields(&fs, b)?
+            decode_fields(&data_fields(set, len)?, b)?
         }
         None => {
             return Err(RuleError::invalid(
@@ -215,6 +210,16 @@ fn with_data(set: &SetView, e: &ElemRepr, key: Expression) -> Result<Expression,
         }
     };
     Ok(Expression::List(vec![key, data]))
+}
+
+/// The fields of a map's data: one type, or a concatenation (its types packed as in a key).
+fn data_fields(set: &SetView, len: usize) -> Result<Vec<Field>, RuleError> {
+    let dt = set.data.unwrap_or(DataType::Integer);
+    if dt.id() < (1 << crate::CONCAT_TYPE_BITS) {
+        fields(&[dt], len)
+    } else {
+        fields(&DataType::unpack(dt.id()), len)
+    }
 }
 
 /// The inclusive bounds (big-endian) of one field's value as `nft -j` writes it.
@@ -296,8 +301,8 @@ pub fn encode_elements(set: &SetView, elems: &[Expression]) -> Result<Vec<ElemRe
             elem.data = Some(if set.data == Some(DataType::Verdict) {
                 ElemData::Verdict(expr_verdict(d).map_err(|e| e.within(&at))?)
             } else {
-                let dt = set.data.unwrap_or(DataType::Integer);
-                ElemData::Value(encode_fields(&[Field::of(dt)], d).map_err(|e| e.within(&at))?)
+                let fs = data_fields(set, set.data_len as usize).map_err(|e| e.within(&at))?;
+                ElemData::Value(encode_fields(&fs, d).map_err(|e| e.within(&at))?)
             });
         }
         if set.is_interval() {

@@ -42,6 +42,9 @@ pub(super) enum Reg {
     Imm(Vec<u8>),
     /// The data of a map lookup: `{"map": {...}}`.
     Map(Expression),
+    /// The rest of a map lookup's data wider than 4 bytes (`: ipv4_addr . inet_service`):
+    /// the port a NAT statement takes from it is implied by the map.
+    MapPart,
 }
 
 #[derive(Debug, Clone)]

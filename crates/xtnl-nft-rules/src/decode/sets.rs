@@ -106,8 +106,12 @@ impl Decoder<'_> {
                 self.push(Statement::Vmap(Vmap { key, data }));
             }
             Some(dreg) => {
+                let slots = (set.data_len as u32).div_ceil(4).max(1);
                 let m = obj(ExprObject::Map(MapLookup { key, data }));
                 self.regs.insert(reg32(dreg), Reg::Map(m));
+                for k in 1..slots {
+                    self.regs.insert(reg32(dreg) + k, Reg::MapPart);
+                }
             }
         }
         Ok(())
@@ -123,6 +127,8 @@ impl Decoder<'_> {
         let Some(min) = min else { return Ok(None) };
         match self.reg(min)? {
             Reg::Map(m) => Ok(Some(m.clone())),
+            // nft prints the map alone: the port is the map's.
+            Reg::MapPart => Ok(None),
             Reg::Imm(lo) => {
                 let f = Field {
                     len: field.len.min(lo.len()),

@@ -416,6 +416,12 @@ impl Decoder<'_> {
             )?,
             Some(Reg::Load(l)) => value_expr(l)?,
             Some(Reg::Map(m)) => m.clone(),
+            Some(Reg::MapPart) => {
+                return Err(RuleError::unsupported(
+                    "",
+                    "a part of a map's data as a value",
+                ));
+            }
             None => {
                 return Err(RuleError::invalid(
                     "",
