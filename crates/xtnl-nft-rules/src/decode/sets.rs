@@ -106,7 +106,7 @@ impl Decoder<'_> {
                 self.push(Statement::Vmap(Vmap { key, data }));
             }
             Some(dreg) => {
-                let slots = (set.data_len as u32).div_ceil(4).max(1);
+                let slots = set.data_len.div_ceil(4).max(1);
                 let m = obj(ExprObject::Map(MapLookup { key, data }));
                 self.regs.insert(reg32(dreg), Reg::Map(m));
                 for k in 1..slots {
