@@ -329,7 +329,7 @@ pub fn xt_blob(data: &[u8]) {
     );
 }
 
-/// The extension registry's kernel names and revisions (`src/ipt/ext/`): matches, then
+/// The extension registry's kernel names and revisions (`crates/xtnl-ipt/src/ext/`): matches, then
 /// targets. `set` and `SET` ask the kernel for set names, which a fuzz target must not do:
 /// `set` stays at its place with a revision the registry does not read (so the indices of
 /// the seeds hold), `SET` is left out; tests/ext_diff.rs covers both.
@@ -430,7 +430,7 @@ const EXT_LATER: &[(&str, u32, bool)] = &[
     ("LED", 0, true),
 ];
 
-/// The extension registry's decoders (`src/ipt/ext/`), reached as the kernel's bytes reach
+/// The extension registry's decoders (`crates/xtnl-ipt/src/ext/`), reached as the kernel's bytes reach
 /// them: an nft_compat `match`/`target` expression read back in an iptables table. First
 /// byte: which extension and revision; second: bit 0 the family, bit 1 the table (filter or
 /// mangle; nat for NAT targets). No decoder may panic, nor the `-S` and `-L` printers; a
@@ -526,7 +526,7 @@ pub fn ext_decode(data: &[u8]) {
         return;
     }
     // So does a RATEEST time constant past 2^32 us (iptables' unsigned arithmetic wraps;
-    // src/ipt/ext/tests_ext6.rs checks the others read back).
+    // crates/xtnl-ipt/src/ext/tests_ext6.rs checks the others read back).
     if spec.contains("-j RATEEST") {
         return;
     }

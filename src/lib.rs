@@ -42,18 +42,18 @@ pub use xtnl_core::{error, limits, model};
 pub mod ipt;
 pub mod json;
 pub mod legacy;
-pub mod lock;
+#[doc(inline)]
+pub use xtnl_host::{lock, netns, privilege};
 pub mod nathost;
-pub mod netns;
 pub mod nft;
 pub mod policy;
-pub mod privilege;
 pub mod seam;
 pub mod serve;
 // The workspace's only `unsafe` code, each use with its reason (see the crate's docs); the
 // library reaches it as `crate::sys`, as before it became a crate.
 use xtnl_sys as sys;
-pub mod transport;
+#[doc(inline)]
+pub use xtnl_transport as transport;
 #[doc(inline)]
 pub use xtnl_wire as wire;
 #[doc(inline)]

@@ -1,5 +1,6 @@
 //! The layer check, for what cargo cannot see. The bottom layers are crates of their own
-//! (crates/: xtnl-sys, xtnl-wire, xtnl-core, xtnl-xt), whose dependencies cargo enforces;
+//! (crates/: xtnl-sys, xtnl-wire, xtnl-core, xtnl-xt, xtnl-transport, xtnl-host, xtnl-ipt
+//! and xtnl-nft-json), whose dependencies cargo enforces;
 //! inside the root package `xtnl`, dependencies between modules point one way, lowest first,
 //! as [`LAYERS`] lists them; no two units import each other (directly or round a longer loop),
 //! within a layer too; no two files of one module import each other in a loop, in every crate
@@ -28,10 +29,8 @@ use std::path::{Path, PathBuf};
 /// ones. Units are paths under `src/` without `.rs`; a file belongs to the longest unit that
 /// is a prefix of its module path.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("transport", &["transport"]),
-    ("privilege", &["privilege"]),
-    ("lock", &["lock"]),
-    ("netns", &["netns"]),
+    // The iptables syntax is the xtnl-ipt crate; `ipt` here is src/ipt/mod.rs, which
+    // re-exports it (a path through it names the crate, below every layer of this list).
     ("ipt syntax", &["ipt"]),
     (
         "nft",
@@ -422,10 +421,45 @@ struct Source {
     reexports: Vec<(Vec<String>, Vec<String>)>,
 }
 
+/// The names a crate's `lib.rs` gives its own root (`use crate as ipt;`: xtnl-ipt's files
+/// kept the `crate::ipt::` paths they had in the root package).
+fn root_aliases(lib_rs: &str) -> Vec<String> {
+    let code = code_only(lib_rs);
+    let b = code.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while let Some(p) = code[i..].find("use crate as ") {
+        let mut j = i + p + "use crate as ".len();
+        if let Some(name) = ident(b, &mut j)
+            && eat(b, &mut j, b";")
+        {
+            found.push(name);
+        }
+        i = j;
+    }
+    found
+}
+
+/// `crate::ALIAS::x` in a crate whose root is also named ALIAS is `crate::x`.
+fn strip_root_alias(root: &[String], aliases: &[String], target: &mut Vec<String>) {
+    if !root.is_empty()
+        && target.len() > root.len()
+        && target.starts_with(root)
+        && aliases.contains(&target[root.len()])
+    {
+        target.remove(root.len());
+    }
+}
+
 /// One crate's files: `dir` is its src/, `root` the module path of its crate root.
 fn crate_sources(dir: &Path, rel_dir: &str, root: &[String], out: &mut Vec<Source>) {
     let mut files = Vec::new();
     rust_files(dir, &mut files);
+    let aliases = if root.is_empty() {
+        Vec::new()
+    } else {
+        root_aliases(&std::fs::read_to_string(dir.join("lib.rs")).expect("the crate's lib.rs"))
+    };
     for p in files {
         let rel = p.strip_prefix(dir).expect("under src").to_path_buf();
         let in_root_package = root.is_empty();
@@ -440,10 +474,14 @@ fn crate_sources(dir: &Path, rel_dir: &str, root: &[String], out: &mut Vec<Sourc
         let mut module = root.to_vec();
         module.extend(module_of(&rel));
         let is_parent = rel.ends_with("mod.rs") || rel == Path::new("lib.rs");
+        let mut found = uses(root, &module, &text);
+        for u in &mut found {
+            strip_root_alias(root, &aliases, &mut u.target);
+        }
         out.push(Source {
             rel: format!("{rel_dir}/{}", rel.display()),
             krate: root.first().cloned(),
-            uses: uses(root, &module, &text),
+            uses: found,
             reexports: if is_parent {
                 reexports(&module, &text)
             } else {
@@ -744,7 +782,12 @@ fn the_scanner_reads_use_trees_comments_and_strings() {
     assert_eq!(found, want);
     assert_eq!(unit_of(&m("ipt/compat/x")).map(|u| u.0), Some("ipt/compat"));
     assert_eq!(unit_of(&m("ipt/parse")).map(|u| u.0), Some("ipt"));
-    assert!(unit_of(&m("transport/x")).unwrap().1 < unit_of(&m("nft/x")).unwrap().1);
+    assert!(unit_of(&m("ipt/x")).unwrap().1 < unit_of(&m("nft/x")).unwrap().1);
+    assert_eq!(
+        unit_of(&m("transport/x")),
+        None,
+        "a crate under crates/, not a unit"
+    );
     // A crate under crates/: `crate::` starts at the crate, `super::` climbs inside it, an
     // alias is skipped, and a re-export from a child resolves to the child.
     let found: Vec<String> = uses(
@@ -756,6 +799,15 @@ fn the_scanner_reads_use_trees_comments_and_strings() {
     .map(|u| u.target.join("/"))
     .collect();
     assert_eq!(found, ["xtnl-x/c/D", "xtnl-x/a/f"]);
+    // A crate's name for its own root (`use crate as old;`) is dropped from its paths.
+    let aliases = root_aliases("//! use crate as no;\nuse crate as old;\nuse other as x;\n");
+    assert_eq!(aliases, ["old"]);
+    let mut t = m("xtnl-x/old/parse/f");
+    strip_root_alias(&m("xtnl-x"), &aliases, &mut t);
+    assert_eq!(t.join("/"), "xtnl-x/parse/f");
+    let mut t = m("old/parse");
+    strip_root_alias(&[], &aliases, &mut t);
+    assert_eq!(t.join("/"), "old/parse", "the root package has no alias");
     let rex = reexports(
         &m("xtnl-x/a"),
         "mod b;\npub mod c;\npub use b::{B, Bb};\npub use self::c::C;\nuse std::io;\n\

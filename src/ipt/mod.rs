@@ -1,37 +1,36 @@
-//! The iptables-compatible front: iptables' view of a rule ([`IptRule`], the equivalent of
-//! iptables' own command state), its command-line syntax ([`parse`](mod@parse)), the exact text
-//! `iptables -S` prints ([`print`](mod@print)), iptables' tables and built-in chains ([`tables`]), and
-//! the encoding iptables-nft uses in those tables ([`compat`]).
+//! The iptables-compatible front: iptables' syntax (the rule view [`IptRule`], the grammar
+//! [`parse`](mod@parse), the `-S` printer [`print`](mod@print), the tables [`tables`], the
+//! restore file format [`restore_file`], the messages [`messages`]: the `xtnl-ipt` crate,
+//! re-exported here under its old paths), and what the library adds on top of it: the
+//! encoding iptables-nft uses in nf_tables tables ([`compat`]), the `-L` listings
+//! ([`listing`]), nf_tables' executor of a parsed command ([`exec`]) and its restore loop
+//! ([`restore`]).
 
-pub mod args;
+pub(crate) use xtnl_ipt::xt_bridge;
+pub use xtnl_ipt::{
+    CtStates, Flavour, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange,
+    Neg, PortsMatch, RejectWith, XtPayload,
+};
+pub use xtnl_ipt::{args, hosts, messages, parse, print, protocols, restore_file, tables};
+
 pub mod compat;
 pub mod exec;
-pub(crate) mod ext;
-pub mod hosts;
 pub mod listing;
-pub mod messages;
-pub mod parse;
-pub mod print;
-pub mod protocols;
 pub mod restore;
-pub mod restore_file;
-mod rule;
-pub mod tables;
-pub(crate) mod xt_bridge;
 
-pub use rule::{
-    CtStates, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange, Neg,
-    PortsMatch, RejectWith, XtPayload,
-};
+/// The rule types under the path the files of this module used when `rule` was a sibling
+/// of theirs (`super::rule::IptRule`).
+mod rule {
+    pub(crate) use xtnl_ipt::{
+        IptMatch, IptRule, IptTarget, MultiportDir, NatRange, Neg, PortsMatch, RejectWith,
+        XtPayload,
+    };
+}
 
-/// Which iptables a backend answers as, where the two differ for the same command or print
-/// the same rule differently (each difference is checked against the real tool by the
-/// differential tests). Defined with iptables' syntax, so that the listings can ask it too;
-/// the interpreter's questions are in [`crate::seam`], which re-exports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavour {
-    /// iptables-nft 1.8.9 (nf_tables).
-    Nft,
-    /// iptables-legacy 1.8.9 (x_tables through libiptc).
-    Legacy,
+/// The extension registry (`xtnl-ipt`'s `ext`), with iptables-nft's native expressions for
+/// the few extensions it writes without nft_compat ([`native`](ext::native)), which belong
+/// to the nf_tables layer and so stay in the library.
+pub(crate) mod ext {
+    pub(crate) use xtnl_ipt::ext::*;
+    pub(crate) mod native;
 }

@@ -64,7 +64,7 @@ fn ports(out: &mut String, name: &str, m: &PortsMatch) {
 
 /// `addr[-addr][:port[-port]]`; with IPv6 and a port the address part is in brackets
 /// (`[a-b]:p`), as iptables' NAT extensions print it.
-pub(crate) fn nat_range(r: &NatRange) -> String {
+pub fn nat_range(r: &NatRange) -> String {
     let mut s = String::new();
     if let Some(a) = r.addr_min {
         let brackets = a.is_ipv6() && r.ports.is_some();
@@ -223,12 +223,7 @@ pub fn append_line(chain: &str, rule: &IptRule, with_counters: bool) -> String {
 }
 
 /// [`append_line`], appended to `out` (a save of many rules writes them into one buffer).
-pub(crate) fn write_append_line(
-    out: &mut String,
-    chain: &str,
-    rule: &IptRule,
-    with_counters: bool,
-) {
+pub fn write_append_line(out: &mut String, chain: &str, rule: &IptRule, with_counters: bool) {
     out.push_str("-A ");
     out.push_str(chain);
     write_matches(out, rule);

@@ -11,8 +11,8 @@
 use std::fmt::Write as _;
 use std::io;
 
-use crate::error::{Error, Result};
-use crate::wire::netlink::NlMsgs;
+use xtnl_core::error::{Error, Result};
+use xtnl_wire::netlink::NlMsgs;
 
 use super::NlSocket;
 
@@ -390,7 +390,7 @@ mod tests {
 
     #[test]
     fn a_replayer_refuses_a_different_request_and_names_the_byte() {
-        let mut w = crate::wire::netlink::MsgWriter::new();
+        let mut w = xtnl_wire::netlink::MsgWriter::new();
         w.message(0x0a10, 1, 5, &[2, 0, 0, 0], |_| {});
         let captured = w.into_bytes();
         let mut other = captured.clone();

@@ -1,7 +1,7 @@
-use crate::error::{Error, OpFailure, Result};
-use crate::wire::attr::AttrWriter;
-use crate::wire::netlink::{AckRepr, MsgWriter, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NlMsgs};
-use crate::wire::nftables::{
+use xtnl_core::error::{Error, OpFailure, Result};
+use xtnl_wire::attr::AttrWriter;
+use xtnl_wire::netlink::{AckRepr, MsgWriter, NLM_F_ACK, NLM_F_REQUEST, NLMSG_ERROR, NlMsgs};
+use xtnl_wire::nftables::{
     NFNL_BATCH_GENID, NFNL_MSG_BATCH_BEGIN, NFNL_MSG_BATCH_END, NFNL_SUBSYS_NFTABLES, nfgenmsg,
     nfproto, nft_msg_of, nft_type,
 };
@@ -122,7 +122,7 @@ impl Batch {
         let index = self.ops.len();
         let seq = self.seq_of(index);
         let before = self.w.len();
-        let echo = flags & crate::wire::netlink::NLM_F_ECHO != 0;
+        let echo = flags & xtnl_wire::netlink::NLM_F_ECHO != 0;
         let ack = if echo { NLM_F_ACK } else { 0 };
         self.w.message(
             nft_type(msg),

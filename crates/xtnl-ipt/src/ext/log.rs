@@ -113,7 +113,7 @@ impl Ext for Log {
 }
 
 /// syslog's `prioritynames`, first name per level (what LOG prints).
-pub(crate) fn level_name(level: u8) -> Option<&'static str> {
+pub fn level_name(level: u8) -> Option<&'static str> {
     [
         "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
     ]

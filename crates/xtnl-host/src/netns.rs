@@ -1,13 +1,13 @@
 //! Other network namespaces, named the way `ip netns` names them: [`Netns`] resolves a name
 //! or path, and runs a closure on a thread that joined the namespace, so that the sockets it
-//! opens act there while the process stays where it is ([`crate::nft::Session::open_in`],
-//! `xtnl --netns`, `xtnl serve`'s requests).
+//! opens act there while the process stays where it is (the library's
+//! `xtnl::nft::Session::open_in`, `xtnl --netns`, `xtnl serve`'s requests).
 //!
 //! The scratch-namespace guards that tests, the demo, the examples and the benchmarks use
 //! (create a namespace for the calling thread, refuse the initial one) are not library API:
-//! they live in src/scratch.rs, a module of the binaries, tests and examples.
+//! they live in the root package's src/scratch.rs, a module of the binaries, tests and examples.
 
-use crate::error::{Error, Result};
+use xtnl_core::error::{Error, Result};
 
 /// Where `ip netns` keeps its named namespaces (iproute2's `NETNS_RUN_DIR`).
 pub const NETNS_RUN_DIR: &str = "/run/netns";
@@ -32,7 +32,7 @@ impl Netns {
         if spec.is_empty() {
             return Err(bad("empty name"));
         }
-        if crate::limits::has_control(spec) || spec.len() > 4096 {
+        if xtnl_core::limits::has_control(spec) || spec.len() > 4096 {
             return Err(bad("not a usable name or path"));
         }
         let path = if spec.contains('/') {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
-use crate::error::{Error, Result};
+use xtnl_core::error::{Error, Result};
 
 /// iptables' compiled-in `XT_LOCK_NAME`; every distribution's iptables uses it unless
 /// `XTABLES_LOCKFILE` says otherwise.

@@ -1,7 +1,7 @@
 //! The `iptables-restore` file format: `*table` blocks of `:CHAIN POLICY [counters]` lines
 //! and commands up to `COMMIT`, parsed whole (with line numbers for errors) before anything
-//! is applied. Syntax only: both backends apply the blocks ([`super::restore::apply`] for
-//! nf_tables).
+//! is applied. Syntax only: both backends apply the blocks (the library's
+//! `xtnl::ipt::restore::apply` for nf_tables).
 
 #![deny(missing_docs)]
 

@@ -5,8 +5,8 @@
 
 use std::collections::VecDeque;
 
-use crate::error::Result;
-use crate::wire::netlink::{MsgWriter, NLM_F_ACK, NLMSG_ERROR, NlMsgs};
+use xtnl_core::error::Result;
+use xtnl_wire::netlink::{MsgWriter, NLM_F_ACK, NLMSG_ERROR, NlMsgs};
 
 use super::NlSocket;
 
@@ -126,7 +126,7 @@ impl Transport for Recorder {
 }
 
 /// The 16-byte `struct nlmsghdr` of a message, as the kernel echoes it in an ACK.
-fn bytes_of_header(m: &crate::wire::netlink::NlMsg<'_>) -> [u8; 16] {
+fn bytes_of_header(m: &xtnl_wire::netlink::NlMsg<'_>) -> [u8; 16] {
     let mut h = [0u8; 16];
     h[..16].copy_from_slice(&m.bytes()[..16]);
     h

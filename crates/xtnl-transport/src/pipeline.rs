@@ -18,12 +18,12 @@
 
 use std::io;
 
-use crate::error::{Error, Result};
-use crate::wire::netlink::{
+use xtnl_core::error::{Error, Result};
+use xtnl_wire::netlink::{
     AckRepr, MsgWriter, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST, NLMSG_DONE,
     NLMSG_ERROR, NlMsgs,
 };
-use crate::wire::nftables::{nfgenmsg, nft_type};
+use xtnl_wire::nftables::{nfgenmsg, nft_type};
 
 /// What a pipelined round trip needs of a connection: sequence numbers, one send, and the
 /// replies (the socket, or in tests a scripted kernel).
@@ -43,12 +43,12 @@ pub struct DumpInterrupted;
 
 /// One request of a pipelined round trip (`NlSocket::pipelined`).
 pub struct Request<'a> {
-    /// The nf_tables message type (see [`crate::wire::nftables::msg`]).
+    /// The nf_tables message type (see [`xtnl_wire::nftables::msg`]).
     pub msg: u8,
-    /// The `nfgenmsg` family (see [`crate::wire::nftables::nfproto`]).
+    /// The `nfgenmsg` family (see [`xtnl_wire::nftables::nfproto`]).
     pub family: u8,
     /// Writes the request's attributes.
-    pub attrs: &'a dyn Fn(&mut crate::wire::attr::AttrWriter<'_>),
+    pub attrs: &'a dyn Fn(&mut xtnl_wire::attr::AttrWriter<'_>),
     /// What the request is for, in error messages.
     pub what: &'static str,
 }
@@ -136,7 +136,7 @@ pub(super) fn run<T: Link + ?Sized>(
                 let ack = AckRepr::parse(&m)?;
                 let what = gets[i].what;
                 if ack.errno != 0 {
-                    let e = Error::from_op_failure(crate::OpFailure {
+                    let e = Error::from_op_failure(xtnl_core::OpFailure {
                         index: i,
                         op: what.into(),
                         errno: ack.errno,
@@ -171,7 +171,7 @@ pub(super) fn run<T: Link + ?Sized>(
                         if ack.errno == libc::EINTR {
                             dump_result = Some(Err(DumpInterrupted));
                         } else if ack.errno != 0 {
-                            return Err(Error::from_op_failure(crate::OpFailure {
+                            return Err(Error::from_op_failure(xtnl_core::OpFailure {
                                 index: gets.len(),
                                 op: "list".into(),
                                 errno: ack.errno,
@@ -209,7 +209,7 @@ pub(super) fn request_with<T: Link + ?Sized>(
     t: &mut T,
     msg: u8,
     family: u8,
-    attrs: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+    attrs: impl FnOnce(&mut xtnl_wire::attr::AttrWriter<'_>),
     what: &'static str,
 ) -> Result<Vec<u8>> {
     let seq = t.next_seq();
@@ -236,7 +236,7 @@ pub(super) fn request_with<T: Link + ?Sized>(
             if m.ty() == NLMSG_ERROR {
                 let ack = AckRepr::parse(&m)?;
                 if ack.errno != 0 {
-                    return Err(Error::from_op_failure(crate::OpFailure {
+                    return Err(Error::from_op_failure(xtnl_core::OpFailure {
                         index: 0,
                         op: what.into(),
                         errno: ack.errno,
@@ -259,11 +259,11 @@ pub(super) fn dump<T: Link + ?Sized>(
     t: &mut T,
     msg: u8,
     family: u8,
-    filter: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+    filter: impl FnOnce(&mut xtnl_wire::attr::AttrWriter<'_>),
     each: impl FnMut(u16, &[u8]) -> Result<()>,
 ) -> Result<std::result::Result<(), DumpInterrupted>> {
     let filter = std::cell::Cell::new(Some(filter));
-    let attrs = |w: &mut crate::wire::attr::AttrWriter<'_>| {
+    let attrs = |w: &mut xtnl_wire::attr::AttrWriter<'_>| {
         if let Some(f) = filter.take() {
             f(w);
         }

@@ -48,7 +48,7 @@ impl Ext for Trace {
 }
 
 /// The two expressions iptables-nft writes for `-j TRACE`.
-pub(crate) fn native() -> Vec<Expr> {
+pub fn native() -> Vec<Expr> {
     let mut data = Vec::new();
     let mut overflow = false;
     AttrWriter::new(&mut data, &mut overflow)
@@ -68,7 +68,7 @@ pub(crate) fn native() -> Vec<Expr> {
 
 /// `-j TRACE` if `exprs` are exactly an immediate of a non-zero byte into a register and
 /// a `meta set nftrace` from that register (iptables-nft's reading, any register).
-pub(crate) fn decode_native(exprs: &[Expr], family: Family) -> Option<IptTarget> {
+pub fn decode_native(exprs: &[Expr], family: Family) -> Option<IptTarget> {
     let [
         Expr::Immediate(Immediate {
             dreg,

@@ -216,7 +216,7 @@ pub fn get_xattr(
     path: &std::path::Path,
     name: &std::ffi::CStr,
 ) -> std::io::Result<Option<Vec<u8>>> {
-    crate::sys::get_xattr(path, name)
+    xtnl_sys::get_xattr(path, name)
 }
 
 /// Replaces the whole environment by `keep` (name, value), as a delegated run does before
@@ -235,7 +235,7 @@ pub fn reset_environment(keep: &[(String, String)]) {
         threads.is_none_or(|n| n == 1),
         "privilege::reset_environment called with {threads:?} threads; it needs a single thread"
     );
-    crate::sys::reset_environment(keep)
+    xtnl_sys::reset_environment(keep)
 }
 
 #[cfg(test)]

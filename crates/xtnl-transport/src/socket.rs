@@ -4,7 +4,7 @@ use std::os::fd::AsFd;
 use netlink_sys::{Socket, protocols::NETLINK_NETFILTER};
 use nix::sys::socket::{setsockopt, sockopt};
 
-use crate::error::{Error, Result};
+use xtnl_core::error::{Error, Result};
 
 use super::pipeline::{DumpInterrupted, Link, Pipelined, Request};
 
@@ -207,7 +207,7 @@ impl NlSocket {
         &mut self,
         msg: u8,
         family: u8,
-        attrs: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+        attrs: impl FnOnce(&mut xtnl_wire::attr::AttrWriter<'_>),
         what: &'static str,
     ) -> Result<Vec<u8>> {
         super::pipeline::request_with(self, msg, family, attrs, what)
@@ -238,7 +238,7 @@ impl NlSocket {
         &mut self,
         msg: u8,
         family: u8,
-        filter: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+        filter: impl FnOnce(&mut xtnl_wire::attr::AttrWriter<'_>),
         each: impl FnMut(u16, &[u8]) -> Result<()>,
     ) -> Result<std::result::Result<(), DumpInterrupted>> {
         super::pipeline::dump(self, msg, family, filter, each)

@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 
 use super::*;
-use crate::error::ErrorKind;
-use crate::wire::netlink::NLM_F_MULTI;
+use xtnl_core::error::ErrorKind;
+use xtnl_wire::netlink::NLM_F_MULTI;
 
 /// What the scripted kernel does with the next datagram.
 #[derive(Clone, Debug, Default)]
@@ -164,7 +164,7 @@ impl Link for Kernel {
 }
 
 fn expected_kind(errno: i32) -> ErrorKind {
-    Error::from_op_failure(crate::OpFailure {
+    Error::from_op_failure(xtnl_core::OpFailure {
         index: 0,
         op: "x".into(),
         errno,
@@ -177,7 +177,7 @@ const WHAT: [&str; 4] = ["get 0", "get 1", "get 2", "get 3"];
 
 fn run_script(gets: usize, with_dump: bool, script: Script) -> (Result<Pipelined>, usize, Kernel) {
     let mut k = Kernel::new(script);
-    let attrs = |_: &mut crate::wire::attr::AttrWriter<'_>| {};
+    let attrs = |_: &mut xtnl_wire::attr::AttrWriter<'_>| {};
     let requests: Vec<Request<'_>> = (0..gets)
         .map(|i| Request {
             msg: 1,

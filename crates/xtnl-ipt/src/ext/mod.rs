@@ -1,19 +1,22 @@
 //! The extension registry: iptables' `-m NAME` matches and `-j NAME` targets beyond the
 //! few that have typed variants of their own in [`super::IptMatch`]/[`super::IptTarget`].
 //!
-//! Each extension is one file here implementing [`Ext`]: its name and revision (the ones
-//! iptables 1.8.9 writes), the families it exists in, its option table in iptables' words,
-//! `parse` (options -> the payload's kernel bytes, through the typed struct in
-//! [`crate::xt`]) and `save` (payload -> options in iptables' order, with its inverted
+//! Each extension is one file here implementing the crate-private `Ext`: its name and
+//! revision (the ones iptables 1.8.9 writes), the families it exists in, its option table in
+//! iptables' words, `parse` (options -> the payload's kernel bytes, through the typed struct
+//! in [`crate::xt`]) and `save` (payload -> options in iptables' order, with its inverted
 //! forms and normalisations). A rule carries an extension as an [`XtPayload`]: its
 //! canonical kernel bytes, which is what both backends send (nft_compat `match`/`target`,
 //! or an x_tables entry) and what `-C`/`-D` compare. The few that iptables-nft writes as
-//! native expressions (`limit`, `mark`, NFLOG) are encoded that way by the crate-private
-//! `ipt::ext::native`, which lists the expressions iptables-nft writes for each.
+//! native expressions (`limit`, `mark`, NFLOG) are encoded that way by the library's
+//! crate-private `ipt::ext::native` (part of the nf_tables layer), which lists the
+//! expressions iptables-nft writes for each.
 //!
-//! The hooks: the command-line parser asks [`find`] when it meets `-m NAME`/`-j NAME` and
-//! hands unknown options to [`Pending::claims`]; the printers call [`save_match`] and
-//! [`save_target`]; decoding calls [`decode`].
+//! The hooks (crate-private): the command-line parser asks `find` when it meets
+//! `-m NAME`/`-j NAME` and hands unknown options to `Pending::claims`; the printers call
+//! `save_match` and `save_target`; decoding calls `decode`. Public, for the library's `-L`
+//! listings and iptables-nft's encoding: [`list_match`], [`list_target`], [`target_name`],
+//! [`level_name`] and [`trace`]'s native expressions.
 
 #![deny(missing_docs)]
 
@@ -44,12 +47,11 @@ mod led;
 mod length;
 mod limit;
 mod log;
-pub(crate) use log::level_name;
+pub use log::level_name;
 mod mac;
 mod mark;
 mod misc;
 mod nat;
-pub(crate) mod native;
 mod netmap;
 mod nfacct;
 mod nflog;
@@ -73,7 +75,7 @@ mod tcpoptstrip;
 mod time;
 mod tos;
 mod tproxy;
-mod trace;
+pub mod trace;
 mod ttl;
 mod u32_match;
 mod values;
@@ -449,12 +451,12 @@ fn save(p: &XtPayload, target: bool, out: &mut String) {
 }
 
 /// A match payload as `iptables -L` of the given flavour prints it (`numeric`: `-n`).
-pub(crate) fn list_match(p: &XtPayload, numeric: bool, flavour: Flavour, out: &mut String) {
+pub fn list_match(p: &XtPayload, numeric: bool, flavour: Flavour, out: &mut String) {
     list(p, false, numeric, flavour, out)
 }
 
 /// A target payload as `iptables -L` prints it after the matches (`numeric`: `-n`).
-pub(crate) fn list_target(p: &XtPayload, numeric: bool, flavour: Flavour, out: &mut String) {
+pub fn list_target(p: &XtPayload, numeric: bool, flavour: Flavour, out: &mut String) {
     list(p, true, numeric, flavour, out)
 }
 
@@ -478,7 +480,7 @@ fn list(p: &XtPayload, target: bool, numeric: bool, flavour: Flavour, out: &mut 
 
 /// The name `-L` shows in the target column: the kernel extension's (`CT` for `-j NOTRACK`,
 /// whose own words then say `NOTRACK`, as iptables prints it).
-pub(crate) fn target_name(p: &XtPayload) -> String {
+pub fn target_name(p: &XtPayload) -> String {
     p.name.clone()
 }
 

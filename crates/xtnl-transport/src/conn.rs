@@ -3,7 +3,7 @@
 //! the socket's calls are direct (one branch each), and the requests, pipelines and dumps
 //! are the same code on all three.
 
-use crate::error::Result;
+use xtnl_core::error::Result;
 
 use super::pipeline::{self, DumpInterrupted, Link, Pipelined, Request};
 use super::{Capture, NlSocket, Recording, Replayer, Transport};
@@ -126,7 +126,7 @@ impl Conn {
         &mut self,
         msg: u8,
         family: u8,
-        attrs: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+        attrs: impl FnOnce(&mut xtnl_wire::attr::AttrWriter<'_>),
         what: &'static str,
     ) -> Result<Vec<u8>> {
         match self {
@@ -155,7 +155,7 @@ impl Conn {
         &mut self,
         msg: u8,
         family: u8,
-        filter: impl FnOnce(&mut crate::wire::attr::AttrWriter<'_>),
+        filter: impl FnOnce(&mut xtnl_wire::attr::AttrWriter<'_>),
         each: impl FnMut(u16, &[u8]) -> Result<()>,
     ) -> Result<std::result::Result<(), DumpInterrupted>> {
         match self {
