@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod compat;
+pub mod dns;
 pub mod exec;
 pub(crate) mod ext;
 pub mod hosts;
