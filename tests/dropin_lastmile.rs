@@ -143,6 +143,13 @@ const CASES: &[(&str, &str)] = &[
         "",
         "for p in ftp-data echo-ssh ssh-30 20-ssh foo 1000-2000 0; do $IPT -t nat -A PREROUTING -p tcp -j REDIRECT --to-ports $p; echo rc=$?; $IPT -t nat -A PREROUTING -p tcp -j DNAT --to-destination 192.0.2.1:$p; echo rc=$?; done",
     ),
+    // -v -F makes the table's missing built-in chains on nf_tables (iptables-nft flushes
+    // chain by chain then), so -v -Z names them (iptables/0002-verbose-output); -F of a
+    // built-in chain makes it; -Z of one not made yet is "No chain/target/match"
+    (
+        "$IPT -A FORWARD -j ACCEPT; $IPT -N foobar",
+        "$IPT -v -Z INPUT; echo rc=$?; $IPT -v -Z; echo rc=$?; $IPT -v -F; echo rc=$?; $IPT -v -Z; echo rc=$?; $IPT -t raw -v -F; echo rc=$?; $IPT -t mangle -F OUTPUT; echo rc=$?; $IP6T -t nat -v -Z POSTROUTING; echo rc=$?; $IP6T -v -F; $IP6T -v -Z; echo rc=$?",
+    ),
     // -X of built-in chains (iptables-nft deletes those empty with policy ACCEPT)
     (
         "$IPT -P FORWARD DROP; $IPT -A OUTPUT -j ACCEPT; $IPT -D OUTPUT -j ACCEPT; $IPT -A INPUT -j ACCEPT",
