@@ -186,6 +186,27 @@ const CASES: &[(&str, &str)] = &[
          $IPT -A INPUT -p udp -j NFLOG --nflog-range 5 --nflog-threshold 2; echo rc=$?; \
          $IPT -S; $IPT -L INPUT -n; $IP6T -S; echo rc=$?",
     ),
+    // -C/-D with --nflog-range: iptables-nft finds the rule with or without the range it did
+    // not write; iptables-legacy keeps the range and compares it
+    (
+        "$IPT -A INPUT -j NFLOG --nflog-group 3 --nflog-range 5; $IPT -A INPUT -j NFLOG --nflog-group 4",
+        "$IPT -C INPUT -j NFLOG --nflog-group 3 --nflog-range 5; echo rc=$?; \
+         $IPT -C INPUT -j NFLOG --nflog-group 3; echo rc=$?; \
+         $IPT -C INPUT -j NFLOG --nflog-group 3 --nflog-range 7; echo rc=$?; \
+         $IPT -C INPUT -j NFLOG --nflog-group 4 --nflog-range 9; echo rc=$?; \
+         $IPT -D INPUT -j NFLOG --nflog-group 4 --nflog-range 9; echo rc=$?; \
+         $IPT -D INPUT -j NFLOG --nflog-group 3 --nflog-range 5; echo rc=$?; $IPT -S",
+    ),
+    // a restore line refused in words that end in a newline of their own: a blank line
+    // before `Error occurred at line:`, as in the command's refusal (the setup makes the
+    // table on both sides: iptables-legacy-restore makes it before it reads the line)
+    (
+        "$IPT -A INPUT -j ACCEPT",
+        "for l in '-A INPUT -j NFLOG --nflog-range x' '-A INPUT -j NFLOG --nflog-group 65536' \
+           '-A INPUT -m foo --bar' '-A INPUT -o eth0 -j ACCEPT' \
+           '-A INPUT -j NFLOG --nflog-range 5 --nflog-size 3'; do \
+           printf '*filter\\n%s\\nCOMMIT\\n' \"$l\" | $RESTORE; echo rc=$?; done",
+    ),
     // ... and in a restore, once for each line, before the refusal of a later line
     (
         "",
