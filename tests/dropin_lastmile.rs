@@ -207,6 +207,15 @@ const CASES: &[(&str, &str)] = &[
            '-A INPUT -j NFLOG --nflog-range 5 --nflog-size 3'; do \
            printf '*filter\\n%s\\nCOMMIT\\n' \"$l\" | $RESTORE; echo rc=$?; done",
     ),
+    // connlabel's warning when /etc/xtables/connlabel.conf cannot be opened (Debian ships
+    // none): once per rule printed (-S, -S CHAIN N, -L, -L -n, save, the -v echo) and for a
+    // label given by name, never for a rule only checked, deleted or added
+    (
+        "$IPT -A INPUT -m connlabel --label 3 -j ACCEPT; $IPT -A INPUT -m connlabel --label 4 --set; $IPT -A OUTPUT -m connlabel ! --label 5",
+        "$IPT -A INPUT -m connlabel --label 6; echo rc=$?; $IPT -S; $IPT -S INPUT 2; $IPT -L; $IPT -L OUTPUT -n; $IPT -L INPUT 1; \
+         $IPT -v -A INPUT -m connlabel --label 7; $IPT -C INPUT -m connlabel --label 3 -j ACCEPT; echo rc=$?; \
+         $IPT -D INPUT -m connlabel --label 3 -j ACCEPT; echo rc=$?; $IPT -A INPUT -m connlabel --label foo; echo rc=$?; $SAVE -t filter | grep -v '^#'",
+    ),
     // ... and in a restore, once for each line, before the refusal of a later line
     (
         "",
