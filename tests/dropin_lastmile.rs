@@ -216,6 +216,24 @@ const CASES: &[(&str, &str)] = &[
          $IPT -v -A INPUT -m connlabel --label 7; $IPT -C INPUT -m connlabel --label 3 -j ACCEPT; echo rc=$?; \
          $IPT -D INPUT -m connlabel --label 3 -j ACCEPT; echo rc=$?; $IPT -A INPUT -m connlabel --label foo; echo rc=$?; $SAVE -t filter | grep -v '^#'",
     ),
+    // options that exclude each other, in libxtables' words and order (the first two given
+    // in the extension's table order, a newline of their own), found once every option was
+    // read; connlimit's --connlimit-saddr/--connlimit-daddr do not exclude each other
+    (
+        "",
+        "$IPT -A INPUT -p tcp -m connlimit --connlimit-upto 1 --connlimit-above 2; echo rc=$?; \
+         $IPT -A INPUT -p tcp -m connlimit --connlimit-saddr --connlimit-daddr; echo rc=$?; \
+         $IPT -A INPUT -p tcp -m connlimit --connlimit-above 2 --connlimit-daddr --connlimit-saddr; echo rc=$?; \
+         $IPT -A INPUT -m cluster --cluster-total-nodes 2 --cluster-local-nodemask 1 --cluster-local-node 1 --cluster-hash-seed 1; echo rc=$?; \
+         $IPT -A INPUT -m string --algo bm --hex-string '|41|' --string a; echo rc=$?; \
+         $IPT -A INPUT -m hashlimit --hashlimit-above 2/s --hashlimit-upto 1/s --hashlimit-name x; echo rc=$?; \
+         $IP6T -A INPUT -m frag --fraglast --fragmore; echo rc=$?; \
+         $IPT -A INPUT -j CONNSECMARK --restore --save; echo rc=$?; \
+         $IPT -t mangle -A INPUT -j MARK --or-mark 1 --and-mark 2 --set-mark 3; echo rc=$?; \
+         $IPT -t mangle -A INPUT -j DSCP --set-dscp-class EF --set-dscp 1; echo rc=$?; \
+         $IPT -A INPUT -j NFQUEUE --queue-balance 1:2 --queue-num 1; echo rc=$?; \
+         $IPT -A INPUT -j NFQUEUE --queue-balance 2:1 --queue-num 1; echo rc=$?; $IPT -S",
+    ),
     // ... and in a restore, once for each line, before the refusal of a later line
     (
         "",

@@ -135,11 +135,6 @@ impl Ext for Nfqueue {
             queues_total: 1,
             ..Default::default()
         };
-        if get(given, "queue-num").is_some() && get(given, "queue-balance").is_some() {
-            return Err(bad(
-                "NFQUEUE: --queue-num and --queue-balance cannot be used together",
-            ));
-        }
         for g in given {
             match g.opt {
                 "queue-num" => q.queuenum = num(g.arg(), 65535, "NFQUEUE --queue-num")? as u16,
@@ -164,6 +159,7 @@ impl Ext for Nfqueue {
                 }
             }
         }
+        exclusive("NFQUEUE", given, &["queue-num", "queue-balance"])?;
         Ok(q.encode())
     }
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {
