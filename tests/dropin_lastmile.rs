@@ -234,6 +234,13 @@ const CASES: &[(&str, &str)] = &[
          $IPT -A INPUT -j NFQUEUE --queue-balance 1:2 --queue-num 1; echo rc=$?; \
          $IPT -A INPUT -j NFQUEUE --queue-balance 2:1 --queue-num 1; echo rc=$?; $IPT -S",
     ),
+    // an NFLOG prefix longer than its char[64]: cut to 63 bytes, as iptables-legacy saves it
+    // (libxt_NFLOG.t); -C with the long prefix finds the rule
+    (
+        "",
+        "$IPT -A INPUT -j NFLOG --nflog-prefix xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; echo rc=$?; $IPT -S INPUT; \
+         $IPT -C INPUT -j NFLOG --nflog-prefix xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; echo rc=$?",
+    ),
     // ... and in a restore, once for each line, before the refusal of a later line
     (
         "",
@@ -256,6 +263,12 @@ const CASES: &[(&str, &str)] = &[
 
 /// Cases where xtnl differs on purpose, with the reason (`(side, start of the case)`).
 const DIFFERENT: &[(Side, &str, &str)] = &[
+    (
+        Side::Nft,
+        "$IPT -A INPUT -j NFLOG --nflog-prefix xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "iptables-nft writes the whole prefix in a native log expression; xtnl carries NFLOG's \
+         char[64] and cuts it to 63 bytes as iptables-legacy does (docs/drop-in.md)",
+    ),
     (
         Side::Legacy,
         "printf '*filter\\n-Z c\\n",

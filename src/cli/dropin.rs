@@ -174,6 +174,7 @@ pub(crate) fn run(
     let resolved = ctx.choice.resolve(id.family).0;
     note_backend(resolved);
     let _ = PROGRAM.set(id.clone());
+    xtnl::ipt::messages::set_as_iptables(true);
     let text = if wants_version(args) {
         Some(format!("{}\n", version_line(id, resolved)))
     } else if wants_help(args) && id.tool == Tool::Iptables {

@@ -248,7 +248,9 @@ pub(crate) fn run_forwarded(
     }
     let mut stdout = Vec::new();
     let _ = xtnl::ipt::messages::take_warnings();
+    xtnl::ipt::messages::set_as_iptables(true);
     let done = super::iptables::run_on_session(&mut stdout, &d.args, id.family, session, lock);
+    xtnl::ipt::messages::set_as_iptables(false);
     let mut stderr = Vec::new();
     dropin::write_warnings(&mut stderr);
     match done {

@@ -171,6 +171,24 @@ pub(crate) fn warn_printed(line: &str) {
     }
 }
 
+thread_local! {
+    /// Whether this thread runs a command under one of iptables' names ([`set_as_iptables`]).
+    static AS_IPTABLES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread as running commands under one of iptables' names (the drop-in, or a
+/// service running a forwarded drop-in invocation): where iptables silently takes what xtnl's
+/// own command line refuses (an NFLOG prefix over 63 bytes, which iptables-legacy cuts), the
+/// drop-in takes it as iptables does.
+pub fn set_as_iptables(on: bool) {
+    AS_IPTABLES.with(|a| a.set(on));
+}
+
+/// Whether this thread runs under one of iptables' names ([`set_as_iptables`]).
+pub(crate) fn as_iptables() -> bool {
+    AS_IPTABLES.with(std::cell::Cell::get)
+}
+
 /// connlabel's warning when its label map cannot be opened starts so.
 pub const CONNLABEL_MAP_WARNING: &str = "Warning: cannot open /etc/xtables/connlabel.conf: ";
 

@@ -37,7 +37,17 @@ impl Ext for Nflog {
                     if g.arg().contains('\n') {
                         return Err(bad("Newlines not allowed in --log-prefix"));
                     }
-                    l.prefix = Raw::from_str(g.arg(), "NFLOG --nflog-prefix").map_err(wire)?;
+                    // libxtables copies at most 63 bytes into the char[64] (XTOPT_STRING):
+                    // under iptables' names a longer prefix is cut, as iptables-legacy saves
+                    // it (libxt_NFLOG.t); xtnl's own command line refuses it
+                    if !crate::ipt::messages::as_iptables() {
+                        Raw::<64>::from_str(g.arg(), "NFLOG --nflog-prefix").map_err(wire)?;
+                    }
+                    let b = g.arg().as_bytes();
+                    let mut r = [0u8; 64];
+                    let n = b.len().min(63);
+                    r[..n].copy_from_slice(&b[..n]);
+                    l.prefix = Raw(r);
                 }
                 "nflog-range" => {
                     l.len = xt_uint(g.arg(), u64::from(u32::MAX), "NFLOG", g.opt)? as u32
