@@ -169,15 +169,11 @@ pub(crate) fn lookup_with(conf: &Conf, name: &str, family: Family) -> Vec<IpAddr
     Vec::new()
 }
 
-/// A random query id (the standard library's per-process random hash keys).
+/// A random query id: `RandomState`'s keys come from the system's random source (a hash
+/// of anything under them is unpredictable to others).
 fn random_id() -> u16 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        Instant::now()
-            .elapsed()
-            .as_nanos()
-            .wrapping_add(u128::from(std::process::id())),
-    );
+    h.write_u32(std::process::id());
     h.finish() as u16
 }
 
