@@ -309,8 +309,13 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
             if let Some(c) = chain {
                 require(t, c)?;
                 // iptables-nft 1.8.9 zeroes only chains its cache read from the kernel: a
-                // built-in chain not made yet is "No chain/target/match by that name."
-                if t.flavour() == Flavour::Nft && t.builtin(c) && !t.counted(c)? {
+                // built-in chain not made yet is "No chain/target/match by that name." under
+                // iptables' names (xtnl's own name answers as if it existed, as before)
+                if t.flavour() == Flavour::Nft
+                    && messages::as_iptables()
+                    && t.builtin(c)
+                    && !t.counted(c)?
+                {
                     return Err(messages::not_found(
                         family,
                         format!("chain {c} in table {}", t.label()),
