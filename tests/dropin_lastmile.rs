@@ -143,6 +143,13 @@ const CASES: &[(&str, &str)] = &[
         "",
         "for p in ftp-data echo-ssh ssh-30 20-ssh foo 1000-2000 0; do $IPT -t nat -A PREROUTING -p tcp -j REDIRECT --to-ports $p; echo rc=$?; $IPT -t nat -A PREROUTING -p tcp -j DNAT --to-destination 192.0.2.1:$p; echo rc=$?; done",
     ),
+    // -v -F makes the table's missing built-in chains on nf_tables (iptables-nft flushes
+    // chain by chain then), so -v -Z names them (iptables/0002-verbose-output); -F of a
+    // built-in chain makes it; -Z of one not made yet is "No chain/target/match"
+    (
+        "$IPT -A FORWARD -j ACCEPT; $IPT -N foobar",
+        "$IPT -v -Z INPUT; echo rc=$?; $IPT -v -Z; echo rc=$?; $IPT -v -F; echo rc=$?; $IPT -v -Z; echo rc=$?; $IPT -t raw -v -F; echo rc=$?; $IPT -t mangle -F OUTPUT; echo rc=$?; $IP6T -t nat -v -Z POSTROUTING; echo rc=$?; $IP6T -v -F; $IP6T -v -Z; echo rc=$?",
+    ),
     // -X of built-in chains (iptables-nft deletes those empty with policy ACCEPT)
     (
         "$IPT -P FORWARD DROP; $IPT -A OUTPUT -j ACCEPT; $IPT -D OUTPUT -j ACCEPT; $IPT -A INPUT -j ACCEPT",
@@ -179,6 +186,61 @@ const CASES: &[(&str, &str)] = &[
          $IPT -A INPUT -p udp -j NFLOG --nflog-range 5 --nflog-threshold 2; echo rc=$?; \
          $IPT -S; $IPT -L INPUT -n; $IP6T -S; echo rc=$?",
     ),
+    // -C/-D with --nflog-range: iptables-nft finds the rule with or without the range it did
+    // not write; iptables-legacy keeps the range and compares it
+    (
+        "$IPT -A INPUT -j NFLOG --nflog-group 3 --nflog-range 5; $IPT -A INPUT -j NFLOG --nflog-group 4",
+        "$IPT -C INPUT -j NFLOG --nflog-group 3 --nflog-range 5; echo rc=$?; \
+         $IPT -C INPUT -j NFLOG --nflog-group 3; echo rc=$?; \
+         $IPT -C INPUT -j NFLOG --nflog-group 3 --nflog-range 7; echo rc=$?; \
+         $IPT -C INPUT -j NFLOG --nflog-group 4 --nflog-range 9; echo rc=$?; \
+         $IPT -D INPUT -j NFLOG --nflog-group 4 --nflog-range 9; echo rc=$?; \
+         $IPT -D INPUT -j NFLOG --nflog-group 3 --nflog-range 5; echo rc=$?; $IPT -S",
+    ),
+    // a restore line refused in words that end in a newline of their own: a blank line
+    // before `Error occurred at line:`, as in the command's refusal (the setup makes the
+    // table on both sides: iptables-legacy-restore makes it before it reads the line)
+    (
+        "$IPT -A INPUT -j ACCEPT",
+        "for l in '-A INPUT -j NFLOG --nflog-range x' '-A INPUT -j NFLOG --nflog-group 65536' \
+           '-A INPUT -m foo --bar' '-A INPUT -o eth0 -j ACCEPT' \
+           '-A INPUT -j NFLOG --nflog-range 5 --nflog-size 3'; do \
+           printf '*filter\\n%s\\nCOMMIT\\n' \"$l\" | $RESTORE; echo rc=$?; done",
+    ),
+    // connlabel's warning when /etc/xtables/connlabel.conf cannot be opened (Debian ships
+    // none): once per rule printed (-S, -S CHAIN N, -L, -L -n, save, the -v echo) and for a
+    // label given by name, never for a rule only checked, deleted or added
+    (
+        "$IPT -A INPUT -m connlabel --label 3 -j ACCEPT; $IPT -A INPUT -m connlabel --label 4 --set; $IPT -A OUTPUT -m connlabel ! --label 5",
+        "$IPT -A INPUT -m connlabel --label 6; echo rc=$?; $IPT -S; $IPT -S INPUT 2; $IPT -L; $IPT -L OUTPUT -n; $IPT -L INPUT 1; \
+         $IPT -v -A INPUT -m connlabel --label 7; $IPT -C INPUT -m connlabel --label 3 -j ACCEPT; echo rc=$?; \
+         $IPT -D INPUT -m connlabel --label 3 -j ACCEPT; echo rc=$?; $IPT -A INPUT -m connlabel --label foo; echo rc=$?; $SAVE -t filter | grep -v '^#'",
+    ),
+    // options that exclude each other, in libxtables' words and order (the first two given
+    // in the extension's table order, a newline of their own), found once every option was
+    // read; connlimit's --connlimit-saddr/--connlimit-daddr do not exclude each other
+    (
+        "",
+        "$IPT -A INPUT -p tcp -m connlimit --connlimit-upto 1 --connlimit-above 2; echo rc=$?; \
+         $IPT -A INPUT -p tcp -m connlimit --connlimit-saddr --connlimit-daddr; echo rc=$?; \
+         $IPT -A INPUT -p tcp -m connlimit --connlimit-above 2 --connlimit-daddr --connlimit-saddr; echo rc=$?; \
+         $IPT -A INPUT -m cluster --cluster-total-nodes 2 --cluster-local-nodemask 1 --cluster-local-node 1 --cluster-hash-seed 1; echo rc=$?; \
+         $IPT -A INPUT -m string --algo bm --hex-string '|41|' --string a; echo rc=$?; \
+         $IPT -A INPUT -m hashlimit --hashlimit-above 2/s --hashlimit-upto 1/s --hashlimit-name x; echo rc=$?; \
+         $IP6T -A INPUT -m frag --fraglast --fragmore; echo rc=$?; \
+         $IPT -A INPUT -j CONNSECMARK --restore --save; echo rc=$?; \
+         $IPT -t mangle -A INPUT -j MARK --or-mark 1 --and-mark 2 --set-mark 3; echo rc=$?; \
+         $IPT -t mangle -A INPUT -j DSCP --set-dscp-class EF --set-dscp 1; echo rc=$?; \
+         $IPT -A INPUT -j NFQUEUE --queue-balance 1:2 --queue-num 1; echo rc=$?; \
+         $IPT -A INPUT -j NFQUEUE --queue-balance 2:1 --queue-num 1; echo rc=$?; $IPT -S",
+    ),
+    // an NFLOG prefix longer than its char[64]: cut to 63 bytes, as iptables-legacy saves it
+    // (libxt_NFLOG.t); -C with the long prefix finds the rule
+    (
+        "",
+        "$IPT -A INPUT -j NFLOG --nflog-prefix xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; echo rc=$?; $IPT -S INPUT; \
+         $IPT -C INPUT -j NFLOG --nflog-prefix xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; echo rc=$?",
+    ),
     // ... and in a restore, once for each line, before the refusal of a later line
     (
         "",
@@ -201,6 +263,12 @@ const CASES: &[(&str, &str)] = &[
 
 /// Cases where xtnl differs on purpose, with the reason (`(side, start of the case)`).
 const DIFFERENT: &[(Side, &str, &str)] = &[
+    (
+        Side::Nft,
+        "$IPT -A INPUT -j NFLOG --nflog-prefix xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "iptables-nft writes the whole prefix in a native log expression; xtnl carries NFLOG's \
+         char[64] and cuts it to 63 bytes as iptables-legacy does (docs/drop-in.md)",
+    ),
     (
         Side::Legacy,
         "printf '*filter\\n-Z c\\n",

@@ -9,7 +9,8 @@ an iptables source tree is its argument) and copies nothing into this repository
     sudo python3 tools/ext-t-runner.py /path/to/iptables-1.8.9 \
         [--xtnl target/release/xtnl] [--backend nft|legacy] [-v] [--only NAME]
 
-It re-runs itself under `unshare -n`, so it never touches the host's ruleset. For each rule line and each chain the
+It re-runs itself under `unshare -n`, so it never touches the host's ruleset. xtnl runs
+under iptables' names (links in a scratch directory), as the drop-in programs meet. For each rule line and each chain the
 .t file lists, in the table it names:
 
 * iptables' verdict: accepted or refused (`-A`), and, if accepted, its `-S` line;
@@ -24,8 +25,10 @@ import argparse
 import collections
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def run(argv, env=None):
@@ -54,6 +57,16 @@ def main():
         os.execvpe("unshare", ["unshare", "-n", sys.executable] + sys.argv, env)
 
     env = dict(os.environ, XTABLES_LOCKFILE="/tmp/xtnl-t-runner-%d.lock" % os.getpid())
+    # xtnl runs under iptables' names (links in a scratch directory), as a drop-in: where
+    # iptables takes what xtnl's own command line refuses, the names decide (issue 24).
+    # The backend: the -legacy names for x_tables, XTNL_BACKEND=nft for nf_tables.
+    links = tempfile.mkdtemp(prefix="xtnl-t-runner-")
+    for n in ("iptables", "ip6tables"):
+        name = n + ("-legacy" if a.backend == "legacy" else "")
+        os.symlink(os.path.abspath(a.xtnl), os.path.join(links, name))
+    if a.backend == "nft":
+        env["XTNL_BACKEND"] = "nft"
+    env["XTNL_NO_SERVE"] = "1"
     extdir = os.path.join(a.tree, "extensions")
     files = sorted(f for f in os.listdir(extdir) if f.endswith(".t")
                    and (f.startswith("libxt_") or f.startswith("libipt_") or f.startswith("libip6t_")))
@@ -95,7 +108,8 @@ def main():
                 continue
             for fam in fams:
                 oracle = ("ip6tables-" if fam == "6" else "iptables-") + a.backend
-                xt = [a.xtnl] + (["--backend", "legacy"] if a.backend == "legacy" else []) + (["-6"] if fam == "6" else [])
+                xt = [os.path.join(links, ("ip6tables" if fam == "6" else "iptables")
+                                   + ("-legacy" if a.backend == "legacy" else ""))]
                 try:
                     words = shlex.split(rule)
                 except ValueError:
@@ -157,6 +171,7 @@ def main():
     r = totals["iptables_right"]
     print("total: %d rule lines x chains; iptables right on %d; xtnl agrees on %d of those (%.1f%%)"
           % (totals["lines"], r, totals["agree_of_right"], 100.0 * totals["agree_of_right"] / max(r, 1)))
+    shutil.rmtree(links, ignore_errors=True)
 
 
 if __name__ == "__main__":

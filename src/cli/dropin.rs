@@ -174,6 +174,7 @@ pub(crate) fn run(
     let resolved = ctx.choice.resolve(id.family).0;
     note_backend(resolved);
     let _ = PROGRAM.set(id.clone());
+    xtnl::ipt::messages::set_as_iptables(true);
     let text = if wants_version(args) {
         Some(format!("{}\n", version_line(id, resolved)))
     } else if wants_help(args) && id.tool == Tool::Iptables {
@@ -321,8 +322,7 @@ pub(crate) fn report_to(e: &mut impl Write, id: &Identity, mode: &str, err: &Err
                     e,
                     "{head}: Couldn't load match `{name}':No such file or directory\n"
                 );
-            } else if msg.starts_with("Can't use -") || msg.contains(": bad value for option \"--")
-            {
+            } else if ends_in_newline(msg) {
                 // iptables' message ends in a newline of its own.
                 let _ = writeln!(e, "{head}: {msg}\n");
             } else {
@@ -340,6 +340,12 @@ pub(crate) fn report_to(e: &mut impl Write, id: &Identity, mode: &str, err: &Err
         }
     }
     err.exit_status()
+}
+
+/// Whether iptables' text of this refusal ends in a newline of its own, so that a blank line
+/// follows it (xtables' `bad value for option` of the extensions, `Can't use -o with ...`).
+fn ends_in_newline(msg: &str) -> bool {
+    msg.starts_with("Can't use -") || msg.contains(": bad value for option \"--")
 }
 
 /// iptables-restore's shapes: a line it cannot parse, `PROG v1.8.9 (MODE): MESSAGE`, `Error
@@ -364,6 +370,16 @@ fn report_restore(e: &mut impl Write, id: &Identity, mode: &str, err: &Error) ->
                 let _ = writeln!(e, "{prog}: COMMIT expected at line {n}");
                 return Some(1);
             }
+            let rest = match rest.strip_prefix("Couldn't load match `") {
+                Some(r) => match r.split_once("': ") {
+                    Some((name, _)) => {
+                        format!("Couldn't load match `{name}':No such file or directory\n")
+                    }
+                    None => rest.to_string(),
+                },
+                None if ends_in_newline(rest) => format!("{rest}\n"),
+                None => rest.to_string(),
+            };
             let _ = writeln!(e, "{prog} v{IPTABLES_VERSION} ({}): {rest}", mode);
             let _ = writeln!(e, "Error occurred at line: {n}");
             let _ = writeln!(

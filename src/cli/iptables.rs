@@ -97,11 +97,14 @@ pub(super) fn run_on_session(
 
 /// `-S CHAIN N` and `-L CHAIN N` print that one rule (nothing past the last one).
 fn one_rule(text: String, inv: &parse::Invocation) -> String {
-    match (&inv.command, inv.rule_number) {
+    let one = match (&inv.command, inv.rule_number) {
         (parse::Command::ListRules(_), Some(n)) => {
             xtnl::ipt::args::nth_rule_of_list_rules(&text, n)
         }
         (parse::Command::List(_), Some(n)) => xtnl::ipt::args::nth_rule_of_list(&text, n),
-        _ => text,
-    }
+        _ => return text,
+    };
+    // the warnings of the rules rendered but not printed go, as iptables prints only rule N
+    xtnl::ipt::messages::keep_printed_warnings(&one);
+    one
 }

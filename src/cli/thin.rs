@@ -9,7 +9,8 @@
 //! command itself, at once: no socket (ENOENT, ECONNREFUSED), a socket not owned by root or
 //! in a directory others may write, a service whose process is not root, another network
 //! namespace or lock environment than the service's (the service compares them and answers
-//! `fallback`), a refusal by the service's policy (nothing done: the local run then refuses,
+//! `fallback`), a host name in `-s`/`-d` (resolved with this process's resolver files), a
+//! refusal by the service's policy (nothing done: the local run then refuses,
 //! or does, as it always would), a service that does not start the request within
 //! [`thin::CLIENT_WAIT`] (it never starts it later: [`thin::START_WITHIN`]). Never in a
 //! delegated run (setuid, capabilities, sudo), nor with [`thin::OFF_ENV`] set. See
@@ -32,9 +33,45 @@ use super::dropin::{self, Tool};
 /// Options only xtnl's own command line knows: a command that names one runs here.
 const OWN_OPTIONS: [&str; 5] = ["--netns", "--backend", "--policy-file", "--audit", "--json"];
 
+/// Whether `-s`/`-d` name a host (not an address): the name is resolved where the command
+/// runs, through that process's `/etc/hosts` and `/etc/resolv.conf`, which the service (in
+/// another mount namespace, say) may not share.
+fn names_a_host(args: &[String]) -> bool {
+    let numeric = |v: &str| {
+        v.split(',').all(|item| {
+            let addr = item.trim_start().split('/').next().unwrap_or_default();
+            addr.parse::<std::net::IpAddr>().is_ok()
+                || addr.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = match a.as_str() {
+            "-s" | "-d" | "--source" | "--destination" | "--src" | "--dst" => {
+                it.next().map(String::as_str)
+            }
+            _ => [
+                "--source=",
+                "--destination=",
+                "--src=",
+                "--dst=",
+                "-s",
+                "-d",
+            ]
+            .iter()
+            .find_map(|p| a.strip_prefix(p)),
+        };
+        if value.is_some_and(|v| !numeric(v)) {
+            return true;
+        }
+    }
+    false
+}
+
 fn forwardable(args: &[String]) -> bool {
     !dropin::wants_version(args)
         && !dropin::wants_help(args)
+        && !names_a_host(args)
         && !args.iter().any(|a| {
             OWN_OPTIONS
                 .iter()
@@ -211,7 +248,9 @@ pub(crate) fn run_forwarded(
     }
     let mut stdout = Vec::new();
     let _ = xtnl::ipt::messages::take_warnings();
+    xtnl::ipt::messages::set_as_iptables(true);
     let done = super::iptables::run_on_session(&mut stdout, &d.args, id.family, session, lock);
+    xtnl::ipt::messages::set_as_iptables(false);
     let mut stderr = Vec::new();
     dropin::write_warnings(&mut stderr);
     match done {
@@ -232,6 +271,35 @@ pub(crate) fn run_forwarded(
                 fallback: None,
                 broken: e.kind() == ErrorKind::Io,
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_a_host;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn host_names_run_in_the_process() {
+        for a in [
+            "-A INPUT -s gw.example -j ACCEPT",
+            "-A INPUT -d 192.0.2.1,web -j ACCEPT",
+            "-A INPUT --source=localhost/24",
+            "-A INPUT -sgw",
+        ] {
+            assert!(names_a_host(&args(a)), "{a}");
+        }
+        for a in [
+            "-A INPUT -s 192.0.2.1/24 -d 2001:db8::1 -j ACCEPT",
+            "-A INPUT -s 0/0 -d 10.1/16,192.0.2.7",
+            "-A INPUT -p tcp --dport 22 -j ACCEPT",
+            "-S",
+        ] {
+            assert!(!names_a_host(&args(a)), "{a}");
         }
     }
 }

@@ -358,6 +358,7 @@ impl Planner {
         // In a table of our own both state modules become the same `ct state`.
         let norm = |r: &IptRule| {
             let mut r = r.without_counters();
+            super::ext::native::normalize_nflog(&mut r);
             if !native {
                 super::ext::native::normalize_ports(&mut r);
             }

@@ -250,7 +250,9 @@ fn write_rules<'a>(
     for c in chains {
         for (handle, rule) in &c.rules {
             if rule.is_expressible() {
-                print::write_append_line(out, &c.name, rule, counters);
+                crate::ipt::messages::printing(|| {
+                    print::write_append_line(out, &c.name, rule, counters)
+                });
                 out.push('\n');
             } else {
                 let _ = writeln!(
@@ -303,7 +305,9 @@ fn write_rules_counted<'a>(out: &mut String, chains: impl Iterator<Item = &'a Ch
             if rule.is_expressible() {
                 let n = rule.counters.unwrap_or_default();
                 let _ = write!(out, "[{}:{}] ", n.packets, n.bytes);
-                print::write_append_line(out, &c.name, rule, false);
+                crate::ipt::messages::printing(|| {
+                    print::write_append_line(out, &c.name, rule, false)
+                });
                 out.push('\n');
             } else {
                 write_rules(

@@ -11,7 +11,7 @@ pub use xtnl_ipt::{
     CtStates, Flavour, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange,
     Neg, PortsMatch, RejectWith, XtPayload,
 };
-pub use xtnl_ipt::{args, hosts, messages, parse, print, protocols, restore_file, tables};
+pub use xtnl_ipt::{args, dns, hosts, messages, parse, print, protocols, restore_file, tables};
 
 pub mod compat;
 pub mod exec;

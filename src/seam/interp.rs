@@ -275,12 +275,32 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
         Command::Flush(Some(chain)) => {
             require(t, chain)?;
             t.say(format!("Flushing chain `{chain}'"));
+            // iptables-nft 1.8.9 makes a built-in chain it flushes (and its table)
+            if t.flavour() == Flavour::Nft && t.builtin(chain) && !t.counted(chain)? {
+                let e = Edit::DeclareBuiltin {
+                    chain: chain.clone(),
+                    policy: None,
+                    counters: None,
+                };
+                edit(t, &mut edits, e, None)?;
+            }
             edit(t, &mut edits, Edit::Flush(chain.clone()), None)?;
         }
         Command::Flush(None) => {
             if t.verbose() {
                 for name in t.chain_order()? {
                     t.say(format!("Flushing chain `{name}'"));
+                    // iptables-nft 1.8.9 flushes chain by chain under -v, after making the
+                    // table and every built-in chain it lacks (policy ACCEPT): a later
+                    // `-v -Z` names them (iptables/0002-verbose-output)
+                    if t.flavour() == Flavour::Nft && t.builtin(&name) && !t.counted(&name)? {
+                        let e = Edit::DeclareBuiltin {
+                            chain: name,
+                            policy: None,
+                            counters: None,
+                        };
+                        edit(t, &mut edits, e, None)?;
+                    }
                 }
             }
             edit(t, &mut edits, Edit::FlushAll, None)?;
@@ -288,6 +308,19 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
         Command::Zero(chain) => {
             if let Some(c) = chain {
                 require(t, c)?;
+                // iptables-nft 1.8.9 zeroes only chains its cache read from the kernel: a
+                // built-in chain not made yet is "No chain/target/match by that name." under
+                // iptables' names (xtnl's own name answers as if it existed, as before)
+                if t.flavour() == Flavour::Nft
+                    && messages::as_iptables()
+                    && t.builtin(c)
+                    && !t.counted(c)?
+                {
+                    return Err(messages::not_found(
+                        family,
+                        format!("chain {c} in table {}", t.label()),
+                    ));
+                }
             }
             if t.verbose() {
                 for name in t.chain_order()? {

@@ -1,8 +1,7 @@
 //! Host names in `-s`/`-d` and in `-L` without `-n`, as iptables resolves them through the C
-//! library: a numeric address first, then the names of `/etc/hosts`. xtnl is a static binary
-//! without NSS, so it reads `/etc/hosts` itself; DNS is not asked (a name found nowhere in
-//! `/etc/hosts` is "host/network `NAME' not found", as iptables says for a name it cannot
-//! resolve). Only the fixed path is read: nothing the caller's environment says (such as
+//! library: a numeric address first, then the names of `/etc/hosts`, then DNS
+//! ([`crate::ipt::dns`]). xtnl is a static binary without NSS, so it reads `/etc/hosts`
+//! itself. Only the fixed path is read: nothing the caller's environment says (such as
 //! `HOSTALIASES` or `RES_OPTIONS`) steers it, so a delegated run resolves as root would.
 
 #![deny(missing_docs)]

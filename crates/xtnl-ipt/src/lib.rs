@@ -47,6 +47,7 @@ use xtnl_wire as wire;
 use xtnl_xt as xt;
 
 pub mod args;
+pub mod dns;
 pub mod ext;
 pub mod hosts;
 pub mod messages;

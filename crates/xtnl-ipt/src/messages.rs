@@ -147,6 +147,68 @@ pub(crate) fn warn(line: &str) {
     WARNINGS.with(|w| w.borrow_mut().push(line.to_owned()));
 }
 
+thread_local! {
+    /// Whether a rule is being printed for iptables' output ([`printing`]).
+    static PRINTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, which prints rules for the output (`-S`, `-L`, save, the `-v` echo): the
+/// warnings an extension gives only when iptables prints its rule ([`warn_printed`]) are
+/// queued within it, not when a rule is printed for xtnl's own use (a policy judgement, an
+/// audit line, a check that it can be printed).
+pub(crate) fn printing<R>(f: impl FnOnce() -> R) -> R {
+    let was = PRINTING.with(|p| p.replace(true));
+    let r = f();
+    PRINTING.with(|p| p.set(was));
+    r
+}
+
+/// Queues a warning iptables prints when it prints a rule (connlabel's `Warning: cannot
+/// open /etc/xtables/connlabel.conf: ...`), if a rule is being printed for the output.
+pub(crate) fn warn_printed(line: &str) {
+    if PRINTING.with(std::cell::Cell::get) {
+        warn(line);
+    }
+}
+
+thread_local! {
+    /// Whether this thread runs a command under one of iptables' names ([`set_as_iptables`]).
+    static AS_IPTABLES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread as running commands under one of iptables' names (the drop-in, or a
+/// service running a forwarded drop-in invocation): where iptables silently takes what xtnl's
+/// own command line refuses (an NFLOG prefix over 63 bytes, which iptables-legacy cuts), the
+/// drop-in takes it as iptables does.
+pub fn set_as_iptables(on: bool) {
+    AS_IPTABLES.with(|a| a.set(on));
+}
+
+/// Whether this thread runs under one of iptables' names ([`set_as_iptables`]).
+pub(crate) fn as_iptables() -> bool {
+    AS_IPTABLES.with(std::cell::Cell::get)
+}
+
+/// connlabel's warning when its label map cannot be opened starts so.
+pub const CONNLABEL_MAP_WARNING: &str = "Warning: cannot open /etc/xtables/connlabel.conf: ";
+
+/// After `-S CHAIN N` / `-L CHAIN N`, which print one rule of those rendered: keeps one
+/// connlabel map warning for each connlabel match in `printed` (the rule iptables prints),
+/// drops the others, keeps every other warning.
+pub fn keep_printed_warnings(printed: &str) {
+    let mut left = printed.matches("connlabel").count();
+    WARNINGS.with(|w| {
+        w.borrow_mut().retain(|l| {
+            if !l.starts_with(CONNLABEL_MAP_WARNING) {
+                return true;
+            }
+            let keep = left > 0;
+            left = left.saturating_sub(1);
+            keep
+        })
+    });
+}
+
 /// The warning lines queued on this thread since the last call, in the order iptables
 /// prints them; the drop-in writes each with a newline to stderr before anything else it
 /// writes there (an error), as iptables prints them while parsing.

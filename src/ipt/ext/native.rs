@@ -168,6 +168,21 @@ pub(crate) fn tcpudp(spts: [u16; 2], inv_s: bool, dpts: [u16; 2], inv_d: bool) -
     out
 }
 
+/// `-j NFLOG --nflog-range N` as nf_tables holds it: iptables-nft writes no snaplen without
+/// `--nflog-size`, so the range is not in the kernel, and iptables-nft's `-C`/`-D` find the
+/// rule with or without it.
+pub(crate) fn normalize_nflog(r: &mut crate::ipt::IptRule) {
+    if let Some(IptTarget::Ext(p)) = &mut r.target
+        && (p.name.as_str(), p.rev) == ("NFLOG", 0)
+        && let Ok(mut l) = Nflog::decode(&p.info)
+        && l.flags & NFLOG_F_COPY_LEN == 0
+        && l.len != 0
+    {
+        l.len = 0;
+        p.info = l.encode();
+    }
+}
+
 /// `! --dport 0:hi` as iptables-nft reads it back (`--dport hi+1:65535`), so that `-C`/`-D`
 /// find what they wrote.
 pub(crate) fn normalize_ports(r: &mut crate::ipt::IptRule) {

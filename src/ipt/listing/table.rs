@@ -273,7 +273,9 @@ pub fn change_line(rule: &IptRule, family: crate::model::Family, flavour: Flavou
     if matches!(rule.target, Some(IptTarget::Goto(_))) {
         out.push_str("[goto] ");
     }
-    out.push_str(&matches_text(rule, true, flavour));
+    out.push_str(&crate::ipt::messages::printing(|| {
+        matches_text(rule, true, flavour)
+    }));
     out
 }
 
@@ -391,7 +393,9 @@ pub fn render_table(
             if matches!(r.target, Some(IptTarget::Goto(_))) {
                 out.push_str("[goto] ");
             }
-            out.push_str(&matches_text(r, numeric, flavour));
+            out.push_str(&crate::ipt::messages::printing(|| {
+                matches_text(r, numeric, flavour)
+            }));
             out.push('\n');
         }
     }

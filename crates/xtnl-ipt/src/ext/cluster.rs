@@ -47,12 +47,7 @@ impl Ext for Cluster {
                         num(g.arg(), u64::from(u32::MAX), "cluster --cluster-hash-seed")? as u32
                 }
                 _ => {
-                    if let Some(prev) = local.replace(g.opt) {
-                        return Err(bad(format!(
-                            "cluster: option \"--{}\" cannot be used together with \"--{prev}\"",
-                            g.opt
-                        )));
-                    }
+                    local = Some(g.opt);
                     c.node_mask = if g.opt == "cluster-local-node" {
                         1 << (nodes(g.arg(), g.opt)? - 1)
                     } else {
@@ -72,6 +67,11 @@ impl Ext for Cluster {
                 }
             }
         }
+        exclusive(
+            "cluster",
+            given,
+            &["cluster-local-node", "cluster-local-nodemask"],
+        )?;
         for must in ["cluster-total-nodes", "cluster-hash-seed"] {
             if get(given, must).is_none() {
                 return Err(bad(format!(

@@ -32,10 +32,49 @@ pub(crate) fn parse_map(text: &str) -> Vec<(u16, String)> {
         .collect()
 }
 
-/// The label map, read once per process as iptables does (none without the file).
-fn map() -> &'static [(u16, String)] {
-    static MAP: std::sync::OnceLock<Vec<(u16, String)>> = std::sync::OnceLock::new();
-    MAP.get_or_init(|| parse_map(&std::fs::read_to_string(MAP_PATH).unwrap_or_default()))
+/// The label map, read once per process as iptables does: `Err` with the `strerror` text
+/// when the file cannot be read.
+fn read_map() -> &'static std::result::Result<Vec<(u16, String)>, String> {
+    static MAP: std::sync::OnceLock<std::result::Result<Vec<(u16, String)>, String>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        std::fs::read_to_string(MAP_PATH)
+            .map(|t| parse_map(&t))
+            .map_err(|e| {
+                let e = e.to_string();
+                e.split(" (os error").next().unwrap_or(&e).to_string()
+            })
+    })
+}
+
+/// The label map (none without the file), and iptables' warning when the file cannot be
+/// opened, as `when` says: libxt_connlabel opens the map for every rule it prints and for a label
+/// given by name, and says so each time it cannot (`Warning: cannot open
+/// /etc/xtables/connlabel.conf: No such file or directory`).
+fn map_warned(when: Warn) -> &'static [(u16, String)] {
+    use crate::ipt::messages::{CONNLABEL_MAP_WARNING, warn, warn_printed};
+    match read_map() {
+        Ok(m) => m,
+        Err(e) => {
+            let line = format!("{CONNLABEL_MAP_WARNING}{e}");
+            match when {
+                Warn::Parsed => warn(&line),
+                Warn::Printed => warn_printed(&line),
+                Warn::Never => {}
+            }
+            &[]
+        }
+    }
+}
+
+/// When a missing label map is worth iptables' warning.
+enum Warn {
+    /// A label given by name.
+    Parsed,
+    /// A rule printed for the output.
+    Printed,
+    /// A label given as a number.
+    Never,
 }
 
 /// A label as iptables reads it: a number (`strtoul(s, 0)`), else a name of the map.
@@ -70,8 +109,12 @@ impl Ext for Connlabel {
         if l.arg().is_empty() {
             return Err(bad("connlabel: --label needs a name or a bit"));
         }
+        let numeric = num(l.arg(), u64::from(u32::MAX), "").is_ok();
         let mut i = Info {
-            bit: label_bit(l.arg(), map())?,
+            bit: label_bit(
+                l.arg(),
+                map_warned(if numeric { Warn::Never } else { Warn::Parsed }),
+            )?,
             options: 0,
         };
         if l.neg {
@@ -88,7 +131,7 @@ impl Ext for Connlabel {
             return None;
         }
         bang(out, i.options & op::INVERT != 0);
-        match map().iter().find(|(b, _)| *b == i.bit) {
+        match map_warned(Warn::Printed).iter().find(|(b, _)| *b == i.bit) {
             Some((_, name)) => {
                 let _ = write!(out, " --label \"{name}\"");
             }
@@ -108,7 +151,7 @@ impl Ext for Connlabel {
         }
         out.push_str(" connlabel");
         bang(out, i.options & op::INVERT != 0);
-        match map().iter().find(|(b, _)| *b == i.bit) {
+        match map_warned(Warn::Printed).iter().find(|(b, _)| *b == i.bit) {
             Some((_, name)) if !numeric => {
                 let _ = write!(out, " '{name}'");
             }

@@ -31,16 +31,10 @@ impl Ext for Connlimit {
             ..Info::default()
         };
         let mut limit = None;
-        let mut addr = None;
         for g in given {
             match g.opt {
                 "connlimit-upto" | "connlimit-above" => {
-                    if let Some(prev) = limit.replace(g.opt) {
-                        return Err(bad(format!(
-                            "connlimit: option \"--{}\" cannot be used together with \"--{prev}\"",
-                            g.opt
-                        )));
-                    }
+                    limit = Some(g.opt);
                     c.limit = num(g.arg(), u64::from(u32::MAX), &format!("--{}", g.opt))? as u32;
                     if (g.opt == "connlimit-upto") != g.neg {
                         c.flags |= Info::INVERT;
@@ -52,23 +46,20 @@ impl Ext for Connlimit {
                     c.mask = Info::mask_of(p as u8);
                 }
                 _ => {
-                    if let Some(prev) = addr.replace(g.opt) {
-                        return Err(bad(format!(
-                            "connlimit: option \"--{}\" cannot be used together with \"--{prev}\"",
-                            g.opt
-                        )));
-                    }
                     if g.opt == "connlimit-daddr" {
                         c.flags |= Info::DADDR;
                     }
                 }
             }
         }
+        // connlimit's own final check comes before libxtables' exclusions
         if limit.is_none() {
             return Err(bad(
                 "You must specify \"--connlimit-above\" or \"--connlimit-upto\".",
             ));
         }
+        exclusive("connlimit", given, &["connlimit-upto", "connlimit-above"])?;
+        exclusive("connlimit", given, &["connlimit-saddr", "connlimit-daddr"])?;
         Ok(c.encode())
     }
     fn save(&self, info: &[u8], family: Family, out: &mut String) -> Option<()> {

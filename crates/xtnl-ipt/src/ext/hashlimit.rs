@@ -214,12 +214,7 @@ impl Ext for Hashlimit {
             match g.opt {
                 "hashlimit-upto" | "hashlimit" | "hashlimit-above" => {
                     let above = g.opt == "hashlimit-above";
-                    if let Some(prev) = limit.replace(g.opt) {
-                        return Err(bad(format!(
-                            "hashlimit: option \"--{}\" cannot be used together with \"--{prev}\"",
-                            g.opt
-                        )));
-                    }
+                    limit = Some(g.opt);
                     if g.neg != above {
                         h.mode |= Info::INVERT;
                     }
@@ -288,6 +283,11 @@ impl Ext for Hashlimit {
                 }
             }
         }
+        exclusive(
+            "hashlimit",
+            given,
+            &["hashlimit-upto", "hashlimit-above", "hashlimit"],
+        )?;
         if limit.is_none() {
             return Err(bad("You have to specify --hashlimit"));
         }

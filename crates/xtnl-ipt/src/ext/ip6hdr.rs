@@ -164,11 +164,7 @@ impl Ext for Frag {
                 _ => f.flags |= FragInfo::NMF,
             }
         }
-        if f.flags & FragInfo::MF != 0 && f.flags & FragInfo::NMF != 0 {
-            return Err(bad(
-                "frag: option \"--fraglast\" cannot be used together with \"--fragmore\"",
-            ));
-        }
+        exclusive("frag", given, &["fragmore", "fraglast"])?;
         Ok(f.encode())
     }
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {

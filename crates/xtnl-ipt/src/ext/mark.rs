@@ -94,6 +94,11 @@ impl Ext for MarkTarget {
         ]
     }
     fn parse(&self, given: &[Given], _: &Ctx<'_>) -> Result<Vec<u8>> {
+        exclusive(
+            "MARK",
+            given,
+            &["set-xmark", "set-mark", "and-mark", "or-mark", "xor-mark"],
+        )?;
         if given.len() > 1 {
             return Err(bad(
                 "MARK: --set-xmark, --set-mark, --and-mark, --or-mark and --xor-mark cannot be used together",

@@ -513,6 +513,19 @@ pub(crate) fn need_some(given: &[Given], ext: &str) -> Result<()> {
     Ok(())
 }
 
+/// xtables' final check of options that exclude each other (`xtables_options_fcheck`, run
+/// once every option was read): of those given, the first two in the extension's table order
+/// `order`, in libxtables' words (which end in a newline of their own).
+pub(crate) fn exclusive(ext: &str, given: &[Given], order: &[&str]) -> Result<()> {
+    let mut set = order.iter().filter(|o| get(given, o).is_some());
+    if let (Some(a), Some(b)) = (set.next(), set.next()) {
+        return Err(bad(format!(
+            "{ext}: option \"--{a}\" cannot be used together with \"--{b}\".\n"
+        )));
+    }
+    Ok(())
+}
+
 /// The last use of an option.
 pub(crate) fn get<'g>(given: &'g [Given], opt: &str) -> Option<&'g Given> {
     given.iter().rev().find(|g| g.opt == opt)

@@ -37,7 +37,17 @@ impl Ext for Nflog {
                     if g.arg().contains('\n') {
                         return Err(bad("Newlines not allowed in --log-prefix"));
                     }
-                    l.prefix = Raw::from_str(g.arg(), "NFLOG --nflog-prefix").map_err(wire)?;
+                    // libxtables copies at most 63 bytes into the char[64] (XTOPT_STRING):
+                    // under iptables' names a longer prefix is cut, as iptables-legacy saves
+                    // it (libxt_NFLOG.t); xtnl's own command line refuses it
+                    if !crate::ipt::messages::as_iptables() {
+                        Raw::<64>::from_str(g.arg(), "NFLOG --nflog-prefix").map_err(wire)?;
+                    }
+                    let b = g.arg().as_bytes();
+                    let mut r = [0u8; 64];
+                    let n = b.len().min(63);
+                    r[..n].copy_from_slice(&b[..n]);
+                    l.prefix = Raw(r);
                 }
                 "nflog-range" => {
                     l.len = xt_uint(g.arg(), u64::from(u32::MAX), "NFLOG", g.opt)? as u32
@@ -135,11 +145,6 @@ impl Ext for Nfqueue {
             queues_total: 1,
             ..Default::default()
         };
-        if get(given, "queue-num").is_some() && get(given, "queue-balance").is_some() {
-            return Err(bad(
-                "NFQUEUE: --queue-num and --queue-balance cannot be used together",
-            ));
-        }
         for g in given {
             match g.opt {
                 "queue-num" => q.queuenum = num(g.arg(), 65535, "NFQUEUE --queue-num")? as u16,
@@ -164,6 +169,7 @@ impl Ext for Nfqueue {
                 }
             }
         }
+        exclusive("NFQUEUE", given, &["queue-num", "queue-balance"])?;
         Ok(q.encode())
     }
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {

@@ -35,7 +35,7 @@ impl Ext for Connsecmark {
         let mode = match (save, restore) {
             (true, true) => {
                 return Err(bad(
-                    "CONNSECMARK: option \"--save\" cannot be used together with \"--restore\".",
+                    "CONNSECMARK: option \"--save\" cannot be used together with \"--restore\".\n",
                 ));
             }
             (true, false) => CONNSECMARK_SAVE,

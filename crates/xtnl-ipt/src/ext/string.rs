@@ -112,11 +112,6 @@ impl Ext for StringMatch {
                 }
                 "icase" => s.flags |= Info::IGNORECASE,
                 _ => {
-                    if pat.is_some() {
-                        return Err(bad(
-                            "string: option \"--hex-string\" cannot be used together with \"--string\"",
-                        ));
-                    }
                     let p = if g.opt == "string" {
                         if g.arg().len() > 128 {
                             return Err(bad(format!("STRING too long \"{}\"", g.arg())));
@@ -135,6 +130,7 @@ impl Ext for StringMatch {
                 }
             }
         }
+        exclusive("string", given, &["string", "hex-string"])?;
         let p =
             pat.ok_or_else(|| bad("STRING match: You must specify `--string' or `--hex-string'"))?;
         if !given.iter().any(|g| g.opt == "algo") {

@@ -249,6 +249,7 @@ impl Ext for DscpSet {
         ]
     }
     fn parse(&self, given: &[Given], _: &Ctx<'_>) -> Result<Vec<u8>> {
+        exclusive("DSCP", given, &["set-dscp", "set-dscp-class"])?;
         if given.len() != 1 {
             return Err(bad(if given.is_empty() {
                 "DSCP target: Parameter --set-dscp is required"

@@ -15,8 +15,8 @@ pub(super) fn parse_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
 
 /// One item of `-s`/`-d` as iptables' `xtables_ipparse_any`: with a zero mask the address is
 /// not read at all (`0/0`, `::/0` and `anything/0` are every address); otherwise a numeric
-/// address, else a host name's addresses from `/etc/hosts` (see [`crate::ipt::hosts`]),
-/// each under the mask, repeats dropped.
+/// address, else a host name's addresses from `/etc/hosts` (see [`crate::ipt::hosts`]), else
+/// from DNS ([`crate::ipt::dns`]), each under the mask (repeats kept, as iptables keeps them).
 fn parse_host_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
     let any = if family == Family::Ipv6 {
         "::"
@@ -34,18 +34,22 @@ fn parse_host_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
     match parse_net(s, family) {
         Ok(net) => Ok(vec![net]),
         Err(e) => {
-            let found = crate::ipt::hosts::lookup(addr, family);
-            if found.is_empty() || addr.parse::<std::net::IpAddr>().is_ok() {
+            if addr.parse::<std::net::IpAddr>().is_ok() {
                 return Err(e);
             }
-            let mut out: Vec<IpNet> = Vec::new();
-            for a in found {
-                let net = parse_net(&format!("{a}{mask}"), family)?;
-                if !out.contains(&net) {
-                    out.push(net);
-                }
+            let mut found = crate::ipt::hosts::lookup(addr, family);
+            if found.is_empty() {
+                found = crate::ipt::dns::lookup(addr, family);
             }
-            Ok(out)
+            if found.is_empty() {
+                return Err(e);
+            }
+            // one rule per address, also where the mask makes two the same (iptables'
+            // xtables_ipparse_multiple keeps such repeats)
+            found
+                .iter()
+                .map(|a| parse_net(&format!("{a}{mask}"), family))
+                .collect()
         }
     }
 }
