@@ -129,6 +129,7 @@ pub fn touches_of_op(index: usize, op: &Op) -> Vec<Touch> {
             },
         ],
         Op::Set(s) => sets::touches(index, &desc, s),
+        Op::Message(m) => message_touches(m, mk),
         Op::ReplaceEncodedRule {
             chain,
             handle,
@@ -143,6 +144,61 @@ pub fn touches_of_op(index: usize, op: &Op) -> Vec<Touch> {
                 ..chain_touch(chain, Verb::AddRule)
             },
         ],
+    }
+}
+
+/// What a front end's own message touches (the nft JSON front): its verb on its table,
+/// chain or set; a replacement deletes and adds; a rename deletes the old name and creates
+/// the new one.
+fn message_touches(
+    m: &crate::nft::Message,
+    mk: impl Fn(Family, &str, Option<&str>, Verb) -> Touch,
+) -> Vec<Touch> {
+    use crate::nft::{MessageBody, MessageVerb as V};
+    let (family, table) = (m.table.family, m.table.name.as_str());
+    let on = |verb: Verb| mk(family, table, m.object.as_deref(), verb);
+    let jump = || exprs_jump(m.rule_exprs());
+    let handle = match &m.body {
+        MessageBody::Rule { rule, .. } => rule.handle,
+        _ => None,
+    };
+    match m.verb {
+        V::CreateTable => vec![mk(family, table, None, Verb::CreateTable)],
+        V::DeleteTable => vec![mk(family, table, None, Verb::DeleteTable)],
+        V::FlushTable => vec![mk(family, table, None, Verb::FlushTable)],
+        V::CreateChain => vec![on(Verb::Create)],
+        V::BaseChain => vec![on(Verb::Policy)],
+        V::DeleteChain => vec![on(Verb::Delete)],
+        V::FlushChain => vec![on(Verb::Flush)],
+        V::RenameChain => {
+            let new = match &m.body {
+                MessageBody::Chain(c) => c.name.clone(),
+                _ => String::new(),
+            };
+            vec![on(Verb::Delete), mk(family, table, Some(&new), Verb::Create)]
+        }
+        V::AddRule => vec![Touch {
+            jump_to: jump(),
+            ..on(Verb::AddRule)
+        }],
+        V::DeleteRule => vec![Touch {
+            handle,
+            ..on(Verb::DeleteRule)
+        }],
+        V::ReplaceRule => vec![
+            Touch {
+                handle,
+                ..on(Verb::DeleteRule)
+            },
+            Touch {
+                jump_to: jump(),
+                ..on(Verb::AddRule)
+            },
+        ],
+        V::CreateSet => vec![on(Verb::CreateSet)],
+        V::DeleteSet => vec![on(Verb::DeleteSet)],
+        V::AddElement => vec![on(Verb::AddElement)],
+        V::DeleteElement => vec![on(Verb::DeleteElement)],
     }
 }
 
