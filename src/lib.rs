@@ -46,6 +46,7 @@ pub mod lock;
 pub mod nathost;
 pub mod netns;
 pub mod nft;
+pub mod nftjson;
 pub mod policy;
 pub mod privilege;
 pub mod seam;

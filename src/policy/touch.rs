@@ -175,7 +175,10 @@ fn message_touches(
                 MessageBody::Chain(c) => c.name.clone(),
                 _ => String::new(),
             };
-            vec![on(Verb::Delete), mk(family, table, Some(&new), Verb::Create)]
+            vec![
+                on(Verb::Delete),
+                mk(family, table, Some(&new), Verb::Create),
+            ]
         }
         V::AddRule => vec![Touch {
             jump_to: jump(),
