@@ -20,13 +20,16 @@
 #![forbid(unsafe_code)]
 
 mod datatype;
+mod elements;
+mod symbols;
 mod value;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 pub use datatype::{ByteOrder, CONCAT_TYPE_BITS, DataType};
-pub use value::{decode_elements, decode_value, encode_elements, encode_value};
+pub use elements::{decode_elements, encode_elements};
+pub use value::{decode_value, encode_value};
 
 use xtnl_nft_json::Statement;
 use xtnl_wire::expr::Expr;
