@@ -145,6 +145,16 @@ impl Message {
                 }
                 b.push(self.msg, family, self.flags, desc, |w| s.emit(w));
             }
+            // No elements: the whole set's (a flush).
+            MessageBody::Elements { set, elements } if elements.is_empty() => {
+                let list = crate::wire::set::ElemListRepr {
+                    family,
+                    table: self.table.name.clone(),
+                    set: set.clone(),
+                    ..Default::default()
+                };
+                b.push(self.msg, family, self.flags, desc, |w| list.emit(w));
+            }
             MessageBody::Elements { set, elements } => {
                 super::set::push_elements(
                     b,

@@ -736,6 +736,10 @@ fn set_def(s: &j::Set, family: Family, name: &str, desc: &str) -> Result<SetDefR
         udata::push_string(&mut u, udata::SET_COMMENT, c)
             .ok_or_else(|| refuse(desc, "the comment is longer than 254 bytes"))?;
     }
+    // nft marks a concatenation of ranges (the kernel's pipapo set) with NFT_SET_CONCAT.
+    if key.len() > 1 && fl & flags::INTERVAL != 0 {
+        fl |= flags::CONCAT;
+    }
     let concat = if key.len() > 1 && fl & flags::INTERVAL != 0 {
         key.iter().map(|t| t.bits().div_ceil(8)).collect()
     } else {

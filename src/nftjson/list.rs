@@ -280,12 +280,8 @@ fn type_names(types: &[DataType], what: &str) -> Result<Vec<String>> {
 
 fn set_item(r: &mut Reader<'_>, table: &TableRef, def: &SetDefRepr) -> Result<j::Item> {
     let what = format!("set {table} {}", def.name);
+    // nft 1.0.6's JSON prints a set declared with typeof by its types too.
     let u = def.userdata.as_deref().unwrap_or_default();
-    if udata::find(u, 3).is_some() || udata::find(u, 4).is_some() {
-        return Err(Error::InvalidInput(format!(
-            "{what}: a set declared with typeof cannot be listed by xtnl's nft front yet"
-        )));
-    }
     if !def.exprs.is_empty() || def.obj_type.is_some() {
         return Err(Error::InvalidInput(format!(
             "{what}: sets with element statements and object maps cannot be listed by xtnl's \

@@ -1,0 +1,304 @@
+//! `xtnl nft -j` against the real nft (issue 26), differentially, each step in a network
+//! namespace of its own: the same document applied by `nft -j -f` and by `xtnl nft -j -f`
+//! gives the same `nft list ruleset`; `nft -j list` and `xtnl nft -j list` print the same
+//! JSON (byte for byte) for rulesets written by nft; nft's JSON of a ruleset applied by
+//! `xtnl nft -j -f` to an empty namespace rebuilds it; bad documents are refused naming the
+//! item and change nothing; the policy judges every table, chain and set a document touches.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use common::{in_netns, run, run_env, run_ok, xtnl_bin};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/nftjson")
+        .join(name)
+}
+
+/// `xtnl --audit off nft ARGS` in the calling thread's namespace.
+fn xtnl_nft(args: &[&str]) -> Output {
+    let mut all = vec!["--audit", "off", "nft"];
+    all.extend_from_slice(args);
+    run(xtnl_bin(), &all)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `nft list ruleset` with the time left of timed-out elements masked (it moves between
+/// two listings).
+fn ruleset() -> String {
+    let text = run_ok("nft", &["list", "ruleset"]);
+    let mut out = String::new();
+    for word in text.split_inclusive([' ', ',', '\n']) {
+        if out.ends_with("expires ") {
+            let end = word.trim_end_matches([' ', ',', '\n']);
+            out.push_str("TIME");
+            out.push_str(&word[end.len()..]);
+        } else {
+            out.push_str(word);
+        }
+    }
+    out
+}
+
+fn write_temp(tag: &str, text: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nft-json-front");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(format!("{tag}-{}.json", std::process::id()));
+    std::fs::write(&p, text).expect("write temp");
+    p
+}
+
+/// Applies `path` with nft in one namespace and with xtnl in another: both succeed (or
+/// fail) alike, with the same ruleset.
+fn both_apply(path: &std::path::Path) -> (String, String) {
+    let p = path.to_owned();
+    let by_nft = in_netns(move || {
+        let o = run("nft", &["-j", "-f", p.to_str().unwrap_or_default()]);
+        (o.status.code(), ruleset())
+    });
+    let p = path.to_owned();
+    let by_xtnl = in_netns(move || {
+        let o = xtnl_nft(&["-j", "-f", p.to_str().unwrap_or_default()]);
+        (o.status.code(), ruleset(), stderr(&o))
+    });
+    assert_eq!(by_nft.0, by_xtnl.0, "exit status; xtnl said: {}", by_xtnl.2);
+    (by_nft.1, by_xtnl.1)
+}
+
+#[test]
+fn documents_apply_as_nft_applies_them() {
+    if !common::kernel_test() {
+        return;
+    }
+    let (nft, xtnl) = both_apply(&fixture("commands.json"));
+    assert!(nft.contains("jump d"), "the document did something:\n{nft}");
+    assert_eq!(nft, xtnl);
+}
+
+#[test]
+fn listings_equal_nfts_and_rebuild_the_ruleset() {
+    if !common::kernel_test() {
+        return;
+    }
+    let script = fixture("sets.nft");
+    in_netns(move || {
+        run_ok("nft", &["-f", script.to_str().unwrap_or_default()]);
+        for words in [
+            &["list", "ruleset"][..],
+            &["list", "ruleset", "ip"],
+            &["list", "tables"],
+            &["list", "table", "inet", "netavark"],
+            &["list", "table", "t2"],
+            &["list", "chain", "inet", "netavark", "input"],
+            &["list", "chains"],
+            &["list", "sets"],
+            &["list", "maps", "inet"],
+            &["list", "set", "inet", "netavark", "podman_subnets"],
+            &["list", "map", "inet", "netavark", "port_fwd"],
+        ] {
+            let mut args = vec!["-j"];
+            args.extend_from_slice(words);
+            let ours = xtnl_nft(&args);
+            assert!(ours.status.success(), "{words:?}: {}", stderr(&ours));
+            let theirs = run_ok("nft", &args);
+            // Byte for byte, as nft prints it (timed elements' expiry aside).
+            let mask = |s: &str| {
+                let mut v: serde_json::Value = serde_json::from_str(s).expect("JSON");
+                drop_expires(&mut v);
+                v
+            };
+            assert_eq!(mask(&stdout(&ours)), mask(&theirs), "{words:?}");
+            if !theirs.contains("expires") {
+                assert_eq!(stdout(&ours), theirs, "{words:?}: the same text");
+            }
+        }
+    });
+    // nft's JSON of the ruleset, applied by xtnl to an empty namespace, rebuilds it.
+    let script = fixture("sets.nft");
+    let (json, original) = in_netns(move || {
+        run_ok("nft", &["-f", script.to_str().unwrap_or_default()]);
+        (run_ok("nft", &["-j", "list", "ruleset"]), ruleset())
+    });
+    let path = write_temp("rebuild", &json);
+    let rebuilt = in_netns(move || {
+        let o = xtnl_nft(&["-j", "-f", path.to_str().unwrap_or_default()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        ruleset()
+    });
+    assert_eq!(original, rebuilt);
+}
+
+/// The value without the `expires` of timed elements (the time left moves between listings).
+fn drop_expires(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(o) => {
+            o.remove("expires");
+            o.values_mut().for_each(drop_expires);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(drop_expires),
+        _ => {}
+    }
+}
+
+/// Each bad document: exit status 1, a message naming the item, and nothing changed.
+#[test]
+fn bad_documents_are_refused_and_change_nothing() {
+    if !common::kernel_test() {
+        return;
+    }
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "x"}}}, {"add": {"chain": {"family": "inet", "table": "x", "name": "c", "brand new key": 1}}}]}"#,
+            "nftables[1]",
+        ),
+        (
+            r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "x"}}}, {"add": {"table": {"family": "bridge", "name": "b"}}}]}"#,
+            "family bridge",
+        ),
+        (
+            r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "x"}}}, {"add": {"counter": {"family": "inet", "table": "x", "name": "n"}}}]}"#,
+            "add counter",
+        ),
+        (
+            r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "x"}}}, {"add": {"set": {"family": "inet", "table": "x", "name": "s", "type": "no_such_type"}}}]}"#,
+            "no_such_type",
+        ),
+        // The kernel refuses the last command: the first ones are not applied either.
+        (
+            r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "x"}}}, {"delete": {"chain": {"family": "inet", "table": "x", "name": "absent"}}}]}"#,
+            "delete chain inet x absent",
+        ),
+        (r#"{"nftables": [{"add": "#, "not an nft JSON document"),
+    ];
+    for (doc, names) in cases {
+        let path = write_temp("bad", doc);
+        let names = names.to_string();
+        in_netns(move || {
+            run_ok("nft", &["add", "table", "ip", "keep"]);
+            let before = ruleset();
+            let o = xtnl_nft(&["-j", "-f", path.to_str().unwrap_or_default()]);
+            assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+            assert!(stderr(&o).contains(&names), "{names}: {}", stderr(&o));
+            assert_eq!(ruleset(), before);
+        });
+    }
+}
+
+#[test]
+fn the_text_syntax_is_refused_and_the_name_nft_answers() {
+    if !common::kernel_test() {
+        return;
+    }
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("nft-name-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let nft = dir.join("nft");
+    let _ = std::fs::remove_file(&nft);
+    std::os::unix::fs::symlink(xtnl_bin(), &nft).expect("symlink");
+    let doc = write_temp(
+        "named",
+        &std::fs::read_to_string(fixture("commands.json")).expect("fixture"),
+    );
+    in_netns(move || {
+        let nft = nft.to_str().unwrap_or_default();
+        let env = [("XTNL_AUDIT", "off")];
+        let o = run_env(nft, &["list", "ruleset"], &env);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(
+            stderr(&o),
+            "xtnl: nft's text syntax is not supported; use -j (JSON)\n"
+        );
+        let o = run_env(nft, &["add", "table", "inet", "x"], &env);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(run_ok("nft", &["list", "ruleset"]), "");
+        let o = run_env(
+            nft,
+            &["--json", "-f", doc.to_str().unwrap_or_default()],
+            &env,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = run_env(nft, &["-j", "list", "ruleset"], &env);
+        assert_eq!(stdout(&o), run_ok("nft", &["-j", "list", "ruleset"]));
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The policy judges each table, chain and set a document touches, before anything is sent.
+#[test]
+fn the_policy_judges_a_documents_objects() {
+    if !common::kernel_test() {
+        return;
+    }
+    let policy = r#"
+[[allow]]
+family = "inet"
+table = "t"
+chains = ["*"]
+verbs = ["create-table", "create", "policy", "add-rule", "delete"]
+
+[[allow]]
+family = "inet"
+table = "t"
+sets = ["*"]
+verbs = ["create-set", "add-element", "delete-element"]
+"#;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("nft-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let pfile = dir.join("policy.toml");
+    std::fs::write(&pfile, policy).expect("policy");
+    let doc = fixture("commands.json");
+    let allowed = write_temp(
+        "allowed",
+        r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "t"}}},
+            {"add": {"chain": {"family": "inet", "table": "t", "name": "c"}}},
+            {"add": {"set": {"family": "inet", "table": "t", "name": "s", "type": "ipv4_addr", "elem": ["192.0.2.1"]}}}]}"#,
+    );
+    in_netns(move || {
+        let o = run(
+            xtnl_bin(),
+            &[
+                "--policy-file",
+                pfile.to_str().unwrap_or_default(),
+                "--audit",
+                "off",
+                "nft",
+                "-j",
+                "-f",
+                doc.to_str().unwrap_or_default(),
+            ],
+        );
+        // The document also makes tables doomed and six, which the policy does not allow.
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("ip doomed"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("denied"), "{}", stderr(&o));
+        assert_eq!(run_ok("nft", &["list", "ruleset"]), "");
+        // Within the policy: committed.
+        let o = run(
+            xtnl_bin(),
+            &[
+                "--policy-file",
+                pfile.to_str().unwrap_or_default(),
+                "--audit",
+                "off",
+                "nft",
+                "-j",
+                "-f",
+                allowed.to_str().unwrap_or_default(),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(ruleset().contains("set s {"), "{}", ruleset());
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
