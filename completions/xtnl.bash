@@ -150,7 +150,7 @@ _xtnl_own() {
 
     case "${cmd}" in
         xtnl)
-            opts="-h --backend --netns --policy-file --audit --help demo list restore save apply serve doctor reservation forward teardown sweep host migrate version help"
+            opts="-h --backend --netns --policy-file --audit --help demo list restore save apply nft serve doctor reservation forward teardown sweep host migrate version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

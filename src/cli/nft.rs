@@ -122,6 +122,14 @@ fn listing(words: &[String]) -> Result<Listing> {
 
 /// Runs `nft ARGS` (JSON only). Every failure is exit status 1, as nft's.
 pub fn run(out: &mut impl Write, args: &[String], ctx: &Ctx) -> Result<i32> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        writeln!(
+            out,
+            "usage (nft's JSON subset; also under the name nft):\n{USAGE}"
+        )
+        .map_err(io_error)?;
+        return Ok(0);
+    }
     let o = parse(args)?;
     if !o.json {
         return Err(Error::InvalidInput(TEXT_REFUSED.into()));
