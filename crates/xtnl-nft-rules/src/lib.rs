@@ -20,7 +20,10 @@
 #![forbid(unsafe_code)]
 
 mod datatype;
+mod decode;
 mod elements;
+mod encode;
+mod proto;
 mod symbols;
 mod value;
 
@@ -28,10 +31,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 pub use datatype::{ByteOrder, CONCAT_TYPE_BITS, DataType};
+pub use decode::decode_rule;
 pub use elements::{decode_elements, encode_elements};
+pub use encode::encode_rule;
 pub use value::{decode_value, encode_value};
 
-use xtnl_nft_json::Statement;
 use xtnl_wire::expr::Expr;
 use xtnl_wire::set::ElemRepr;
 use xtnl_wire::set::{SetDefRepr, flags as set_flags};
@@ -252,34 +256,4 @@ impl EncodedRule {
         }
         *next = base + self.anon_sets.len() as u32;
     }
-}
-
-/// A rule's expressions (as the kernel lists them) to its statements, as `nft -j list` prints
-/// them in the rule's `"expr"`. `family` is the table's (`xtnl_wire::nftables::nfproto`);
-/// `sets` has the table's sets, the anonymous ones with their elements.
-pub fn decode_rule(
-    family: u8,
-    exprs: &[Expr],
-    sets: &dyn SetLookup,
-) -> Result<Vec<Statement>, RuleError> {
-    let _ = (family, exprs, sets);
-    Err(RuleError::unsupported(
-        "",
-        "rule decoding: not yet supported",
-    ))
-}
-
-/// A rule's statements (as `nft -j -f` reads them) to the expressions nft would give the
-/// kernel, with the anonymous sets they need. `family` is the table's; `sets` has the
-/// table's named sets (those the batch creates included).
-pub fn encode_rule(
-    family: u8,
-    stmts: &[Statement],
-    sets: &dyn SetLookup,
-) -> Result<EncodedRule, RuleError> {
-    let _ = (family, stmts, sets);
-    Err(RuleError::unsupported(
-        "",
-        "rule encoding: not yet supported",
-    ))
 }

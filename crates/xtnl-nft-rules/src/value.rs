@@ -173,6 +173,14 @@ fn decode_scalar(f: Field, b: &[u8]) -> Result<Expression, RuleError> {
             Expression::String(s.to_owned())
         }
         DataType::Boolean => Expression::Bool(b.iter().any(|x| *x != 0)),
+        DataType::ClassId if b.len() == 4 => {
+            let v = to_int(f.order, b).unwrap_or(0);
+            Expression::String(match v {
+                0xffff_ffff => "root".into(),
+                0 => "none".into(),
+                v => format!("{:x}:{:x}", v >> 16, v & 0xffff),
+            })
+        }
         _ => {
             let v = to_int(f.order, b).ok_or_else(|| {
                 RuleError::unsupported(
@@ -330,6 +338,16 @@ pub(crate) fn encode_scalar(f: Field, value: &Expression) -> Result<Vec<u8>, Rul
 pub(crate) fn encode_int(t: DataType, value: &Expression) -> Option<u64> {
     match value {
         Expression::Number(n) => Some(*n),
+        Expression::String(s) if t == DataType::ClassId => match s.as_str() {
+            "root" => Some(0xffff_ffff),
+            "none" => Some(0),
+            _ => {
+                let (maj, min) = s.split_once(':')?;
+                let maj = u64::from_str_radix(maj, 16).ok().filter(|v| *v <= 0xffff)?;
+                let min = u64::from_str_radix(min, 16).ok().filter(|v| *v <= 0xffff)?;
+                Some((maj << 16) | min)
+            }
+        },
         Expression::String(s) => value_of(t, s).or_else(|| parse_number(s)),
         Expression::List(items) if is_flags(t) => {
             let mut v = 0;

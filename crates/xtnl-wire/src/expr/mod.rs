@@ -9,14 +9,21 @@ mod compat;
 mod counter;
 mod ct;
 pub(crate) mod data;
+mod dynset;
+mod fib;
 mod immediate;
+mod limit;
 mod log;
 mod lookup;
 mod meta;
 mod nat;
+mod nflog;
+mod numgen;
+mod objref;
 mod payload;
 mod redir;
 mod reject;
+mod setters;
 
 use std::fmt;
 
@@ -26,15 +33,22 @@ pub use compat::{Match, Target};
 pub use counter::Counter;
 pub use ct::Ct;
 pub use data::hex;
+pub use dynset::Dynset;
+pub use fib::Fib;
 pub use immediate::{Immediate, ImmediateData, Verdict};
 pub(crate) use immediate::{emit_verdict, parse_verdict};
+pub use limit::Limit;
 pub use log::Log;
 pub use lookup::Lookup;
 pub use meta::{Meta, MetaKey};
 pub use nat::{Masq, Nat, NatKind};
+pub use nflog::LogAll;
+pub use numgen::Numgen;
+pub use objref::Objref;
 pub use payload::{Payload, PayloadBase};
 pub use redir::Redir;
 pub use reject::Reject;
+pub use setters::{CtSet, MetaSet};
 
 use super::WireError;
 use super::attr::{AttrWriter, Attrs};
@@ -226,6 +240,18 @@ impl fmt::Display for Expr {
             Expr::Target(e) => write!(f, "[ {e} ]"),
             Expr::Other(o) => write!(f, "[ {} (unparsed: {}) ]", o.name, hex(&o.data)),
         }
+    }
+}
+
+/// An expression kept raw, its data written by `emit` (for the kinds [`Expr::parse`] keeps
+/// raw but a caller types: [`Limit`], [`Fib`], [`LogAll`]).
+pub(crate) fn other_expr(name: &str, emit: impl FnOnce(&mut AttrWriter<'_>)) -> OtherExpr {
+    let mut data = Vec::new();
+    let mut overflow = false;
+    emit(&mut AttrWriter::new(&mut data, &mut overflow));
+    OtherExpr {
+        name: name.to_owned(),
+        data,
     }
 }
 
