@@ -413,7 +413,6 @@ impl Planner<'_, '_> {
         let table = TableRef::new(family, rule.table.clone());
         let chain = table.chain(rule.chain.clone());
         let desc = format!("{} rule {chain}", cmd.word());
-        let position = rule.handle.or(rule.position);
         let mut repr = RuleRepr {
             family: family.nfproto(),
             table: table.name.clone(),
@@ -470,14 +469,18 @@ impl Planner<'_, '_> {
                         (msg::NEWRULE, NLM_F_REPLACE, V::ReplaceRule)
                     }
                     _ => {
-                        let at = match (position, rule.index) {
-                            (Some(h), _) => Some(h),
-                            (None, Some(i)) => Some(self.handle_at(&chain, i, &desc)?),
-                            (None, None) => None,
+                        // As nft 1.0.6 places rules: `add` goes after the rule at `index`,
+                        // else at the end (its `handle` and `position` are not read, so that
+                        // a listing's handles re-applied elsewhere do not matter); `insert`
+                        // goes before the rule of `handle` or at `index`, else at the head.
+                        let at = match (cmd, rule.handle, rule.index) {
+                            (Cmd::Insert, Some(h), _) => Some(h),
+                            (_, _, Some(i)) => Some(self.handle_at(&chain, i, &desc)?),
+                            _ => None,
                         };
                         repr.position = at;
-                        let append = match (cmd, at) {
-                            (Cmd::Insert, _) => 0,
+                        let append = match cmd {
+                            Cmd::Insert => 0,
                             _ => NLM_F_APPEND,
                         };
                         (msg::NEWRULE, NLM_F_CREATE | append, V::AddRule)
