@@ -166,8 +166,8 @@ fn bad_documents_are_refused_and_change_nothing() {
             "family bridge",
         ),
         (
-            r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "x"}}}, {"add": {"counter": {"family": "inet", "table": "x", "name": "n"}}}]}"#,
-            "add counter",
+            r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "x"}}}, {"add": {"ct timeout": {"family": "inet", "table": "x", "name": "n", "protocol": "tcp", "l3proto": "ip"}}}]}"#,
+            "add ct timeout",
         ),
         (
             r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "x"}}}, {"add": {"set": {"family": "inet", "table": "x", "name": "s", "type": "no_such_type"}}}]}"#,
@@ -429,4 +429,47 @@ fn rules_go_where_nft_puts_them() {
         });
         assert_eq!(by_nft, by_xtnl, "{doc}");
     }
+}
+
+/// Named objects (ct helper, counters, quotas, limits in packets and bytes) and a set with a
+/// counter on every element: listed as nft lists them (as JSON values: the elements' time
+/// left moves), and nft's JSON applied by xtnl rebuilds what nft's own `nft -j -f` of it
+/// rebuilds (nft 1.0.6's JSON leaves out the set's `dynamic` flag, for both).
+#[test]
+fn objects_list_as_nft_and_rebuild_as_nfts_json_does() {
+    if !common::kernel_test() {
+        return;
+    }
+    let script = fixture("objects.nft");
+    let json = in_netns(move || {
+        run_ok("nft", &["-f", script.to_str().unwrap_or_default()]);
+        let ours = xtnl_nft(&["-j", "list", "ruleset"]);
+        assert!(ours.status.success(), "{}", stderr(&ours));
+        let theirs = run_ok("nft", &["-j", "list", "ruleset"]);
+        let mut a: serde_json::Value = serde_json::from_str(&stdout(&ours)).expect("JSON");
+        let mut b: serde_json::Value = serde_json::from_str(&theirs).expect("JSON");
+        drop_expires(&mut a);
+        drop_expires(&mut b);
+        assert_eq!(a, b);
+        for words in [
+            &["list", "table", "inet", "o"][..],
+            &["list", "chain", "inet", "o", "c"],
+        ] {
+            let mut args = vec!["-j"];
+            args.extend_from_slice(words);
+            let ours = xtnl_nft(&args);
+            let mut a: serde_json::Value = serde_json::from_str(&stdout(&ours)).expect("JSON");
+            let mut b: serde_json::Value =
+                serde_json::from_str(&run_ok("nft", &args)).expect("JSON");
+            drop_expires(&mut a);
+            drop_expires(&mut b);
+            assert_eq!(a, b, "{words:?}");
+        }
+        theirs
+    });
+    assert!(json.contains("\"ct helper\"") && json.contains("\"quota\""));
+    let path = write_temp("objects", &json);
+    let (nft, xtnl) = both_apply(&path);
+    assert!(xtnl.contains("limit lim2"), "{xtnl}");
+    assert_eq!(nft, xtnl);
 }

@@ -47,6 +47,11 @@ pub enum MessageVerb {
     AddElement,
     /// Deletes elements of a set or map (flushing it included).
     DeleteElement,
+    /// Creates a named stateful object (counter, quota, limit, ct helper); a policy judges
+    /// it as a set of its name (`create-set`).
+    CreateObject,
+    /// Deletes a named stateful object (judged as `delete-set`).
+    DeleteObject,
 }
 
 /// An anonymous set a rule looks up, created in the same batch just before the rule: the
@@ -75,6 +80,8 @@ pub enum MessageBody {
     },
     /// A set message (a new set gets a batch id here).
     Set(SetDefRepr),
+    /// A named stateful object.
+    Object(crate::wire::object::ObjRepr),
     /// Elements of the named set `set` (split into messages that fit).
     Elements {
         /// The set's name.
@@ -116,6 +123,7 @@ impl Message {
                 | MessageVerb::ReplaceRule
                 | MessageVerb::DeleteSet
                 | MessageVerb::DeleteElement
+                | MessageVerb::DeleteObject
         )
     }
 
@@ -137,6 +145,9 @@ impl Message {
             }
             MessageBody::Chain(c) => {
                 b.push(self.msg, family, self.flags, desc, |w| c.emit(w));
+            }
+            MessageBody::Object(o) => {
+                b.push(self.msg, family, self.flags, desc, |w| o.emit(w));
             }
             MessageBody::Set(s) => {
                 let mut s = s.clone();

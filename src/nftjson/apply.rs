@@ -64,6 +64,7 @@ pub fn plan(r: &mut Reader<'_>, doc: &j::Document) -> Result<Transaction> {
         r,
         tx: Transaction::new(),
         sets: HashMap::new(),
+        dynamic: dynamic_sets(doc),
     };
     for (i, item) in doc.nftables.iter().enumerate() {
         p.item(item).map_err(|e| match e {
@@ -79,6 +80,37 @@ struct Planner<'a, 'r> {
     tx: Transaction,
     /// Sets known per table: read from the kernel, or defined earlier in the document.
     sets: HashMap<TableRef, HashMap<String, SetView>>,
+    /// `(family, table, set)` of the sets the document's rules add to or update.
+    dynamic: std::collections::HashSet<(j::Family, String, String)>,
+}
+
+/// The sets the document's rules add elements to or update from the packet path: nft
+/// (1.0.6, measured) gives such a set the `dynamic` flag (`NFT_SET_EVAL`) when the same
+/// document makes it, whether or not its JSON said so (nft's own JSON of a dynamic set leaves
+/// the flag out).
+fn dynamic_sets(doc: &j::Document) -> std::collections::HashSet<(j::Family, String, String)> {
+    let mut out = std::collections::HashSet::new();
+    for item in &doc.nftables {
+        let (j::Item::Add(j::Object::Rule(r))
+        | j::Item::Object(j::Object::Rule(r))
+        | j::Item::Create(j::Object::Rule(r))
+        | j::Item::Insert(j::Object::Rule(r))
+        | j::Item::Replace(j::Object::Rule(r))) = item
+        else {
+            continue;
+        };
+        for st in r.expr.iter().flatten() {
+            let name = match st {
+                j::Statement::Set(s) => &s.set,
+                j::Statement::Map(m) => &m.map,
+                _ => continue,
+            };
+            if let Some(n) = name.strip_prefix('@') {
+                out.insert((r.family, r.table.clone(), n.to_owned()));
+            }
+        }
+    }
+    out
 }
 
 fn family_of(f: j::Family, what: &str) -> Result<Family> {
@@ -141,6 +173,14 @@ impl Planner<'_, '_> {
             j::Object::Set(s) | j::Object::Map(s) => self.set(cmd, s),
             j::Object::Element(e) => self.elements(cmd, e),
             j::Object::Ruleset(()) if cmd == Cmd::Flush => self.flush_ruleset(),
+            j::Object::Counter(_)
+            | j::Object::Quota(_)
+            | j::Object::Limit(_)
+            | j::Object::CtHelper(_)
+                if matches!(cmd, Cmd::Add | Cmd::Create | Cmd::Delete | Cmd::Destroy) =>
+            {
+                self.object(cmd, obj)
+            }
             other => {
                 let name = serde_json::to_value(other)
                     .ok()
@@ -153,6 +193,43 @@ impl Planner<'_, '_> {
                 ))
             }
         }
+    }
+
+    fn object(&mut self, cmd: Cmd, obj: &j::Object) -> Result<()> {
+        let (fam, kind) = match obj {
+            j::Object::Counter(c) => (c.family, "counter"),
+            j::Object::Quota(q) => (q.family, "quota"),
+            j::Object::Limit(l) => (l.family, "limit"),
+            j::Object::CtHelper(h) => (h.family, "ct helper"),
+            _ => return Err(refuse(cmd.word(), "not a named object")),
+        };
+        let what = format!("{} {kind}", cmd.word());
+        let family = family_of(fam, &what)?;
+        let data = matches!(cmd, Cmd::Add | Cmd::Create);
+        let Some((table, repr)) = super::objects::obj_repr(family, obj, data, &what)? else {
+            return Err(refuse(&what, "not a named object"));
+        };
+        let desc = format!("{what} {table} {}", repr.name);
+        let (m, fl, verb) = match cmd {
+            Cmd::Add => (crate::wire::object::NEWOBJ, NLM_F_CREATE, V::CreateObject),
+            Cmd::Create => (
+                crate::wire::object::NEWOBJ,
+                NLM_F_CREATE | NLM_F_EXCL,
+                V::CreateObject,
+            ),
+            Cmd::Delete => (crate::wire::object::DELOBJ, 0, V::DeleteObject),
+            _ => (crate::wire::object::DESTROYOBJ, 0, V::DeleteObject),
+        };
+        self.push(Message {
+            msg: m,
+            flags: fl,
+            object: Some(repr.name.clone()),
+            table,
+            verb,
+            body: MessageBody::Object(repr),
+            desc,
+        });
+        Ok(())
     }
 
     fn push(&mut self, m: Message) {
@@ -586,7 +663,13 @@ impl Planner<'_, '_> {
             Cmd::Add | Cmd::Create => {}
             _ => return Err(refuse(&desc, "not a command for a set")),
         }
-        let def = set_def(s, family, &name, &desc)?;
+        let mut def = set_def(s, family, &name, &desc)?;
+        if self
+            .dynamic
+            .contains(&(s.family, s.table.clone(), name.clone()))
+        {
+            def.flags |= flags::EVAL;
+        }
         let view = SetView::from_def(&def, Vec::new());
         let excl = if cmd == Cmd::Create { NLM_F_EXCL } else { 0 };
         self.sets_of(&table)?.insert(name.clone(), view.clone());
@@ -674,11 +757,29 @@ fn type_list(t: &j::SetType, desc: &str) -> Result<Vec<DataType>> {
 /// A `NEWSET` from a set or map of the document, with the userdata nft writes (key and data
 /// byte order, comment), so that nft lists it as its own.
 fn set_def(s: &j::Set, family: Family, name: &str, desc: &str) -> Result<SetDefRepr> {
-    if s.stmt.is_some() || s.gc_interval.is_some() || s.auto_merge == Some(true) {
+    if s.gc_interval.is_some() || s.auto_merge == Some(true) {
         return Err(refuse(
             desc,
-            "element statements, gc-interval and auto-merge are not supported by xtnl's nft front yet",
+            "gc-interval and auto-merge are not supported by xtnl's nft front yet",
         ));
+    }
+    // A counter on every element is the one element statement supported.
+    let mut exprs = Vec::new();
+    for st in s.stmt.iter().flatten() {
+        match st {
+            j::Statement::Counter(None) => exprs.push(crate::wire::expr::Expr::Counter(
+                crate::wire::expr::Counter::default(),
+            )),
+            other => {
+                return Err(refuse(
+                    desc,
+                    &format!(
+                        "element statement {} is not supported (counter is)",
+                        serde_json::to_string(other).unwrap_or_default()
+                    ),
+                ));
+            }
+        }
     }
     let key = type_list(
         s.key
@@ -769,6 +870,7 @@ fn set_def(s: &j::Set, family: Family, name: &str, desc: &str) -> Result<SetDefR
         concat,
         timeout_ms: s.timeout.map(|t| t.saturating_mul(1000)),
         userdata: Some(u),
+        exprs,
         ..Default::default()
     })
 }

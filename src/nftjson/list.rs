@@ -172,6 +172,13 @@ fn read_table(
     rules: bool,
 ) -> Result<()> {
     let views = set_views(r, table)?;
+    for o in r.object_reprs(table.family.nfproto(), &table.name)? {
+        out.objects.push(super::objects::obj_item(
+            table,
+            family_json(table.family),
+            &o,
+        )?);
+    }
     for def in r.sets(table)? {
         out.sets.push(set_item(r, table, &def)?);
     }
@@ -282,10 +289,15 @@ fn set_item(r: &mut Reader<'_>, table: &TableRef, def: &SetDefRepr) -> Result<j:
     let what = format!("set {table} {}", def.name);
     // nft 1.0.6's JSON prints a set declared with typeof by its types too.
     let u = def.userdata.as_deref().unwrap_or_default();
-    if !def.exprs.is_empty() || def.obj_type.is_some() {
+    // A counter on every element is the one element statement listed (as nft: stateless).
+    let counters = def
+        .exprs
+        .iter()
+        .all(|e| matches!(e, crate::wire::expr::Expr::Counter(_)));
+    if !counters || def.obj_type.is_some() {
         return Err(Error::InvalidInput(format!(
-            "{what}: sets with element statements and object maps cannot be listed by xtnl's \
-             nft front yet"
+            "{what}: sets with element statements other than counter, and object maps, cannot \
+             be listed by xtnl's nft front yet"
         )));
     }
     let elements = r.elements(table, &def.name)?;
@@ -306,11 +318,12 @@ fn set_item(r: &mut Reader<'_>, table: &TableRef, def: &SetDefRepr) -> Result<j:
     };
     let constant = def.flags & flags::CONSTANT != 0;
     let mut fl = Vec::new();
+    // nft 1.0.6's JSON names these three only (measured: a `dynamic` set lists without it;
+    // newer nft adds "dynamic").
     for (bit, name) in [
         (flags::CONSTANT, "constant"),
         (flags::INTERVAL, "interval"),
         (flags::TIMEOUT, "timeout"),
-        (flags::EVAL, "dynamic"),
     ] {
         if def.flags & bit != 0 {
             fl.push(name.to_string());
@@ -346,7 +359,12 @@ fn set_item(r: &mut Reader<'_>, table: &TableRef, def: &SetDefRepr) -> Result<j:
         auto_merge: udata::find(u, 2)
             .map(|v| v.first().is_some_and(|b| *b != 0))
             .filter(|b| *b),
-        stmt: None,
+        stmt: (!def.exprs.is_empty()).then(|| {
+            def.exprs
+                .iter()
+                .map(|_| j::Statement::Counter(None))
+                .collect()
+        }),
         elem,
     };
     Ok(j::Item::Object(if def.is_map() {

@@ -11,6 +11,7 @@
 
 mod apply;
 mod list;
+mod objects;
 mod print;
 
 use xtnl_nft_json::Document;

@@ -202,6 +202,8 @@ fn message_touches(
         V::DeleteSet => vec![on(Verb::DeleteSet)],
         V::AddElement => vec![on(Verb::AddElement)],
         V::DeleteElement => vec![on(Verb::DeleteElement)],
+        V::CreateObject => vec![on(Verb::CreateSet)],
+        V::DeleteObject => vec![on(Verb::DeleteSet)],
     }
 }
 

@@ -376,12 +376,15 @@ pub struct Limit {
     /// The rate.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub rate: Option<u64>,
-    /// The rate's unit when it is bytes (`bytes`, `kbytes`, `mbytes`).
-    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
-    pub rate_unit: Option<String>,
     /// The time unit (`second`, `minute`, `hour`, `day`, `week`).
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub per: Option<String>,
+    /// Matches over the rate (`over`).
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
+    pub inv: Option<bool>,
+    /// The rate's unit when it is bytes (`bytes`, `kbytes`, `mbytes`).
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
+    pub rate_unit: Option<String>,
     /// The burst.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub burst: Option<u64>,
@@ -391,9 +394,6 @@ pub struct Limit {
     /// `pkts` or `bytes`.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub unit: Option<String>,
-    /// Matches over the rate (`over`).
-    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
-    pub inv: Option<bool>,
 }
 
 /// `{"ct helper": {...}}`.

@@ -83,6 +83,29 @@ impl Reader<'_> {
             },
         )
     }
+    /// The named stateful objects (counters, quotas, limits, ct helpers...) of the table
+    /// `name` of `family`, in the kernel's order.
+    pub fn object_reprs(
+        &mut self,
+        family: u8,
+        name: &str,
+    ) -> Result<Vec<crate::wire::object::ObjRepr>> {
+        self.pin()?;
+        let owned = name.to_owned();
+        dump_all(
+            self.sock,
+            &mut self.stats.dump_restarts,
+            crate::wire::object::GETOBJ,
+            family,
+            &|w| {
+                w.strz(crate::wire::object::attr::TABLE, &owned);
+            },
+            |fam, attrs| {
+                let o = crate::wire::object::ObjRepr::parse(fam, attrs)?;
+                Ok((o.table == name).then_some(o))
+            },
+        )
+    }
     /// Rules of a table (or one chain), undecoded.
     pub fn raw_rules(&mut self, table: &TableRef, chain: Option<&str>) -> Result<Vec<RawRule>> {
         self.pin()?;
