@@ -142,21 +142,30 @@ pub fn run(out: &mut impl Write, args: &[String], ctx: &Ctx) -> Result<i32> {
                 o.words.join(" ")
             )));
         }
+        // A delegated caller is held to apply's bound, and names no file for root to open.
+        let max = if ctx.delegated {
+            xtnl::limits::MAX_JSON_DOCUMENT_BYTES as u64
+        } else {
+            MAX_DOCUMENT
+        };
+        if file != "-" {
+            super::privileged::caller_file(file)?;
+        }
         let mut text = String::new();
         let read = match file.as_str() {
             "-" => std::io::stdin()
                 .lock()
-                .take(MAX_DOCUMENT + 1)
+                .take(max + 1)
                 .read_to_string(&mut text),
             path => std::fs::File::open(path)
                 .map_err(|e| Error::InvalidInput(format!("cannot open {path}: {e}")))?
-                .take(MAX_DOCUMENT + 1)
+                .take(max + 1)
                 .read_to_string(&mut text),
         };
         read.map_err(|e| Error::InvalidInput(format!("cannot read {file}: {e}")))?;
-        if text.len() as u64 > MAX_DOCUMENT {
+        if text.len() as u64 > max {
             return Err(Error::InvalidInput(format!(
-                "{file}: a document of more than {MAX_DOCUMENT} bytes"
+                "{file}: a document of more than {max} bytes"
             )));
         }
         let doc = xtnl_nft_json::Document::from_json(&text)
