@@ -333,6 +333,7 @@ fn a_netavark_ruleset_lists_identically_and_its_json_rebuilds_it() {
     });
     assert!(original.contains("dnat ip to meta l4proto . th dport map @port_fwd"));
     let path = write_temp("netavark", &json);
+    let again = path.clone();
     let rebuilt = in_netns(move || {
         let o = xtnl_nft(&["-j", "-f", path.to_str().unwrap_or_default()]);
         assert!(o.status.success(), "{}", stderr(&o));
@@ -340,6 +341,21 @@ fn a_netavark_ruleset_lists_identically_and_its_json_rebuilds_it() {
         ruleset()
     });
     assert_eq!(original, rebuilt);
+    // As an agent reloads: `flush ruleset` and the whole ruleset again, in one document, on
+    // top of the same ruleset: nothing doubled, nothing left of the old one.
+    let mut doc: serde_json::Value = serde_json::from_str(&json).expect("nft's JSON");
+    if let Some(items) = doc["nftables"].as_array_mut() {
+        items.insert(0, serde_json::json!({"flush": {"ruleset": null}}));
+    }
+    let reload = write_temp("reload", &doc.to_string());
+    let reloaded = in_netns(move || {
+        for p in [&again, &reload] {
+            let o = xtnl_nft(&["-j", "-f", p.to_str().unwrap_or_default()]);
+            assert!(o.status.success(), "{}", stderr(&o));
+        }
+        ruleset()
+    });
+    assert_eq!(original, reloaded);
 }
 
 /// Rules written by iptables-nft (x_tables compat statements included) and by xtnl's own

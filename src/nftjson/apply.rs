@@ -78,7 +78,9 @@ pub fn plan(r: &mut Reader<'_>, doc: &j::Document) -> Result<Transaction> {
 struct Planner<'a, 'r> {
     r: &'a mut Reader<'r>,
     tx: Transaction,
-    /// Sets known per table: read from the kernel, or defined earlier in the document.
+    /// Sets known per table: read from the kernel, or defined earlier in the document (a
+    /// table the document deletes, or `flush ruleset`, leaves an empty entry: its kernel
+    /// sets are gone by the time later commands run).
     sets: HashMap<TableRef, HashMap<String, SetView>>,
     /// `(family, table, set)` of the sets the document's rules add to or update.
     dynamic: std::collections::HashSet<(j::Family, String, String)>,
@@ -287,7 +289,7 @@ impl Planner<'_, '_> {
             _ => return Err(refuse(&desc, "not a command for a table")),
         };
         if cmd == Cmd::Delete || cmd == Cmd::Destroy {
-            self.sets.remove(&table);
+            self.sets.insert(table.clone(), HashMap::new());
         }
         let body = if cmd == Cmd::Flush {
             MessageBody::Rule {
@@ -327,7 +329,7 @@ impl Planner<'_, '_> {
                 ));
             };
             let table = TableRef::new(family, t.name.clone());
-            self.sets.remove(&table);
+            self.sets.insert(table.clone(), HashMap::new());
             self.push(Message {
                 msg: msg::DELTABLE,
                 flags: 0,
