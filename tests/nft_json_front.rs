@@ -220,6 +220,14 @@ fn the_text_syntax_is_refused_and_the_name_nft_answers() {
         );
         let o = run_env(nft, &["add", "table", "inet", "x"], &env);
         assert_eq!(o.status.code(), Some(1));
+        // Options that change nft's JSON are refused, not ignored.
+        for opt in ["-s", "-n", "-t"] {
+            let o = run_env(nft, &["-j", opt, "list", "ruleset"], &env);
+            assert_eq!(o.status.code(), Some(1));
+            assert!(stderr(&o).contains(&format!("nft option {opt} is not supported")));
+        }
+        let o = run_env(nft, &["-j", "-a", "-y", "list", "ruleset"], &env);
+        assert!(o.status.success(), "{}", stderr(&o));
         assert_eq!(run_ok("nft", &["list", "ruleset"]), "");
         let o = run_env(
             nft,
