@@ -298,7 +298,7 @@ verbs = ["create-set", "add-element", "delete-element"]
                 "--policy-file",
                 pfile.to_str().unwrap_or_default(),
                 "--audit",
-                "off",
+                "stderr",
                 "nft",
                 "-j",
                 "-f",
@@ -307,6 +307,13 @@ verbs = ["create-set", "add-element", "delete-element"]
         );
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(ruleset().contains("set s {"), "{}", ruleset());
+        // And audited as every other change: the attempt, then the result, naming the ops.
+        let audit = stderr(&o);
+        assert!(
+            audit.contains("result=pending ops=4: add table inet t; add chain inet t c"),
+            "{audit}"
+        );
+        assert!(audit.contains("result=ok ops=4:"), "{audit}");
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
