@@ -504,3 +504,28 @@ fn objects_list_as_nft_and_rebuild_as_nfts_json_does() {
     assert!(xtnl.contains("limit lim2"), "{xtnl}");
     assert_eq!(nft, xtnl);
 }
+
+/// `destroy` (the kernel's `NFT_MSG_DESTROY*`, 6.3+; nft 1.0.6 has no such command, so
+/// there is no nft to compare with): absent objects of every kind are no error and nothing
+/// changes, where `delete` of the same fails.
+#[test]
+fn destroy_of_absent_objects_changes_nothing_where_delete_fails() {
+    if !common::kernel_test() {
+        return;
+    }
+    let destroy = fixture("destroy.json");
+    let text = std::fs::read_to_string(&destroy).expect("fixture");
+    let delete = write_temp("delete", &text.replace("destroy", "delete"));
+    in_netns(move || {
+        run_ok("nft", &["add", "table", "keep"]);
+        run_ok("nft", &["add", "chain", "keep", "c"]);
+        run_ok("nft", &["add", "set", "keep", "s", "{ type ipv4_addr; }"]);
+        let before = ruleset();
+        let o = xtnl_nft(&["-j", "-f", destroy.to_str().unwrap_or_default()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(ruleset(), before);
+        let o = xtnl_nft(&["-j", "-f", delete.to_str().unwrap_or_default()]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(ruleset(), before);
+    });
+}
