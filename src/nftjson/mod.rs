@@ -13,6 +13,7 @@ mod apply;
 mod list;
 mod objects;
 mod print;
+mod sets;
 
 use xtnl_nft_json::Document;
 
