@@ -40,8 +40,45 @@ fn ruleset_path(name: &str) -> String {
 }
 
 /// Writes a ruleset: an nft file with `nft -f`, a shell script (iptables-nft commands) with
-/// `sh`.
+/// `sh`; `xtnl:FILE.sh` runs the script's commands with xtnl's own iptables front instead
+/// (installed as `iptables` and `ip6tables`, nf_tables backend, a private xtables lock).
 fn apply(file: &str) {
+    if let Some(script) = file.strip_prefix("xtnl:") {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("nft-rules-xtnl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["iptables", "ip6tables"] {
+            let link = dir.join(name);
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(common::xtnl_bin(), &link).unwrap();
+        }
+        let lock = common::private_lock_path();
+        let text = std::fs::read_to_string(ruleset_path(script)).unwrap();
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
+            let mut words = line.split_whitespace();
+            let prog = match words.next() {
+                Some("iptables-nft") => dir.join("iptables"),
+                Some("ip6tables-nft") => dir.join("ip6tables"),
+                other => panic!("{script}: unexpected command {other:?}"),
+            };
+            let args: Vec<&str> = words.collect();
+            let out = std::process::Command::new(&prog)
+                .args(&args)
+                .env("XTNL_BACKEND", "nft")
+                .env("XTABLES_LOCKFILE", &lock)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{line}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        return;
+    }
     if file.ends_with(".sh") {
         run_ok("sh", &["-e", &ruleset_path(file)]);
     } else {
@@ -78,6 +115,7 @@ fn load(file: &str, reapply: bool) -> Vec<Listed> {
     run_ok("nft", &["flush", "ruleset"]);
     apply(file);
     let mut text = run_ok("nft", &["-j", "list", "ruleset"]);
+    let mut applied: Option<String> = None;
     if reapply {
         let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("xtnl-nft-rules-{}-{file}.json", std::process::id()));
@@ -90,7 +128,11 @@ fn load(file: &str, reapply: bool) -> Vec<Listed> {
             .status
             .success();
         let _ = std::fs::remove_file(&path);
-        if !ok {
+        if ok {
+            // The statements stay the ones nft re-applied (its listing of the rebuilt
+            // ruleset may drop more); the expressions are the rebuilt ruleset's.
+            applied = Some(text.clone());
+        } else {
             eprintln!("{file}: nft cannot re-apply its own JSON; comparing with the original");
             run_ok("nft", &["flush", "ruleset"]);
             apply(file);
@@ -143,6 +185,33 @@ fn load(file: &str, reapply: bool) -> Vec<Listed> {
             exprs: raw.exprs,
             sets,
         });
+    }
+    if let Some(applied) = applied {
+        // Each rule's statements as nft re-applied them, by place: table, chain, position.
+        let json: Value = serde_json::from_str(&applied).unwrap();
+        let mut by_place: BTreeMap<(String, String, String), Vec<Value>> = BTreeMap::new();
+        for item in json["nftables"].as_array().unwrap() {
+            if let Some(rule) = item.get("rule") {
+                let k = (
+                    rule["family"].as_str().unwrap().to_owned(),
+                    rule["table"].as_str().unwrap().to_owned(),
+                    rule["chain"].as_str().unwrap().to_owned(),
+                );
+                by_place.entry(k).or_default().push(rule["expr"].clone());
+            }
+        }
+        let mut seen: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+        for r in &mut out {
+            let fam = match r.family {
+                2 => "ip",
+                10 => "ip6",
+                _ => "inet",
+            };
+            let k = (fam.to_owned(), r.table.clone(), r.chain.clone());
+            let n = seen.entry(k.clone()).or_default();
+            r.nft_expr = by_place[&k][*n].clone();
+            *n += 1;
+        }
     }
     out
 }
@@ -312,7 +381,8 @@ fn probe_rules_encode_as_nft_encodes_them() {
 #[test]
 fn firewalld_and_kube_rules_encode_as_nft_encodes_them_or_are_refused() {
     check_encoding("firewalld.nft", false);
-    check_encoding("kube.nft", false);
+    check_encoding("kube.nft", true);
+    check_encoding("concat_data.nft", true);
 }
 
 #[test]
@@ -332,8 +402,224 @@ fn iptables_nft_rules_decode_as_nft_lists_them() {
     check_decoding("iptables.sh", true);
 }
 
+/// The same rules written by xtnl's own iptables front (its compat expressions) decode as
+/// nft lists them.
+#[test]
+fn xtnl_iptables_rules_decode_as_nft_lists_them() {
+    check_decoding("xtnl:iptables.sh", true);
+}
+
 #[test]
 fn firewalld_and_kube_rules_decode_as_nft_lists_them_or_are_refused() {
     check_decoding("firewalld.nft", false);
-    check_decoding("kube.nft", false);
+    // Every rule of the kube-like ruleset translates.
+    check_decoding("kube.nft", true);
+    check_decoding("concat_data.nft", true);
+}
+
+/// Every named set and map of the ruleset's ip, ip6 and inet tables: its elements as the
+/// kernel holds them decoded must equal its `"elem"` in `nft -j list ruleset`, and nft's
+/// `"elem"` encoded must equal the kernel's elements. Returns (sets, equal both ways).
+fn check_set_elements() -> (usize, usize, Vec<String>) {
+    let json: Value = serde_json::from_str(&run_ok("nft", &["-j", "list", "ruleset"])).unwrap();
+    let mut s = session();
+    let (mut sets, mut equal, mut bad) = (0, 0, Vec::new());
+    for item in json["nftables"].as_array().unwrap() {
+        let Some(obj) = item.get("set").or_else(|| item.get("map")) else {
+            continue;
+        };
+        let Some(fam) = family_of(obj["family"].as_str().unwrap()) else {
+            continue;
+        };
+        let table = TableRef::new(fam, obj["table"].as_str().unwrap());
+        let name = obj["name"].as_str().unwrap().to_owned();
+        let (def, elems) = s
+            .read(|r| {
+                let def = r.set(&table, &name)?.expect("the set nft lists");
+                let elems = r.elements(&table, &name)?;
+                Ok((def, elems))
+            })
+            .unwrap();
+        sets += 1;
+        let view = SetView::from_def(&def, Vec::new());
+        let nft_elem = obj.get("elem").cloned().unwrap_or(Value::Array(Vec::new()));
+        let whr = format!("{} set {name}", table.name);
+        match xtnl_nft_rules::decode_elements(&view, &elems) {
+            Ok(mine) => {
+                let mine = serde_json::to_value(&mine).unwrap();
+                if mine != nft_elem {
+                    bad.push(format!(
+                        "{whr}: decoded\n  nft:  {nft_elem}\n  xtnl: {mine}"
+                    ));
+                    continue;
+                }
+            }
+            Err(e) => {
+                bad.push(format!("{whr}: decoding refused: {e}"));
+                continue;
+            }
+        }
+        let nft_list: Vec<xtnl_nft_json::Expression> =
+            serde_json::from_value(nft_elem.clone()).unwrap();
+        match xtnl_nft_rules::encode_elements(&view, &nft_list) {
+            Ok(enc) => {
+                // Counters and expiry are the kernel's; compare keys, data, flags, timeouts
+                // and comments.
+                let strip = |v: &[xtnl::wire::set::ElemRepr]| {
+                    let mut v: Vec<String> = v
+                        .iter()
+                        .map(|e| {
+                            format!(
+                                "{:?} {:?} {:?} {} {:?} {:?}",
+                                e.key,
+                                e.key_end,
+                                e.data,
+                                e.flags,
+                                e.timeout_ms,
+                                e.comment()
+                            )
+                        })
+                        .collect();
+                    v.sort();
+                    v
+                };
+                if strip(&enc) != strip(&elems) {
+                    bad.push(format!(
+                        "{whr}: encoded\n  kernel: {:?}\n  xtnl:   {:?}",
+                        strip(&elems),
+                        strip(&enc)
+                    ));
+                    continue;
+                }
+            }
+            Err(e) => {
+                bad.push(format!("{whr}: encoding refused: {e}"));
+                continue;
+            }
+        }
+        equal += 1;
+    }
+    (sets, equal, bad)
+}
+
+#[test]
+fn set_and_map_elements_translate_as_nft_lists_them() {
+    in_netns(|| {
+        let mut all_bad = Vec::new();
+        for file in [
+            "netavark.nft",
+            "probe.nft",
+            "kube.nft",
+            "firewalld.nft",
+            "concat_data.nft",
+        ] {
+            run_ok("nft", &["flush", "ruleset"]);
+            apply(file);
+            let (sets, equal, bad) = check_set_elements();
+            eprintln!("{file}: {sets} named sets and maps, {equal} translated both ways");
+            for b in &bad {
+                eprintln!("  {b}");
+            }
+            assert!(sets > 0, "{file}: no named sets");
+            all_bad.extend(bad);
+        }
+        assert!(all_bad.is_empty(), "{}", all_bad.join("\n"));
+    })
+}
+
+/// Bytes as lowercase hex.
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The kernel's side of each rule (its expressions, and the sets it looks up with their
+/// elements, as netlink attributes) next to nft's listing of it: what
+/// crates/xtnl-nft-rules/tests/captures/kernel.json holds, for the no-root test
+/// `captured_kernel_rules_decode_as_nft_lists_them` there.
+fn capture(rules: &[Listed], sets_of: &mut dyn FnMut(&Listed) -> Vec<Value>) -> Vec<Value> {
+    use xtnl::wire::attr::AttrWriter;
+    rules
+        .iter()
+        .map(|r| {
+            let exprs: Vec<String> = r
+                .exprs
+                .iter()
+                .map(|e| {
+                    let (mut b, mut of) = (Vec::new(), false);
+                    e.emit(&mut AttrWriter::new(&mut b, &mut of));
+                    hex(&b)
+                })
+                .collect();
+            serde_json::json!({
+                "family": r.family,
+                "table": r.table,
+                "chain": r.chain,
+                "exprs": exprs,
+                "sets": sets_of(r),
+                "nft": r.nft_expr,
+            })
+        })
+        .collect()
+}
+
+/// Writes the capture when `XTNL_WRITE_CAPTURES=1` (from this kernel and nft), and in every
+/// run checks that nft still lists each captured rule as the capture says.
+#[test]
+fn kernel_captures_are_what_nft_lists() {
+    in_netns(|| {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/crates/xtnl-nft-rules/tests/captures/kernel.json"
+        );
+        let mut out = Vec::new();
+        for file in ["netavark.nft", "probe.nft"] {
+            let rules = load(file, false);
+            let mut s = session();
+            let mut sets_of = |r: &Listed| -> Vec<Value> {
+                use xtnl::wire::attr::AttrWriter;
+                let fam = Family::from_nfproto(r.family).unwrap();
+                let table = TableRef::new(fam, r.table.clone());
+                let mut v = Vec::new();
+                for e in &r.exprs {
+                    let Expr::Lookup(l) = e else { continue };
+                    let (def, elems) = s
+                        .read(|rd| {
+                            Ok((
+                                rd.set(&table, &l.set)?.unwrap(),
+                                rd.elements(&table, &l.set)?,
+                            ))
+                        })
+                        .unwrap();
+                    let (mut d, mut of) = (Vec::new(), false);
+                    def.emit(&mut AttrWriter::new(&mut d, &mut of));
+                    let list = xtnl::wire::set::ElemListRepr {
+                        family: r.family,
+                        table: r.table.clone(),
+                        set: l.set.clone(),
+                        set_id: None,
+                        elements: elems,
+                    };
+                    let mut el = Vec::new();
+                    list.emit(&mut AttrWriter::new(&mut el, &mut of));
+                    v.push(serde_json::json!({"def": hex(&d), "elements": hex(&el)}));
+                }
+                v
+            };
+            out.extend(capture(&rules, &mut sets_of));
+        }
+        let text = serde_json::to_string_pretty(&out).unwrap() + "\n";
+        if std::env::var_os("XTNL_WRITE_CAPTURES").is_some() {
+            std::fs::write(path, &text).unwrap();
+        }
+        let committed: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(committed.len(), out.len(), "rules captured");
+        for (c, o) in committed.iter().zip(&out) {
+            assert_eq!(
+                c["nft"], o["nft"],
+                "nft lists {} {} otherwise now",
+                c["table"], c["chain"]
+            );
+        }
+    })
 }

@@ -91,6 +91,12 @@ fn to_order(f: Field, mut b: Vec<u8>) -> Vec<u8> {
 /// A range `[lo, hi]` (big-endian bytes) of one field as nft prints it: a value, a prefix (for
 /// addresses) or `{"range": [lo, hi]}`.
 pub(crate) fn range_expr(f: Field, lo: &[u8], hi: &[u8]) -> Result<Expression, RuleError> {
+    if lo.len() != hi.len() {
+        return Err(RuleError::invalid(
+            "",
+            format!("a range from {} bytes to {} bytes", lo.len(), hi.len()),
+        ));
+    }
     let lo_v = decode_fields(&[f], &to_order(f, lo.to_vec()))?;
     if lo == hi {
         return Ok(lo_v);
@@ -189,17 +195,12 @@ fn with_data(set: &SetView, e: &ElemRepr, key: Expression) -> Result<Expression,
     let data = match &e.data {
         Some(ElemData::Verdict(v)) => verdict_expr(v)?,
         Some(ElemData::Value(b)) => {
-            let dt = set.data.unwrap_or(DataType::Integer);
             let len = if set.data_len == 0 {
                 b.len()
             } else {
                 set.data_len as usize
             };
-            let mut fs = fields(&DataType::unpack(dt.id()), len)?;
-            if dt.id() < 64 {
-                fs = fields(&[dt], len)?;
-            }
-            decode_fields(&fs, b)?
+            decode_fields(&data_fields(set, len)?, b)?
         }
         None => {
             return Err(RuleError::invalid(
@@ -209,6 +210,16 @@ fn with_data(set: &SetView, e: &ElemRepr, key: Expression) -> Result<Expression,
         }
     };
     Ok(Expression::List(vec![key, data]))
+}
+
+/// The fields of a map's data: one type, or a concatenation (its types packed as in a key).
+fn data_fields(set: &SetView, len: usize) -> Result<Vec<Field>, RuleError> {
+    let dt = set.data.unwrap_or(DataType::Integer);
+    if dt.id() < (1 << crate::CONCAT_TYPE_BITS) {
+        fields(&[dt], len)
+    } else {
+        fields(&DataType::unpack(dt.id()), len)
+    }
 }
 
 /// The inclusive bounds (big-endian) of one field's value as `nft -j` writes it.
@@ -290,8 +301,8 @@ pub fn encode_elements(set: &SetView, elems: &[Expression]) -> Result<Vec<ElemRe
             elem.data = Some(if set.data == Some(DataType::Verdict) {
                 ElemData::Verdict(expr_verdict(d).map_err(|e| e.within(&at))?)
             } else {
-                let dt = set.data.unwrap_or(DataType::Integer);
-                ElemData::Value(encode_fields(&[Field::of(dt)], d).map_err(|e| e.within(&at))?)
+                let fs = data_fields(set, set.data_len as usize).map_err(|e| e.within(&at))?;
+                ElemData::Value(encode_fields(&fs, d).map_err(|e| e.within(&at))?)
             });
         }
         if set.is_interval() {

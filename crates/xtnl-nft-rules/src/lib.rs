@@ -16,6 +16,44 @@
 //!
 //! Anything not supported is refused with a [`RuleError`] naming the statement or expression
 //! and where it is; nothing is dropped or approximated. docs/nft-json.md lists what is covered.
+//!
+//! `tcp dport { 22, 80 } accept` in an inet table, as nft encodes it (the `meta l4proto tcp`
+//! dependency, an anonymous set) and back:
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use xtnl_nft_json::Statement;
+//! use xtnl_nft_rules::{SetView, decode_rule, encode_rule};
+//! use xtnl_wire::expr::Expr;
+//! use xtnl_wire::nftables::nfproto;
+//!
+//! let stmts: Vec<Statement> = serde_json::from_str(
+//!     r#"[{"match": {"op": "==", "left": {"payload": {"protocol": "tcp", "field": "dport"}},
+//!                    "right": {"set": [22, 80]}}},
+//!         {"accept": null}]"#,
+//! )?;
+//! let named: BTreeMap<String, SetView> = BTreeMap::new();
+//! let enc = encode_rule(nfproto::INET, &stmts, &named).expect("encodes");
+//! let shown: Vec<String> = enc.exprs.iter().map(|e| e.to_string()).collect();
+//! assert_eq!(shown[0], "[ meta load l4proto => reg 1 ]");
+//! assert_eq!(enc.anon_sets.len(), 1);
+//!
+//! // The kernel names the anonymous set; decoding looks it up by that name.
+//! let mut exprs = enc.exprs.clone();
+//! let mut sets = BTreeMap::new();
+//! for e in &mut exprs {
+//!     if let Expr::Lookup(l) = e {
+//!         l.set = "__set0".into();
+//!         l.set_id = None;
+//!     }
+//! }
+//! let mut def = enc.anon_sets[0].def.clone();
+//! def.name = "__set0".into();
+//! sets.insert(def.name.clone(), SetView::from_def(&def, enc.anon_sets[0].elements.clone()));
+//! let back = decode_rule(nfproto::INET, &exprs, &sets).expect("decodes");
+//! assert_eq!(back, stmts);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -23,6 +61,7 @@ mod datatype;
 mod decode;
 mod elements;
 mod encode;
+mod options;
 mod proto;
 mod symbols;
 mod value;

@@ -283,3 +283,95 @@ pub(crate) fn ct_named(name: &str, family: Option<&str>) -> Option<(u32, Field)>
         )
     })
 }
+
+/// A header field that is not byte-aligned: nft loads the bytes that hold it, masks it, and
+/// compares with the value shifted into place (`ip dscp cs1` is `& 0xfc == 0x20`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BitField {
+    pub proto: &'static str,
+    pub field: &'static str,
+    pub base: PayloadBase,
+    /// Offset and length in bits from the start of the header.
+    pub bit_offset: u32,
+    pub bits: u32,
+    pub dtype: DataType,
+}
+
+impl BitField {
+    /// The first byte loaded.
+    pub fn offset(&self) -> u32 {
+        self.bit_offset / 8
+    }
+    /// The bytes loaded.
+    pub fn len(&self) -> u32 {
+        (self.bit_offset % 8 + self.bits).div_ceil(8)
+    }
+    /// How far the value is shifted left in the loaded bytes.
+    pub fn shift(&self) -> u32 {
+        self.len() * 8 - self.bit_offset % 8 - self.bits
+    }
+    /// The mask over the loaded bytes, big-endian.
+    pub fn mask(&self) -> Vec<u8> {
+        let v: u64 = ((1u64 << self.bits) - 1) << self.shift();
+        v.to_be_bytes()[8 - self.len() as usize..].to_vec()
+    }
+}
+
+const fn b(
+    proto: &'static str,
+    field: &'static str,
+    base: PayloadBase,
+    bit_offset: u32,
+    bits: u32,
+    dtype: DataType,
+) -> BitField {
+    BitField {
+        proto,
+        field,
+        base,
+        bit_offset,
+        bits,
+        dtype,
+    }
+}
+
+pub(crate) const BIT_FIELDS: &[BitField] = &[
+    b("ip", "version", NH, 0, 4, T::Integer),
+    b("ip", "hdrlength", NH, 4, 4, T::Integer),
+    b("ip", "dscp", NH, 8, 6, T::Dscp),
+    b("ip", "ecn", NH, 14, 2, T::Ecn),
+    b("ip6", "version", NH, 0, 4, T::Integer),
+    b("ip6", "dscp", NH, 4, 6, T::Dscp),
+    b("ip6", "ecn", NH, 10, 2, T::Ecn),
+    b("ip6", "flowlabel", NH, 12, 20, T::Integer),
+    b("tcp", "doff", TH, 96, 4, T::Integer),
+];
+
+/// The bit field of header `proto` that a load of `len` bytes at `offset` masked with `mask`
+/// reads.
+pub(crate) fn bit_field_at(
+    proto: &str,
+    base: PayloadBase,
+    offset: u32,
+    len: u32,
+    mask: &[u8],
+) -> Option<BitField> {
+    BIT_FIELDS
+        .iter()
+        .find(|f| {
+            f.proto == proto
+                && f.base == base
+                && f.offset() == offset
+                && f.len() == len
+                && f.mask() == mask
+        })
+        .copied()
+}
+
+/// The bit field nft calls `proto field`.
+pub(crate) fn bit_field_named(proto: &str, field: &str) -> Option<BitField> {
+    BIT_FIELDS
+        .iter()
+        .find(|f| f.proto == proto && f.field == field)
+        .copied()
+}

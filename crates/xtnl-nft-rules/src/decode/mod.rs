@@ -7,24 +7,25 @@
 use std::collections::HashMap;
 
 use xtnl_nft_json::{
-    CounterStmt, CounterValues, ExprObject, Expression, MapLookup, Match, Payload as JPayload,
-    Prefix, Statement, Vmap, Xt,
+    CounterStmt, CounterValues, ExprObject, Expression, Match, Payload as JPayload, Prefix,
+    Statement, Xt,
 };
 use xtnl_wire::expr::{
-    Bitwise, CmpOp, Expr, Fib, Immediate, ImmediateData, Limit, Lookup, Payload, PayloadBase,
+    Bitwise, CmpOp, Expr, Fib, Immediate, ImmediateData, Limit, Payload, PayloadBase,
 };
 use xtnl_wire::nftables::nfproto;
 
-use crate::elements::{key_fields, range_expr};
+use crate::elements::range_expr;
 use crate::proto::{ct_key, field_at, l4_name, meta_key};
 use crate::symbols::is_flags;
 use crate::value::{Field, decode_fields, decode_int, to_int};
-use crate::{ByteOrder, DataType, RuleError, SetLookup, SetView, decode_elements};
+use crate::{ByteOrder, DataType, RuleError, SetLookup};
 
 mod stmt;
 pub(crate) use stmt::{NAT_FLAGS, PER};
 use stmt::{limit_stmt, nat_stmt, verdict_stmt};
 
+mod sets;
 mod state;
 
 /// Whether payloads nft prints as raw bits (`@nh,64,8`) are decoded as such; off until the
@@ -34,12 +35,16 @@ const RAW_PAYLOADS: bool = false;
 /// What a register holds.
 #[derive(Debug, Clone)]
 pub(super) enum Reg {
-    /// A value loaded from the packet or its metadata.
-    Load(Load),
+    /// A value loaded from the packet or its metadata (boxed: it is much larger than the
+    /// other kinds).
+    Load(Box<Load>),
     /// A constant (`immediate`).
     Imm(Vec<u8>),
     /// The data of a map lookup: `{"map": {...}}`.
     Map(Expression),
+    /// The rest of a map lookup's data wider than 4 bytes (`: ipv4_addr . inet_service`):
+    /// the port a NAT statement takes from it is implied by the map.
+    MapPart,
 }
 
 #[derive(Debug, Clone)]
@@ -50,6 +55,15 @@ pub(super) struct Load {
     full_len: Option<usize>,
     /// A `bitwise` mask applied to it.
     mask: Option<Vec<u8>>,
+    /// Bytes of a header loaded for a bit field, before the mask that says which one:
+    /// (protocol, base, offset, length).
+    bit_load: Option<(&'static str, PayloadBase, u32, u32)>,
+    /// A bit field's shift: its value sits this many bits up in the loaded bytes.
+    shift: Option<u32>,
+    /// Header bytes loaded only to be masked and written back (`ip ttl set 64` loads two
+    /// bytes): the header, base, offset, length; and the mask and xor applied.
+    raw: Option<(&'static str, PayloadBase, u32, u32)>,
+    write_mask: Option<(Vec<u8>, Vec<u8>)>,
     /// A `bitwise` that sets (`|`) or flips (`^`) bits: the operator and the bits.
     binop: Option<(BinOp, Vec<u8>)>,
     /// `meta nfproto` / `meta l4proto` / `ip protocol`: a protocol match that may be a
@@ -61,6 +75,8 @@ pub(super) struct Load {
 pub(super) enum BinOp {
     Or,
     Xor,
+    Shl,
+    Shr,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,13 +85,14 @@ pub(super) enum DepKind {
     LinkType,
     NfProto,
     L4Proto,
-    /// `ip6 nexthdr`: sets the context, but nft never removes it.
+    /// `ip6 nexthdr` (and `ip protocol` outside ip tables): sets the context, but nft does not
+    /// remove it.
     L4ProtoKept,
 }
 
 /// A statement that set a protocol context, and where it is in the output.
 #[derive(Debug, Clone, Copy)]
-struct Dep {
+pub(super) struct Dep {
     kind: DepKind,
     value: u8,
     stmt: usize,
@@ -152,7 +169,16 @@ impl Decoder<'_> {
 
     pub(super) fn load(&self, r: u32) -> Result<Load, RuleError> {
         match self.reg(r)? {
-            Reg::Load(l) => Ok(l.clone()),
+            Reg::Load(l) if l.raw.is_some() => {
+                let (pr, base, off, len) = l.raw.unwrap_or(("?", PayloadBase::Unknown(0), 0, 0));
+                Err(RuleError::unsupported(
+                    "",
+                    format!(
+                        "a payload field this version does not name ({pr}: {base:?} + {off}, {len} bytes)"
+                    ),
+                ))
+            }
+            Reg::Load(l) => Ok((**l).clone()),
             other => Err(RuleError::unsupported(
                 "",
                 format!("a comparison of a register holding {other:?}"),
@@ -287,7 +313,9 @@ impl Decoder<'_> {
                         .ok_or_else(|| RuleError::unsupported("", "this form of limit"))?;
                     self.push(Statement::Limit(limit_stmt(&l)?));
                 }
-                "meta" | "ct" | "numgen" | "dynset" | "objref" | "notrack" => {
+                "meta" | "ct" | "numgen" | "dynset" | "objref" | "notrack" | "connlimit"
+                | "hash" | "rt" | "socket" | "tproxy" | "bitwise" | "exthdr" | "byteorder"
+                | "payload" | "synproxy" | "xfrm" | "osf" => {
                     self.other(o)?;
                 }
                 "fib" => {
@@ -324,19 +352,25 @@ impl Decoder<'_> {
     ) {
         self.regs.insert(
             reg32(dreg),
-            Reg::Load(Load {
+            Reg::Load(Box::new(Load {
                 expr,
                 field,
                 full_len,
                 mask: None,
+                bit_load: None,
+                shift: None,
+                raw: None,
+                write_mask: None,
                 binop: None,
                 dep,
-            }),
+            })),
         );
     }
 
-    fn payload(&mut self, p: &Payload) -> Result<(), RuleError> {
-        let (proto, dep) = match p.base {
+    /// The header a payload base means here (from the table's family and the protocol
+    /// context), and the dependency statement that set it.
+    pub(super) fn proto_for(&self, base: PayloadBase) -> (Option<&'static str>, Option<Dep>) {
+        match base {
             PayloadBase::Link => (Some("ether"), self.linktype.filter(|d| d.value == 1)),
             PayloadBase::Network => match self.family {
                 nfproto::IPV4 => (Some("ip"), None),
@@ -355,8 +389,47 @@ impl Decoder<'_> {
                 None => (Some("th"), None),
             },
             _ => (None, None),
-        };
+        }
+    }
+
+    fn payload(&mut self, p: &Payload) -> Result<(), RuleError> {
+        let (proto, dep) = self.proto_for(p.base);
         let found = proto.and_then(|pr| field_at(pr, p.base, p.offset, p.len));
+        if let (None, Some(pr)) = (found, proto) {
+            let is_bits = crate::proto::BIT_FIELDS.iter().any(|b| {
+                b.proto == pr && b.base == p.base && b.offset() == p.offset && b.len() == p.len
+            });
+            if is_bits {
+                // Which bit field it is, the mask that follows says.
+                if pr != "th" {
+                    self.kill_dep(dep);
+                }
+                let f = Field {
+                    dtype: DataType::Integer,
+                    order: ByteOrder::Big,
+                    len: p.len as usize,
+                };
+                self.set_load(p.dreg, Expression::payload(pr, "?"), f, None, None);
+                if let Some(Reg::Load(l)) = self.regs.get_mut(&reg32(p.dreg)) {
+                    l.bit_load = Some((pr, p.base, p.offset, p.len));
+                }
+                return Ok(());
+            }
+        }
+        if let (None, Some(pr)) = (found, proto) {
+            if pr != "th" {
+                let f = Field {
+                    dtype: DataType::Integer,
+                    order: ByteOrder::Big,
+                    len: p.len as usize,
+                };
+                self.set_load(p.dreg, Expression::payload(pr, "?"), f, None, None);
+                if let Some(Reg::Load(l)) = self.regs.get_mut(&reg32(p.dreg)) {
+                    l.raw = Some((pr, p.base, p.offset, p.len));
+                }
+                return Ok(());
+            }
+        }
         let Some(h) = found else {
             // nft prints raw bits only for what it cannot name; a field it names that this
             // table lacks would print differently, so raw payloads are refused.
@@ -415,8 +488,11 @@ impl Decoder<'_> {
         };
         let full = (p.len < h.len).then_some(h.len as usize);
         let dep = match (h.proto, h.field) {
-            ("ip", "protocol") => Some(DepKind::L4Proto),
-            ("ip6", "nexthdr") => Some(DepKind::L4ProtoKept),
+            // An explicit `ip protocol` (`ip6 nexthdr`) is a dependency nft lists away in an ip
+            // (ip6) table, not in an inet table (where nft's own would be `meta l4proto`).
+            ("ip", "protocol") if self.family == nfproto::IPV4 => Some(DepKind::L4Proto),
+            ("ip6", "nexthdr") if self.family == nfproto::IPV6 => Some(DepKind::L4Proto),
+            ("ip", "protocol") | ("ip6", "nexthdr") => Some(DepKind::L4ProtoKept),
             _ => None,
         };
         let mut field = field;
@@ -428,8 +504,44 @@ impl Decoder<'_> {
     }
 
     fn bitwise(&mut self, b: &Bitwise) -> Result<(), RuleError> {
+        if let Some(Reg::Load(w)) = self.regs.get(&reg32(b.sreg)) {
+            let window = match (w.raw, w.bit_load) {
+                (Some(r), _) => Some(r),
+                (None, Some(bl)) if b.xor.iter().any(|x| *x != 0) => Some(bl),
+                _ => None,
+            };
+            if let Some(window) = window {
+                if w.write_mask.is_some() {
+                    return Err(RuleError::unsupported(
+                        "",
+                        "two bitwise operations on one value",
+                    ));
+                }
+                let mut w = w.clone();
+                w.raw = Some(window);
+                w.bit_load = None;
+                w.write_mask = Some((b.mask.clone(), b.xor.clone()));
+                self.regs.insert(reg32(b.dreg), Reg::Load(w));
+                return Ok(());
+            }
+        }
         let mut l = self.load(b.sreg)?;
-        if l.mask.is_some() || l.binop.is_some() {
+        if let Some((pr, base, off, len)) = l.bit_load.take() {
+            let bf = crate::proto::bit_field_at(pr, base, off, len, &b.mask)
+                .filter(|_| b.xor.iter().all(|x| *x == 0))
+                .ok_or_else(|| {
+                    RuleError::unsupported(
+                        "",
+                        format!("a part of a {pr} header this version does not name"),
+                    )
+                })?;
+            l.expr = Expression::payload(bf.proto, bf.field);
+            l.field.dtype = bf.dtype;
+            l.shift = Some(bf.shift());
+            self.regs.insert(reg32(b.dreg), Reg::Load(Box::new(l)));
+            return Ok(());
+        }
+        if l.mask.is_some() || l.binop.is_some() || l.shift.is_some() {
             return Err(RuleError::unsupported(
                 "",
                 "two bitwise operations on one value",
@@ -449,7 +561,7 @@ impl Decoder<'_> {
                 "a bitwise that is neither &, | nor ^ of a constant",
             ));
         }
-        self.regs.insert(reg32(b.dreg), Reg::Load(l));
+        self.regs.insert(reg32(b.dreg), Reg::Load(Box::new(l)));
         Ok(())
     }
 
@@ -462,7 +574,21 @@ impl Decoder<'_> {
             len: data.len(),
             ..l.field
         };
-        if l.binop.is_some() {
+        if l.bit_load.is_some() {
+            return Err(RuleError::unsupported(
+                "",
+                "a part of a header this version does not name",
+            ));
+        }
+        if let Some(shift) = l.shift {
+            if l.mask.is_some() || l.binop.is_some() {
+                return Err(RuleError::unsupported("", "a masked bit field"));
+            }
+            let v = to_int(ByteOrder::Big, data)
+                .filter(|v| shift < 64 && v & ((1u64 << shift) - 1) == 0)
+                .ok_or_else(|| RuleError::invalid("", "a bit field value outside its bits"))?;
+            right = decode_int(l.field.dtype, v >> shift);
+        } else if l.binop.is_some() {
             left = value_expr(&l)?;
             right = decode_fields(&[f], data)?;
         } else if let Some(mask) = &l.mask {
@@ -544,104 +670,6 @@ impl Decoder<'_> {
         }));
         Ok(())
     }
-
-    /// The key a lookup reads: one register, or a concatenation over consecutive ones.
-    fn key(&self, sreg: u32, set: &SetView) -> Result<Expression, RuleError> {
-        let plain = |l: Load| -> Result<Expression, RuleError> {
-            if l.mask.is_some() || l.binop.is_some() || l.full_len.is_some() {
-                return Err(RuleError::unsupported("", "a set lookup of a masked value"));
-            }
-            Ok(l.expr)
-        };
-        if set.key.len() <= 1 {
-            return plain(self.load(sreg)?);
-        }
-        let fs = key_fields(set)?;
-        let mut r = reg32(sreg);
-        let mut parts = Vec::new();
-        for f in fs {
-            parts.push(plain(self.load(r)?)?);
-            r += f.len.div_ceil(4) as u32;
-        }
-        Ok(obj(ExprObject::Concat(parts)))
-    }
-
-    fn set_ref(&self, l: &Lookup) -> Result<(Expression, &SetView), RuleError> {
-        let set = self.sets.set(&l.set).ok_or_else(|| {
-            RuleError::invalid(
-                "",
-                format!(
-                    "the rule looks up set {:?}, which the table does not have",
-                    l.set
-                ),
-            )
-        })?;
-        if set.is_anonymous() {
-            let elems = decode_elements(set, &set.elements)
-                .map_err(|e| e.within(&format!("set {}", set.name)))?;
-            Ok((obj(ExprObject::Set(Expression::List(elems))), set))
-        } else {
-            Ok((Expression::String(format!("@{}", set.name)), set))
-        }
-    }
-
-    fn lookup(&mut self, l: &Lookup) -> Result<(), RuleError> {
-        let (data, set) = self.set_ref(l)?;
-        let key = self.key(l.sreg, set)?;
-        let inv = l.flags.unwrap_or(0) & Lookup::F_INV != 0;
-        match l.dreg {
-            None => {
-                self.push(Statement::Match(Match {
-                    op: if inv { "!=" } else { "==" }.into(),
-                    left: key,
-                    right: data,
-                }));
-            }
-            Some(0) => {
-                self.push(Statement::Vmap(Vmap { key, data }));
-            }
-            Some(dreg) => {
-                let m = obj(ExprObject::Map(MapLookup { key, data }));
-                self.regs.insert(reg32(dreg), Reg::Map(m));
-            }
-        }
-        Ok(())
-    }
-
-    /// A NAT address or port from its registers: a value, a range, or a map's data.
-    fn regs_value(
-        &self,
-        min: Option<u32>,
-        max: Option<u32>,
-        field: Field,
-    ) -> Result<Option<Expression>, RuleError> {
-        let Some(min) = min else { return Ok(None) };
-        match self.reg(min)? {
-            Reg::Map(m) => Ok(Some(m.clone())),
-            Reg::Imm(lo) => {
-                let f = Field {
-                    len: field.len.min(lo.len()),
-                    ..field
-                };
-                let lo_v = decode_fields(&[f], &lo[..f.len])?;
-                match max.filter(|m| reg32(*m) != reg32(min)) {
-                    None => Ok(Some(lo_v)),
-                    Some(max) => match self.reg(max)? {
-                        Reg::Imm(hi) if hi.len() >= f.len => {
-                            let hi_v = decode_fields(&[f], &hi[..f.len])?;
-                            Ok(Some(obj(ExprObject::Range(vec![lo_v, hi_v]))))
-                        }
-                        _ => Err(RuleError::unsupported("", "a NAT range of non-constants")),
-                    },
-                }
-            }
-            Reg::Load(l) => Ok(Some(l.expr.clone())),
-        }
-    }
-
-    fn ports(&self, min: Option<u32>, max: Option<u32>) -> Result<Option<Expression>, RuleError> {
-        self.regs_value(min, max, Field::of(DataType::InetService))
-    }
 }
 
 /// The value of a range comparison of a loaded field.
@@ -685,7 +713,7 @@ pub(super) fn value_expr(l: &Load) -> Result<Expression, RuleError> {
             None => decode_fields(&[Field { len: b.len(), ..f }], b)?,
         })
     };
-    if l.full_len.is_some() {
+    if l.full_len.is_some() || l.bit_load.is_some() || l.shift.is_some_and(|s| s != 0) {
         return Err(RuleError::unsupported(
             "",
             "a part of a header field as a value",
@@ -695,6 +723,16 @@ pub(super) fn value_expr(l: &Load) -> Result<Expression, RuleError> {
         (Some(m), None) => obj(ExprObject::And(vec![l.expr.clone(), num(m)?])),
         (None, Some((BinOp::Or, v))) => obj(ExprObject::Or(vec![l.expr.clone(), num(v)?])),
         (None, Some((BinOp::Xor, v))) => obj(ExprObject::Xor(vec![l.expr.clone(), num(v)?])),
+        (None, Some((op @ (BinOp::Shl | BinOp::Shr), v))) => {
+            let n = to_int(ByteOrder::Host, v)
+                .ok_or_else(|| RuleError::invalid("", "a shift by more than 8 bytes"))?;
+            let args = vec![l.expr.clone(), Expression::Number(n)];
+            obj(if *op == BinOp::Shl {
+                ExprObject::Lshift(args)
+            } else {
+                ExprObject::Rshift(args)
+            })
+        }
         _ => l.expr.clone(),
     })
 }

@@ -7,7 +7,7 @@ use xtnl_nft_json::{
 use xtnl_wire::expr::{Expr, Fib, Limit, LogAll, Nat, NatKind, Verdict};
 use xtnl_wire::nftables::nfproto;
 
-use super::{Decoder, obj};
+use super::{Decoder, obj, reg32};
 use crate::value::{Field, decode_int};
 use crate::{ByteOrder, DataType, RuleError};
 
@@ -20,6 +20,20 @@ impl Decoder<'_> {
         };
         let addr = self.regs_value(n.reg_addr_min, n.reg_addr_max, Field::of(addr_type))?;
         let port = self.ports(n.reg_proto_min, n.reg_proto_max)?;
+        // A port taken from a map's data is printed only with that map as the address.
+        let from_part = |r: Option<u32>| {
+            r.is_some_and(|r| matches!(self.regs.get(&reg32(r)), Some(super::Reg::MapPart)))
+        };
+        if from_part(n.reg_proto_min)
+            && !n
+                .reg_addr_min
+                .is_some_and(|r| matches!(self.regs.get(&reg32(r)), Some(super::Reg::Map(_))))
+        {
+            return Err(RuleError::unsupported(
+                "",
+                "a NAT port from a map without its address",
+            ));
+        }
         let family = (self.family == nfproto::INET).then(|| fam.to_owned());
         let s = nat_stmt(family, addr, port, n.flags.unwrap_or(0));
         self.push(match n.kind {

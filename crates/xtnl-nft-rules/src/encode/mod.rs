@@ -4,23 +4,21 @@
 //! concatenation's fields in consecutive 4-byte registers), and the anonymous sets a rule
 //! needs.
 
-use xtnl_nft_json::{CounterStmt, ExprObject, Expression, Match, OneOrMany, Statement};
+use xtnl_nft_json::{CounterStmt, ExprObject, Expression, OneOrMany, Statement};
 use xtnl_wire::expr::{
-    Bitwise, Cmp, CmpOp, Counter, Ct, Expr, Fib, Immediate, ImmediateData, Lookup, Masq, Meta,
-    MetaKey, NatKind, Payload, Range, Redir, Verdict,
+    Cmp, CmpOp, Counter, Ct, Expr, Fib, Immediate, ImmediateData, Lookup, Masq, Meta, MetaKey,
+    NatKind, Payload, Redir, Verdict,
 };
 use xtnl_wire::nftables::nfproto;
-use xtnl_wire::set::{DATA_VERDICT, SetDefRepr, flags as set_flags};
 
-use crate::elements::bounds;
-use crate::encode_elements;
+use crate::options;
+use crate::proto::{ct_named, field_named, l4_number, meta_named};
+use crate::value::{Field, show};
+use crate::{AnonSet, ByteOrder, DataType, EncodedRule, RuleError, SetLookup};
 
+mod matches;
 mod state;
 mod stmt;
-use crate::proto::{ct_named, field_named, l4_number, meta_named};
-use crate::symbols::is_flags;
-use crate::value::{Field, encode_fields, show};
-use crate::{AnonSet, ByteOrder, DataType, EncodedRule, RuleError, SetLookup, SetView};
 
 /// A 4-byte register slot (0 = the start of `NFT_REG_1`) as nft numbers it: the 16-byte
 /// register when the slot starts one, the 4-byte register otherwise.
@@ -167,6 +165,7 @@ impl Encoder<'_> {
                 }
             }
             ExprObject::And(v) if v.len() == 2 => self.deps(&v[0])?,
+            ExprObject::Jhash(h) => self.deps(&h.expr)?,
             _ => {}
         }
         Ok(())
@@ -283,6 +282,138 @@ impl Encoder<'_> {
                     ctx: None,
                 }
             }
+            ExprObject::Jhash(h) => {
+                // The hashed value goes into the next 16-byte register, as nft does.
+                let inner = self.load(&h.expr, slot + 4, None)?;
+                let small = |v: u64, what: &str| {
+                    u32::try_from(v)
+                        .map_err(|_| RuleError::invalid("", format!("jhash {what} {v}")))
+                };
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Hash {
+                        sreg: Some(reg_of(slot + 4)),
+                        dreg,
+                        len: Some(inner.field.len as u32),
+                        modulus: small(h.modulus, "mod")?,
+                        seed: h.seed.map(|s| small(s, "seed")).transpose()?,
+                        offset: h
+                            .offset
+                            .filter(|o| *o != 0)
+                            .map(|o| small(o, "offset"))
+                            .transpose()?,
+                        kind: xtnl_wire::expr::Hash::JENKINS,
+                    }
+                    .to_other(),
+                ));
+                Loaded {
+                    field: numgen_field(),
+                    ctx: None,
+                }
+            }
+            ExprObject::Symhash(h) => {
+                let small = |v: u64, what: &str| {
+                    u32::try_from(v)
+                        .map_err(|_| RuleError::invalid("", format!("symhash {what} {v}")))
+                };
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Hash {
+                        sreg: None,
+                        dreg,
+                        len: None,
+                        modulus: small(h.modulus, "mod")?,
+                        seed: None,
+                        offset: h
+                            .offset
+                            .filter(|o| *o != 0)
+                            .map(|o| small(o, "offset"))
+                            .transpose()?,
+                        kind: xtnl_wire::expr::Hash::SYM,
+                    }
+                    .to_other(),
+                ));
+                Loaded {
+                    field: numgen_field(),
+                    ctx: None,
+                }
+            }
+            ExprObject::Exthdr(_) | ExprObject::TcpOption(_) | ExprObject::IpOption(_) => {
+                let (x, field) = exthdr_of(o)?;
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Exthdr {
+                        dreg: Some(dreg),
+                        ..x
+                    }
+                    .to_other(),
+                ));
+                Loaded { field, ctx: None }
+            }
+            ExprObject::Ipsec(x) => {
+                let (key, field) = match (x.key.as_str(), x.family.as_deref()) {
+                    ("daddr", Some("ip")) => (1, f4(DataType::Ipv4Addr, 4, ByteOrder::Big)),
+                    ("daddr", Some("ip6")) => (2, f4(DataType::Ipv6Addr, 16, ByteOrder::Big)),
+                    ("saddr", Some("ip")) => (3, f4(DataType::Ipv4Addr, 4, ByteOrder::Big)),
+                    ("saddr", Some("ip6")) => (4, f4(DataType::Ipv6Addr, 16, ByteOrder::Big)),
+                    ("reqid", None) => (5, f4(DataType::Integer, 4, ByteOrder::Host)),
+                    ("spi", None) => (6, f4(DataType::Integer, 4, ByteOrder::Big)),
+                    (k, fam) => {
+                        return Err(RuleError::unsupported(
+                            "",
+                            format!("ipsec key {k:?} (family {fam:?})"),
+                        ));
+                    }
+                };
+                let dir = match x.dir.as_deref() {
+                    Some("in") => 0,
+                    Some("out") => 1,
+                    d => return Err(RuleError::invalid("", format!("ipsec dir {d:?}"))),
+                };
+                let spnum = u32::try_from(x.spnum.unwrap_or(0))
+                    .map_err(|_| RuleError::invalid("", "ipsec spnum"))?;
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Xfrm {
+                        dreg,
+                        key,
+                        dir,
+                        spnum,
+                    }
+                    .to_other(),
+                ));
+                Loaded { field, ctx: None }
+            }
+            ExprObject::Osf(x) => {
+                let ttl = match x.ttl.as_deref() {
+                    None => None,
+                    Some("loose") => Some(1),
+                    Some("skip") => Some(2),
+                    Some(t) => return Err(RuleError::invalid("", format!("osf ttl {t:?}"))),
+                };
+                // The kernel lists the flags even when 0.
+                let flags = match x.key.as_str() {
+                    "name" => Some(0),
+                    "version" => Some(1),
+                    k => return Err(RuleError::invalid("", format!("osf key {k:?}"))),
+                };
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Osf { dreg, ttl, flags }.to_other(),
+                ));
+                Loaded {
+                    field: f4(DataType::String, 16, ByteOrder::Host),
+                    ctx: None,
+                }
+            }
+            ExprObject::Rt(_) | ExprObject::Socket(_) => {
+                let (kind, key, level, field) = key_load_of(o)?;
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::KeyLoad {
+                        kind,
+                        dreg,
+                        key,
+                        level,
+                    }
+                    .to_other(),
+                ));
+                Loaded { field, ctx: None }
+            }
             ExprObject::Numgen(n) => {
                 let kind = match n.mode.as_str() {
                     "inc" => xtnl_wire::expr::Numgen::INC,
@@ -350,7 +481,13 @@ impl Encoder<'_> {
                 }
                 Ok(out)
             }
-            Some(ExprObject::Numgen(_)) => Ok(vec![numgen_field()]),
+            Some(ExprObject::Numgen(_) | ExprObject::Jhash(_) | ExprObject::Symhash(_)) => {
+                Ok(vec![numgen_field()])
+            }
+            Some(o @ (ExprObject::Rt(_) | ExprObject::Socket(_))) => Ok(vec![key_load_of(o)?.3]),
+            Some(
+                o @ (ExprObject::Exthdr(_) | ExprObject::TcpOption(_) | ExprObject::IpOption(_)),
+            ) => Ok(vec![exthdr_of(o)?.1]),
             Some(ExprObject::Payload(p)) => {
                 let (Some(pr), Some(f)) = (&p.protocol, &p.field) else {
                     return Err(RuleError::unsupported("", "a raw payload expression"));
@@ -422,6 +559,39 @@ impl Encoder<'_> {
             Statement::Secmark(n) => self.objref(8, n),
             Statement::CtExpectation(n) => self.objref(9, n),
             Statement::Synproxy(xtnl_nft_json::SynproxyStmt::Named(n)) => self.objref(10, n),
+            Statement::Synproxy(xtnl_nft_json::SynproxyStmt::Anonymous(v)) => {
+                let mut flags = 0;
+                let mss = v
+                    .mss
+                    .map(|m| u16::try_from(m).map_err(|_| RuleError::invalid("", "synproxy mss")))
+                    .transpose()?;
+                let wscale = v
+                    .wscale
+                    .map(|w| u8::try_from(w).map_err(|_| RuleError::invalid("", "synproxy wscale")))
+                    .transpose()?;
+                if mss.is_some() {
+                    flags |= 1;
+                }
+                if wscale.is_some() {
+                    flags |= 2;
+                }
+                let names: Vec<&str> = match &v.flags {
+                    None => Vec::new(),
+                    Some(OneOrMany::One(s)) => vec![s.as_str()],
+                    Some(OneOrMany::Many(v)) => v.iter().map(String::as_str).collect(),
+                };
+                for n in names {
+                    flags |= match n {
+                        "timestamp" => 8,
+                        "sack-perm" => 4,
+                        _ => return Err(RuleError::invalid("", format!("synproxy flag {n:?}"))),
+                    };
+                }
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Synproxy { mss, wscale, flags }.to_other(),
+                ));
+                Ok(())
+            }
             Statement::Notrack(()) => {
                 self.out.push(Expr::Other(xtnl_wire::expr::OtherExpr {
                     name: "notrack".into(),
@@ -430,6 +600,19 @@ impl Encoder<'_> {
                 Ok(())
             }
             Statement::Mangle(m) => self.mangle(m),
+            Statement::CtCount(c) => {
+                let count = u32::try_from(c.val)
+                    .map_err(|_| RuleError::invalid("", format!("ct count {}", c.val)))?;
+                self.out.push(Expr::Other(
+                    xtnl_wire::expr::Connlimit {
+                        count,
+                        flags: u32::from(c.inv == Some(true)),
+                    }
+                    .to_other(),
+                ));
+                Ok(())
+            }
+            Statement::Tproxy(t) => self.tproxy(t),
             Statement::Set(st) => self.dynset(st),
             Statement::Limit(l) => self.limit(l),
             Statement::Log(l) => self.log(l.as_ref()),
@@ -482,270 +665,98 @@ impl Encoder<'_> {
         }));
         Ok(())
     }
+}
 
-    fn matches(&mut self, m: &Match) -> Result<(), RuleError> {
-        let at = |e: RuleError| e.within(".match");
-        let op = match m.op.as_str() {
-            "==" => CmpOp::Eq,
-            "!=" => CmpOp::Neq,
-            "<" => CmpOp::Lt,
-            "<=" => CmpOp::Lte,
-            ">" => CmpOp::Gt,
-            ">=" => CmpOp::Gte,
-            "in" => CmpOp::Eq,
-            o => {
-                return Err(RuleError::unsupported(
-                    ".match.op",
-                    format!("operator {o:?}"),
-                ));
-            }
-        };
-        let flag_test = m.op == "in";
-        // A binop `&` on the left: load, mask, compare.
-        let (left, mask) = match obj_of(&m.left) {
-            Some(ExprObject::And(v)) if v.len() == 2 => (&v[0], Some(&v[1])),
-            _ => (&m.left, None),
-        };
-        self.deps(left).map_err(at)?;
-        // The right side decides the form.
-        let right = &m.right;
-        let set_like = matches!(right, Expression::String(s) if s.starts_with('@'))
-            || matches!(obj_of(right), Some(ExprObject::Set(_)));
-        if set_like {
-            if mask.is_some() {
-                return Err(RuleError::unsupported(".match", "a masked set lookup"));
-            }
-            let fields = self.key_of(left).map_err(at)?;
-            let l = self.load(left, 0, None).map_err(at)?;
-            let _ = l;
-            let (name, id) = self.set_ref(right, &fields, None).map_err(at)?;
-            self.out.push(Expr::Lookup(Lookup {
-                set: name,
-                sreg: 1,
-                set_id: id,
-                dreg: None,
-                flags: Some(if op == CmpOp::Neq { Lookup::F_INV } else { 0 }),
-            }));
-            return Ok(());
-        }
-        // A byte-aligned prefix of a header address loads fewer bytes.
-        if let (Some(ExprObject::Prefix(p)), None) = (obj_of(right), mask) {
-            let probe = self.key_of(left).map_err(at)?;
-            let f = probe[0];
-            let (lo, _) = bounds(f, right).map_err(at)?;
-            let is_payload = matches!(obj_of(left), Some(ExprObject::Payload(_)));
-            if is_payload && p.len % 8 == 0 && p.len > 0 && (p.len as usize) < f.len * 8 {
-                let n = (p.len / 8) as usize;
-                self.load(left, 0, Some(n as u32)).map_err(at)?;
-                self.out.push(Expr::Cmp(Cmp {
-                    sreg: 1,
-                    op,
-                    data: lo[..n].to_vec(),
-                }));
-                return Ok(());
-            }
-            self.load(left, 0, None).map_err(at)?;
-            let mut m = vec![0u8; f.len];
-            for i in 0..(p.len as usize).min(f.len * 8) {
-                m[i / 8] |= 0x80 >> (i % 8);
-            }
-            self.out.push(Expr::Bitwise(Bitwise {
-                sreg: 1,
-                dreg: 1,
-                len: f.len as u32,
-                mask: m,
-                xor: vec![0; f.len],
-            }));
-            self.out.push(Expr::Cmp(Cmp {
-                sreg: 1,
-                op,
-                data: lo,
-            }));
-            return Ok(());
-        }
-        let l = self.load(left, 0, None).map_err(at)?;
-        let f = l.field;
-        if let Some(mask) = mask {
-            let mb = encode_fields(&[f], mask).map_err(|e| at(e.within(".left.&[1]")))?;
-            self.out.push(Expr::Bitwise(Bitwise {
-                sreg: 1,
-                dreg: 1,
-                len: f.len as u32,
-                mask: mb,
-                xor: vec![0; f.len],
-            }));
-        }
-        if flag_test && is_flags(f.dtype) && mask.is_none() {
-            let mb = encode_fields(&[f], right).map_err(|e| at(e.within(".right")))?;
-            self.out.push(Expr::Bitwise(Bitwise {
-                sreg: 1,
-                dreg: 1,
-                len: f.len as u32,
-                mask: mb,
-                xor: vec![0; f.len],
-            }));
-            self.out.push(Expr::Cmp(Cmp {
-                sreg: 1,
-                op: CmpOp::Neq,
-                data: vec![0; f.len],
-            }));
-            return Ok(());
-        }
-        if let Some(ExprObject::Range(r)) = obj_of(right) {
-            if r.len() != 2 {
-                return Err(RuleError::invalid(".match.right", "a range of two values"));
-            }
-            let lo = encode_fields(&[f], &r[0]).map_err(at)?;
-            let hi = encode_fields(&[f], &r[1]).map_err(at)?;
-            if op == CmpOp::Eq {
-                self.out.push(Expr::Cmp(Cmp {
-                    sreg: 1,
-                    op: CmpOp::Gte,
-                    data: lo,
-                }));
-                self.out.push(Expr::Cmp(Cmp {
-                    sreg: 1,
-                    op: CmpOp::Lte,
-                    data: hi,
-                }));
-            } else {
-                self.out.push(Expr::Range(Range {
-                    sreg: 1,
-                    op,
-                    from: lo,
-                    to: hi,
-                }));
-            }
-            return Ok(());
-        }
-        // `iifname "eth*"`: the name's bytes without the NUL.
-        if let (DataType::IfName | DataType::String, Expression::String(s)) = (f.dtype, right) {
-            if let Some(stem) = s.strip_suffix('*') {
-                if !stem.ends_with('\\') {
-                    self.out.push(Expr::Cmp(Cmp {
-                        sreg: 1,
-                        op,
-                        data: stem.as_bytes().to_vec(),
-                    }));
-                    return Ok(());
-                }
-            }
-        }
-        let data = encode_fields(&[f], right).map_err(|e| at(e.within(".right")))?;
-        self.out.push(Expr::Cmp(Cmp {
-            sreg: 1,
-            op,
-            data: data.clone(),
-        }));
-        if op == CmpOp::Eq && mask.is_none() && data.len() == 1 {
-            match l.ctx {
-                Some(Ctx::NfProto) => self.nfproto = Some(data[0]),
-                Some(Ctx::L4Proto) => self.l4proto = Some(data[0]),
-                None => {}
-            }
-        }
-        Ok(())
+/// The `exthdr` expression (registers unset) for an extension header, TCP option or IPv4
+/// option, and the field it loads: the named field, or a one-byte existence test.
+pub(super) fn exthdr_of(o: &ExprObject) -> Result<(xtnl_wire::expr::Exthdr, Field), RuleError> {
+    let (json, x) = options::of_json(o)
+        .ok_or_else(|| RuleError::unsupported("", "this expression as a header option"))?;
+    let opt = options::by_name(json, &x.name)
+        .ok_or_else(|| RuleError::unsupported("", format!("the {json} {:?}", x.name)))?;
+    if x.offset.is_some() {
+        return Err(RuleError::unsupported(
+            "",
+            format!("a {json} with an offset"),
+        ));
     }
-
-    /// A set operand: `"@name"` (a named set) or `{"set": [...]}` (an anonymous set created
-    /// with the rule). Returns the name and, for an anonymous set, its id.
-    pub(super) fn set_ref(
-        &mut self,
-        e: &Expression,
-        key: &[Field],
-        data: Option<(DataType, u32)>,
-    ) -> Result<(String, Option<u32>), RuleError> {
-        if let Expression::String(s) = e {
-            let name = s.strip_prefix('@').ok_or_else(|| {
-                RuleError::invalid("", format!("{} is not a set (\"@NAME\")", show(e)))
-            })?;
-            if self.sets.set(name).is_none() {
-                return Err(RuleError::invalid(
-                    "",
-                    format!("the table has no set {name:?}"),
-                ));
-            }
-            return Ok((name.to_owned(), None));
-        }
-        let Some(ExprObject::Set(inner)) = obj_of(e) else {
-            return Err(RuleError::unsupported("", format!("{} as a set", show(e))));
-        };
-        let elems: Vec<Expression> = match inner {
-            Expression::List(v) => v.clone(),
-            one => vec![one.clone()],
-        };
-        let is_map = data.is_some();
-        let interval = elems.iter().any(|el| {
-            let key = match (is_map, el) {
-                (true, Expression::List(kv)) if kv.len() == 2 => &kv[0],
-                _ => el,
+    let (offset, len, flags, field) = match &x.field {
+        None => (
+            0,
+            1,
+            xtnl_wire::expr::Exthdr::F_PRESENT,
+            Field::of(DataType::Boolean),
+        ),
+        Some(name) => {
+            let (_, off, len) = opt
+                .fields
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .ok_or_else(|| {
+                    RuleError::unsupported("", format!("the {json} {} field {name:?}", opt.name))
+                })?;
+            let f = Field {
+                dtype: DataType::Integer,
+                order: ByteOrder::Big,
+                len: *len as usize,
             };
-            has_interval(key)
-        });
-        let mut flags = set_flags::ANONYMOUS | set_flags::CONSTANT;
-        if interval {
-            flags |= set_flags::INTERVAL;
-            if key.len() > 1 {
-                flags |= set_flags::CONCAT;
-            }
+            (*off, *len, 0, f)
         }
-        if is_map {
-            flags |= set_flags::MAP;
+    };
+    let e = xtnl_wire::expr::Exthdr {
+        dreg: None,
+        sreg: None,
+        kind: opt.kind,
+        offset,
+        len,
+        // The kernel lists the flags and the op even when 0.
+        flags: Some(flags),
+        op: Some(opt.op),
+    };
+    Ok((e, field))
+}
+
+/// The kind, key, level and loaded field of an `rt` or `socket` expression.
+fn key_load_of(o: &ExprObject) -> Result<(&'static str, u32, Option<u32>, Field), RuleError> {
+    let f = |dtype, len, order| Field { dtype, len, order };
+    match o {
+        ExprObject::Rt(r) => {
+            let (key, field) = match (r.key.as_str(), r.family.as_deref()) {
+                ("classid", None) => (0, f(DataType::Realm, 4, ByteOrder::Host)),
+                ("nexthop", Some("ip")) => (1, f(DataType::Ipv4Addr, 4, ByteOrder::Big)),
+                ("nexthop", Some("ip6")) => (2, f(DataType::Ipv6Addr, 16, ByteOrder::Big)),
+                ("mtu", None) => (3, f(DataType::Integer, 2, ByteOrder::Host)),
+                ("ipsec", None) => (4, f(DataType::Boolean, 1, ByteOrder::Host)),
+                (k, fam) => {
+                    return Err(RuleError::unsupported(
+                        "",
+                        format!("rt key {k:?} (family {fam:?})"),
+                    ));
+                }
+            };
+            Ok(("rt", key, None, field))
         }
-        let dtypes: Vec<DataType> = key.iter().map(|f| f.dtype).collect();
-        let key_len: usize = if key.len() == 1 {
-            key[0].len
-        } else {
-            key.iter().map(|f| f.len.div_ceil(4) * 4).sum()
-        };
-        let id = self.anon.len() as u32;
-        let name = if is_map { "__map%d" } else { "__set%d" };
-        let view = SetView {
-            name: name.into(),
-            key: dtypes.clone(),
-            key_len: key_len as u32,
-            key_order: key[0].order,
-            data: data.map(|d| d.0),
-            data_len: data.map_or(0, |d| d.1),
-            flags,
-            elements: Vec::new(),
-        };
-        let elements = encode_elements(&view, &elems)?;
-        let mut def = SetDefRepr {
-            name: name.into(),
-            flags,
-            key_type: DataType::pack(&dtypes),
-            key_len: key_len as u32,
-            id: Some(id),
-            size: Some(elems.len() as u32),
-            ..Default::default()
-        };
-        if let Some((dt, len)) = data {
-            if dt == DataType::Verdict {
-                def.data_type = Some(DATA_VERDICT);
-                def.data_len = Some(0);
-            } else {
-                def.data_type = Some(dt.id());
-                def.data_len = Some(len);
-            }
+        ExprObject::Socket(so) => {
+            let (key, field) = match so.key.as_str() {
+                "transparent" => (0, f(DataType::Integer, 1, ByteOrder::Host)),
+                "mark" => (1, f(DataType::Mark, 4, ByteOrder::Host)),
+                "wildcard" => (2, f(DataType::Integer, 1, ByteOrder::Host)),
+                "cgroupv2" => (3, f(DataType::CgroupV2, 8, ByteOrder::Host)),
+                k => return Err(RuleError::unsupported("", format!("socket key {k:?}"))),
+            };
+            let level = so
+                .level
+                .map(|l| u32::try_from(l).map_err(|_| RuleError::invalid("", "socket level")))
+                .transpose()?;
+            Ok(("socket", key, level, field))
         }
-        if interval && key.len() > 1 {
-            def.concat = key.iter().map(|f| f.len as u32).collect();
-        }
-        let order = match key[0].order {
-            ByteOrder::Big => xtnl_wire::set::udata::BYTEORDER_BIG,
-            ByteOrder::Host => xtnl_wire::set::udata::BYTEORDER_HOST,
-        };
-        let mut udata = Vec::new();
-        xtnl_wire::set::udata::push(
-            &mut udata,
-            xtnl_wire::set::udata::SET_KEYBYTEORDER,
-            &order.to_ne_bytes(),
-        );
-        def.userdata = Some(udata);
-        self.anon.push(AnonSet { def, elements });
-        Ok((name.to_owned(), Some(id)))
+        _ => Err(RuleError::unsupported("", "this expression as a key")),
     }
+}
+
+/// A field of a type, length and byte order.
+fn f4(dtype: DataType, len: usize, order: ByteOrder) -> Field {
+    Field { dtype, len, order }
 }
 
 /// What `numgen` loads: a 32-bit number in host order.
@@ -758,7 +769,7 @@ fn numgen_field() -> Field {
 }
 
 /// Whether a set element's key holds a range or a prefix (the set needs the interval flag).
-fn has_interval(e: &Expression) -> bool {
+pub(super) fn has_interval(e: &Expression) -> bool {
     match obj_of(e) {
         Some(ExprObject::Range(_) | ExprObject::Prefix(_)) => true,
         Some(ExprObject::Concat(p)) => p.iter().any(has_interval),

@@ -283,13 +283,43 @@ impl Encoder<'_> {
         let mut flags = Self::nat_flags(n)?;
         let mut slot = 0;
         let mut addr = None;
+        let mut port = None;
         if let Some(a) = n.and_then(|n| n.addr.as_ref()) {
+            let addr_slot = slot;
             let (regs, next) = self.nat_value(a, Field::of(addr_t), slot)?;
             addr = Some(regs);
             slot = next;
             flags |= 1;
+            // A named map to `address . port`: the port is the data's second field, in the
+            // next 4-byte register.
+            if let Some(ExprObject::Map(m)) = obj_of(a) {
+                let data = match &m.data {
+                    Expression::String(s) => s
+                        .strip_prefix('@')
+                        .and_then(|name| self.sets.set(name))
+                        .and_then(|set| set.data),
+                    _ => None,
+                };
+                if let Some(dt) = data.filter(|d| d.id() >= 1 << crate::CONCAT_TYPE_BITS) {
+                    let types = DataType::unpack(dt.id());
+                    if types != [addr_t, DataType::InetService] {
+                        return Err(RuleError::unsupported(
+                            "",
+                            format!("NAT from a map to {types:?}"),
+                        ));
+                    }
+                    if n.is_some_and(|n| n.port.is_some()) {
+                        return Err(RuleError::invalid(
+                            "",
+                            "a port with a map that gives the port",
+                        ));
+                    }
+                    let r = reg_of(addr_slot + addr_t.len().div_ceil(4));
+                    port = Some((r, r));
+                    flags |= 2;
+                }
+            }
         }
-        let mut port = None;
         if let Some(p) = n.and_then(|n| n.port.as_ref()) {
             let (regs, _) = self.nat_value(p, Field::of(DataType::InetService), slot)?;
             port = Some(regs);
