@@ -255,6 +255,9 @@ pub struct Set {
     /// The kernel's handle.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
+    /// The comment.
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
+    pub comment: Option<String>,
     /// The data type of a map.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub map: Option<SetType>,
@@ -274,19 +277,16 @@ pub struct Set {
     /// The garbage collection interval, in seconds.
     #[serde(default, rename = "gc-interval", skip_serializing_if = "none")]
     pub gc_interval: Option<u64>,
-    /// The comment.
-    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
-    pub comment: Option<String>,
     /// Whether adjacent intervals merge.
     #[serde(default, rename = "auto-merge", skip_serializing_if = "none")]
     pub auto_merge: Option<bool>,
-    /// Statements attached to every element (`counter`, ...).
-    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
-    pub stmt: Option<Vec<Statement>>,
     /// The elements: values, `{"prefix"}`, `{"range"}`, `{"elem"}`, and for a map
     /// `[KEY, DATA]` pairs.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub elem: Option<Vec<Expression>>,
+    /// Statements attached to every element (`counter`, ...).
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
+    pub stmt: Option<Vec<Statement>>,
 }
 
 /// `{"element": {...}}`: elements to add to or delete from a set or map.
