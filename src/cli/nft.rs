@@ -130,11 +130,9 @@ fn listing(words: &[String]) -> Result<Listing> {
 /// Runs `nft ARGS` (JSON only). Every failure is exit status 1, as nft's.
 pub fn run(out: &mut impl Write, args: &[String], ctx: &Ctx) -> Result<i32> {
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        writeln!(
-            out,
-            "usage (nft's JSON subset; also under the name nft):\n{USAGE}"
-        )
-        .map_err(io_error)?;
+        let text =
+            super::args::help_of(&["nft".to_string()]).unwrap_or_else(|| format!("{USAGE}\n"));
+        write!(out, "{text}").map_err(io_error)?;
         return Ok(0);
     }
     let o = parse(args)?;
