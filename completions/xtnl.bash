@@ -107,6 +107,9 @@ _xtnl_own() {
             xtnl,migrate)
                 cmd="xtnl__subcmd__migrate"
                 ;;
+            xtnl,nft)
+                cmd="xtnl__subcmd__nft"
+                ;;
             xtnl,reservation)
                 cmd="xtnl__subcmd__reservation"
                 ;;
@@ -150,7 +153,7 @@ _xtnl_own() {
 
     case "${cmd}" in
         xtnl)
-            opts="-h --backend --netns --policy-file --audit --help demo list restore save apply serve doctor reservation forward teardown sweep host migrate version help"
+            opts="-h --backend --netns --policy-file --audit --help demo list restore save apply nft serve doctor reservation forward teardown sweep host migrate version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -678,6 +681,44 @@ _xtnl_own() {
                     ;;
                 --layout)
                     COMPREPLY=($(compgen -W "chains map" -- "${cur}"))
+                    return 0
+                    ;;
+                --backend)
+                    COMPREPLY=($(compgen -W "nft legacy auto" -- "${cur}"))
+                    return 0
+                    ;;
+                --netns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audit)
+                    COMPREPLY=($(compgen -W "syslog stderr off" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        xtnl__subcmd__nft)
+            opts="-j -a -y -f --json --handle --numeric-priority --file --backend --netns --policy-file --audit"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --backend)

@@ -87,6 +87,7 @@ complete -c xtnl -n "__fish_xtnl_needs_command" -f -a "list" -d 'Print tables, c
 complete -c xtnl -n "__fish_xtnl_needs_command" -f -a "restore" -d 'Apply an iptables-restore file (standard input without FILE); all of it is one atomic transaction'
 complete -c xtnl -n "__fish_xtnl_needs_command" -f -a "save" -d 'Print iptables\' tables in iptables-save format (or JSON)'
 complete -c xtnl -n "__fish_xtnl_needs_command" -f -a "apply" -d 'Apply a JSON document of transactions (xtnl-apply(5)); prints a JSON result'
+complete -c xtnl -n "__fish_xtnl_needs_command" -f -a "nft" -d 'nft\'s JSON subset (also under the name nft): -j -f FILE|- applies an nftables JSON document as one transaction; -j list ... prints what nft -j list prints'
 complete -c xtnl -n "__fish_xtnl_needs_command" -f -a "serve" -d 'Take JSON-lines requests (apply documents, listings, NAT-host operations, iptables command lines) on standard input or a unix socket, one response line each'
 complete -c xtnl -n "__fish_xtnl_needs_command" -f -a "doctor" -d 'Say what this host has (nf_tables, x_tables, the lock file, the policy, the binary\'s privileges, the iptables alternatives) and what xtnl will do; a hint for each thing that will fail'
 complete -c xtnl -n "__fish_xtnl_needs_command" -f -a "reservation" -d 'NAT reservations: a chain per reservation, jumped to from the entry chain'
@@ -162,6 +163,18 @@ complete -c xtnl -n "__fish_xtnl_using_subcommand apply" -l audit -d 'where the 
 stderr\t''
 off\t''"
 complete -c xtnl -n "__fish_xtnl_using_subcommand apply" -s h -l help -d 'Print help'
+complete -c xtnl -n "__fish_xtnl_using_subcommand nft" -s f -l file -d 'The document to apply in one transaction (- for standard input)' -r
+complete -c xtnl -n "__fish_xtnl_using_subcommand nft" -l backend -d 'nf_tables as iptables-nft, x_tables as iptables-legacy, or whichever the host\'s iptables command is (default $XTNL_BACKEND, else auto)' -r -f -a "nft\t''
+legacy\t''
+auto\t''"
+complete -c xtnl -n "__fish_xtnl_using_subcommand nft" -l netns -d 'run in that network namespace (`ip netns` names under /run/netns, or a path)' -r
+complete -c xtnl -n "__fish_xtnl_using_subcommand nft" -l policy-file -d 'check every change against this policy (default $XTNL_POLICY, else /etc/xtnl/policy.toml if it exists)' -r
+complete -c xtnl -n "__fish_xtnl_using_subcommand nft" -l audit -d 'where the audit line of each change goes (default $XTNL_AUDIT, else syslog)' -r -f -a "syslog\t''
+stderr\t''
+off\t''"
+complete -c xtnl -n "__fish_xtnl_using_subcommand nft" -s j -l json -d 'JSON (required: nft\'s text syntax is not supported)'
+complete -c xtnl -n "__fish_xtnl_using_subcommand nft" -s a -l handle -d 'Handles (nft\'s JSON always has them)'
+complete -c xtnl -n "__fish_xtnl_using_subcommand nft" -s y -l numeric-priority -d 'Numeric priorities (nft\'s JSON always has them)'
 complete -c xtnl -n "__fish_xtnl_using_subcommand serve" -l socket -d 'a unix socket (with systemd socket activation, the one systemd passes); each request runs under the policy entries for the caller\'s uid and groups (SO_PEERCRED)' -r
 complete -c xtnl -n "__fish_xtnl_using_subcommand serve" -l socket-mode -d 'the socket file\'s mode (default 0660)' -r
 complete -c xtnl -n "__fish_xtnl_using_subcommand serve" -l socket-owner -d 'the socket file\'s owner' -r
@@ -436,6 +449,7 @@ complete -c xtnl6 -n "__fish_xtnl_needs_command" -f -a "list" -d 'Print tables, 
 complete -c xtnl6 -n "__fish_xtnl_needs_command" -f -a "restore" -d 'Apply an iptables-restore file (standard input without FILE); all of it is one atomic transaction'
 complete -c xtnl6 -n "__fish_xtnl_needs_command" -f -a "save" -d 'Print iptables\' tables in iptables-save format (or JSON)'
 complete -c xtnl6 -n "__fish_xtnl_needs_command" -f -a "apply" -d 'Apply a JSON document of transactions (xtnl-apply(5)); prints a JSON result'
+complete -c xtnl6 -n "__fish_xtnl_needs_command" -f -a "nft" -d 'nft\'s JSON subset (also under the name nft): -j -f FILE|- applies an nftables JSON document as one transaction; -j list ... prints what nft -j list prints'
 complete -c xtnl6 -n "__fish_xtnl_needs_command" -f -a "serve" -d 'Take JSON-lines requests (apply documents, listings, NAT-host operations, iptables command lines) on standard input or a unix socket, one response line each'
 complete -c xtnl6 -n "__fish_xtnl_needs_command" -f -a "doctor" -d 'Say what this host has (nf_tables, x_tables, the lock file, the policy, the binary\'s privileges, the iptables alternatives) and what xtnl will do; a hint for each thing that will fail'
 complete -c xtnl6 -n "__fish_xtnl_needs_command" -f -a "reservation" -d 'NAT reservations: a chain per reservation, jumped to from the entry chain'
@@ -511,6 +525,18 @@ complete -c xtnl6 -n "__fish_xtnl_using_subcommand apply" -l audit -d 'where the
 stderr\t''
 off\t''"
 complete -c xtnl6 -n "__fish_xtnl_using_subcommand apply" -s h -l help -d 'Print help'
+complete -c xtnl6 -n "__fish_xtnl_using_subcommand nft" -s f -l file -d 'The document to apply in one transaction (- for standard input)' -r
+complete -c xtnl6 -n "__fish_xtnl_using_subcommand nft" -l backend -d 'nf_tables as iptables-nft, x_tables as iptables-legacy, or whichever the host\'s iptables command is (default $XTNL_BACKEND, else auto)' -r -f -a "nft\t''
+legacy\t''
+auto\t''"
+complete -c xtnl6 -n "__fish_xtnl_using_subcommand nft" -l netns -d 'run in that network namespace (`ip netns` names under /run/netns, or a path)' -r
+complete -c xtnl6 -n "__fish_xtnl_using_subcommand nft" -l policy-file -d 'check every change against this policy (default $XTNL_POLICY, else /etc/xtnl/policy.toml if it exists)' -r
+complete -c xtnl6 -n "__fish_xtnl_using_subcommand nft" -l audit -d 'where the audit line of each change goes (default $XTNL_AUDIT, else syslog)' -r -f -a "syslog\t''
+stderr\t''
+off\t''"
+complete -c xtnl6 -n "__fish_xtnl_using_subcommand nft" -s j -l json -d 'JSON (required: nft\'s text syntax is not supported)'
+complete -c xtnl6 -n "__fish_xtnl_using_subcommand nft" -s a -l handle -d 'Handles (nft\'s JSON always has them)'
+complete -c xtnl6 -n "__fish_xtnl_using_subcommand nft" -s y -l numeric-priority -d 'Numeric priorities (nft\'s JSON always has them)'
 complete -c xtnl6 -n "__fish_xtnl_using_subcommand serve" -l socket -d 'a unix socket (with systemd socket activation, the one systemd passes); each request runs under the policy entries for the caller\'s uid and groups (SO_PEERCRED)' -r
 complete -c xtnl6 -n "__fish_xtnl_using_subcommand serve" -l socket-mode -d 'the socket file\'s mode (default 0660)' -r
 complete -c xtnl6 -n "__fish_xtnl_using_subcommand serve" -l socket-owner -d 'the socket file\'s owner' -r

@@ -46,6 +46,7 @@ pub mod legacy;
 pub use xtnl_host::{lock, netns, privilege};
 pub mod nathost;
 pub mod nft;
+pub mod nftjson;
 pub mod policy;
 pub mod seam;
 pub mod serve;

@@ -37,6 +37,14 @@ fn main() {
         }
         other => (name, other),
     };
+    // Under the name `nft`: nft's JSON subset, as `xtnl nft` (issue 26).
+    let (name, args) = match args {
+        Ok(mut a) if name == "nft" => {
+            a.insert(0, "nft".into());
+            ("xtnl".to_owned(), Ok(a))
+        }
+        other => (name, other),
+    };
     // `iptables-xml` is a text filter: no backend, no privilege, no server (issue 24).
     if let Ok(a) = &args {
         if name == "iptables-xml" {

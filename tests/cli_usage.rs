@@ -329,6 +329,7 @@ fn every_option_of_the_man_pages_own_commands_is_in_the_help() {
         &["restore"],
         &["save"],
         &["apply"],
+        &["nft"],
         &["serve"],
         &["reservation", "setup"],
         &["forward", "add"],

@@ -356,6 +356,22 @@ fn the_library_examples_pages_programs_are_the_compiled_ones() {
     }
 }
 
+/// docs/nft-json.md's program is examples/doc_nft_json.rs, line for line (run by
+/// tests/library_examples.rs).
+#[test]
+fn the_nft_json_pages_program_is_the_compiled_one() {
+    let page = doc("docs/nft-json.md");
+    let shown = rust_blocks(&page);
+    assert_eq!(shown.len(), 1, "docs/nft-json.md's rust blocks");
+    assert_eq!(
+        shown[0].lines().collect::<Vec<_>>(),
+        include_str!("../examples/doc_nft_json.rs")
+            .lines()
+            .collect::<Vec<_>>(),
+        "docs/nft-json.md's block differs from examples/doc_nft_json.rs"
+    );
+}
+
 /// docs/sets-and-maps.md's program is examples/doc_map_layout.rs (run by
 /// tests/library_examples.rs), and no other page of docs/ or the README has a rust block that
 /// is not one of the compiled programs checked here.
@@ -377,6 +393,7 @@ fn every_rust_block_of_the_docs_is_a_compiled_program() {
         "docs/library.md",
         "docs/library-examples.md",
         "docs/sets-and-maps.md",
+        "docs/nft-json.md",
     ];
     let mut pages = vec![root().join("README.md")];
     for e in std::fs::read_dir(root().join("docs")).expect("docs/") {

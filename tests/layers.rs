@@ -38,6 +38,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("policy", &["policy"]),
     ("seam", &["seam", "ipt/exec", "ipt/restore"]),
+    // nft's own JSON against the kernel (issue 26): over the nf_tables engine's Session.
+    ("nft json", &["nftjson"]),
     ("nathost", &["nathost"]),
     ("legacy", &["legacy"]),
     // The one `open` of a backend, above both (the CLI and serve open through it).

@@ -103,6 +103,27 @@ fn the_nathost_program_runs_on_a_fresh_host_and_again() {
     assert!(nat.contains("chain PREROUTING"), "{nat}");
 }
 
+/// docs/nft-json.md's program commits an nft JSON document in-process and lists it back:
+/// what it prints is what `nft -j list table inet demo` prints, and nft sees what it made.
+#[test]
+fn the_nft_json_program_commits_and_lists_as_nft_does() {
+    if !kernel_test() {
+        return;
+    }
+    let bin = example_bin("doc_nft_json");
+    in_netns(move || {
+        let (ok, out) = run_example(&bin);
+        assert!(ok, "{out}");
+        assert_eq!(out, run_ok("nft", &["-j", "list", "table", "inet", "demo"]));
+        let text = nft_ruleset();
+        assert!(
+            text.contains("type filter hook input priority filter; policy accept;"),
+            "{text}"
+        );
+        assert!(text.contains("elements = { 192.0.2.0/24 }"), "{text}");
+    });
+}
+
 #[test]
 fn the_front_pages_programs_run_on_a_fresh_host() {
     if !kernel_test() {

@@ -62,6 +62,10 @@ pub(crate) enum Command {
     Save(SaveArgs),
     /// Apply a JSON document of transactions (xtnl-apply(5)); prints a JSON result
     Apply(ApplyArgs),
+    /// nft's JSON subset (also under the name nft): -j -f FILE|- applies an nftables JSON
+    /// document as one transaction; -j list ... prints what nft -j list prints
+    #[command(disable_help_flag = true)]
+    Nft(NftArgs),
     /// Take JSON-lines requests (apply documents, listings, NAT-host operations, iptables
     /// command lines) on standard input or a unix socket, one response line each
     Serve(ServeArgs),
@@ -221,6 +225,32 @@ pub(crate) struct SaveArgs {
     /// The family.
     #[command(flatten)]
     pub family: FamilyArgs,
+}
+
+/// `xtnl nft`: nft's own option grammar, read by src/cli/nft.rs (these definitions give the
+/// help, the completions and the man page check their options).
+#[derive(Debug, Args)]
+pub(crate) struct NftArgs {
+    /// JSON (required: nft's text syntax is not supported)
+    #[arg(short = 'j', long = "json")]
+    pub json: bool,
+    /// Handles (nft's JSON always has them)
+    #[arg(short = 'a', long = "handle")]
+    pub handle: bool,
+    /// Numeric priorities (nft's JSON always has them)
+    #[arg(short = 'y', long = "numeric-priority")]
+    pub numeric_priority: bool,
+    /// The document to apply in one transaction (- for standard input)
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: Option<String>,
+    /// list ruleset|tables|chains|sets|maps [FAMILY], list table [FAMILY] NAME, list
+    /// chain|set|map [FAMILY] TABLE NAME
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub words: Vec<String>,
 }
 
 /// `xtnl apply`.

@@ -15,6 +15,7 @@ mod machine;
 mod nathost;
 mod nathost_map;
 mod netns_opt;
+mod nft;
 mod privileged;
 mod restore;
 mod restore_verbose;
@@ -65,6 +66,7 @@ commands:
                                 unix socket, one response line each; see `xtnl serve --help`
 {DOCTOR}
 {NATHOST}
+{NFT}
   version                       print the version (also -V, --version)
   help                          print this help (also -h, --help; COMMAND --help prints
                                 that command's)
@@ -136,15 +138,18 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
     let (args, backend) = take_backend(args)?;
     let (globals, args) = privileged::split_globals(&args)?;
     let first = args.first().map(String::as_str);
-    let usage = USAGE.replace("{DOCTOR}", doctor::USAGE).replace(
-        "{NATHOST}",
-        &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE),
-    );
+    let usage = USAGE
+        .replace("{DOCTOR}", doctor::USAGE)
+        .replace("{NFT}", nft::USAGE)
+        .replace(
+            "{NATHOST}",
+            &format!("{}\n{}", nathost::USAGE, nathost_map::USAGE),
+        );
     // xtnl's own commands go through clap (help, usage errors); the iptables command line
     // (a first word with a dash, or an iptables name) never does.
     let own = match first {
         // `bench` left the binary (issue 14): answered below with where it went.
-        Some(f) if identity.is_none() && !f.starts_with('-') && f != "bench" => {
+        Some(f) if identity.is_none() && !f.starts_with('-') && f != "bench" && f != "nft" => {
             match args::parse(args) {
                 Ok(cli) => Some(cli.command),
                 Err(e) => return usage_error(&mut out, &e, machine::wants_json(args)),
@@ -185,6 +190,10 @@ fn run_here(program: &str, args: &[String], netns: Option<xtnl::netns::Netns>) -
     };
     if let Some(id) = &identity {
         return dropin::run(&mut out, id, args, &ctx);
+    }
+    // nft's JSON subset (issue 26): nft's own argument grammar, nft's exit status 1.
+    if first == Some("nft") {
+        return Ok(nft::run(&mut out, &args[1..], &ctx).unwrap_or_else(|e| nft::report(&e)));
     }
     // The commands that take clap's typed values.
     match &own {

@@ -4,6 +4,7 @@
 
 pub mod codec;
 mod listing;
+mod message;
 mod netns;
 mod refs;
 mod session;
@@ -14,6 +15,7 @@ mod set_types;
 mod transaction;
 
 pub use listing::{Chain, ListedRule, RawRule, Table, TableSnapshot};
+pub use message::{AnonSetDef, Message, MessageBody, MessageVerb};
 pub use session::{
     AuditOutcome, Auditor, Committed, Guard, Reader, Session, SessionBuilder, SessionStats,
     SetElements,

@@ -332,6 +332,20 @@ fn elem_size(e: &ElemRepr) -> usize {
         + 48 * e.exprs.len()
 }
 
+/// Element messages for `NEWSETELEM`/`DELSETELEM` of `elements` (split into messages that
+/// fit), for front ends that build elements themselves ([`super::Message`]).
+pub(super) fn push_elements(
+    b: &mut Batch,
+    m: u8,
+    flags: u16,
+    table: &TableRef,
+    set: &str,
+    elements: &[ElemRepr],
+    desc: &str,
+) -> Result<()> {
+    push_chunks(b, m, flags, table, set, elements, desc)
+}
+
 fn push_chunks(
     b: &mut Batch,
     m: u8,

@@ -76,6 +76,26 @@ impl Reader<'_> {
         )
     }
 
+    /// Every set and map of a table, the anonymous ones (`__set0`, which rules look up)
+    /// included, in the kernel's order.
+    pub fn all_sets(&mut self, table: &TableRef) -> Result<Vec<SetDefRepr>> {
+        self.pin()?;
+        let name = table.name.clone();
+        dump_all(
+            self.sock,
+            &mut self.stats.dump_restarts,
+            GETSET,
+            table.family.nfproto(),
+            &|w| {
+                w.strz(field::SET_TABLE, &name);
+            },
+            |fam, attrs| {
+                let s = SetDefRepr::parse(fam, attrs)?;
+                Ok((s.table == name).then_some(s))
+            },
+        )
+    }
+
     /// Every element of a set: a dump, restarted while commits interrupt it.
     pub fn elements(&mut self, table: &TableRef, set: &str) -> Result<Vec<ElemRepr>> {
         self.pin()?;

@@ -101,6 +101,8 @@ pub enum Op {
     },
     /// A named set or map, or its elements (see [`super::set`]).
     Set(SetOp),
+    /// A message a front end built from objects of its own (the nft JSON front).
+    Message(super::message::Message),
 }
 
 impl Op {
@@ -116,6 +118,7 @@ impl Op {
                 | Op::ReplaceRule { .. }
                 | Op::ReplaceEncodedRule { .. }
         ) || matches!(self, Op::Set(s) if s.deletes())
+            || matches!(self, Op::Message(m) if m.deletes())
     }
 }
 
@@ -150,6 +153,7 @@ impl fmt::Display for Op {
                 write!(f, "replace rule {chain} handle {handle}")
             }
             Op::Set(s) => write!(f, "{s}"),
+            Op::Message(m) => write!(f, "{m}"),
         }
     }
 }
@@ -372,6 +376,9 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
     if let Op::Set(s) = op {
         return s.encode(b);
     }
+    if let Op::Message(m) = op {
+        return m.encode(b);
+    }
     let desc = op.to_string();
     let replace_flags = NLM_F_REPLACE | if echo_rules { NLM_F_ECHO } else { 0 };
     match op {
@@ -545,7 +552,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
                 |w| repr.emit(w),
             );
         }
-        Op::Set(_) => {}
+        Op::Set(_) | Op::Message(_) => {}
     }
     Ok(())
 }

@@ -394,9 +394,16 @@ impl Policy {
         let mut ts = Vec::new();
         for (i, op) in tx.ops().iter().enumerate() {
             let mut jumping: Vec<(String, bool)> = Vec::new();
-            if let crate::nft::Op::RenameChain { chain, .. } = op {
+            let renamed = match op {
+                crate::nft::Op::RenameChain { chain, .. } => Some(chain.clone()),
+                crate::nft::Op::Message(m) if m.verb == crate::nft::MessageVerb::RenameChain => {
+                    m.object.as_ref().map(|c| m.table.chain(c.clone()))
+                }
+                _ => None,
+            };
+            if let Some(chain) = renamed {
                 let kernel = reader.raw_rules(&chain.table, None)?;
-                jumping = touch::jumping_at_rename(&tx.ops()[..i], &kernel, chain);
+                jumping = touch::jumping_at_rename(&tx.ops()[..i], &kernel, &chain);
             }
             ts.extend(touch::touches_of_op_renaming(i, op, &jumping));
         }

@@ -303,6 +303,7 @@ pub(super) fn touches_of_op_renaming(
             },
         ),
         Op::Set(s) => set_touches(s),
+        Op::Message(m) => message_touches(m, jumping),
     };
     touches
         .into_iter()
@@ -312,6 +313,63 @@ pub(super) fn touches_of_op_renaming(
             ..t
         })
         .collect()
+}
+
+/// What a front end's own message (the nft JSON front) touches, in the one vocabulary the
+/// policy judges ([`Planned`]): its verb on its table, chain or set; a replacement deletes
+/// and adds; a rename deletes the old name, creates the new one and retargets the jumps to
+/// it (`jumping`, as for [`Op::RenameChain`]). Named objects (counters, quotas, limits)
+/// are judged as sets of their name: the policy has no verbs of their own for them.
+fn message_touches(m: &crate::nft::Message, jumping: &[(String, bool)]) -> Vec<Touch> {
+    use crate::nft::{MessageBody, MessageVerb as V};
+    let object = m.object.as_deref().unwrap_or("");
+    let old = match &m.body {
+        MessageBody::Rule { rule, .. } => rule.handle.map_or(OldRule::Jumps(None), OldRule::Handle),
+        _ => OldRule::Jumps(None),
+    };
+    let jump_to = || exprs_jump(m.rule_exprs());
+    let set = |verb: Verb| Planned::Set { name: object, verb };
+    let planned = match m.verb {
+        V::CreateTable => Planned::EnsureTable,
+        V::DeleteTable => Planned::DeleteTable,
+        V::FlushTable => Planned::FlushTable,
+        V::CreateChain => Planned::CreateChain {
+            chain: object,
+            base: false,
+        },
+        V::BaseChain => Planned::CreateChain {
+            chain: object,
+            base: true,
+        },
+        V::DeleteChain => Planned::DeleteChain(object),
+        V::FlushChain => Planned::FlushChain(object),
+        V::RenameChain => {
+            let to = match &m.body {
+                MessageBody::Chain(c) => c.name.as_str(),
+                _ => "",
+            };
+            Planned::Rename {
+                from: object,
+                to,
+                jumping,
+            }
+        }
+        V::AddRule => Planned::AddRule {
+            chain: object,
+            jump_to: jump_to(),
+        },
+        V::DeleteRule => Planned::DeleteRule { chain: object, old },
+        V::ReplaceRule => Planned::ReplaceRule {
+            chain: object,
+            old,
+            jump_to: jump_to(),
+        },
+        V::CreateSet | V::CreateObject => set(Verb::CreateSet),
+        V::DeleteSet | V::DeleteObject => set(Verb::DeleteSet),
+        V::AddElement => set(Verb::AddElement),
+        V::DeleteElement => set(Verb::DeleteElement),
+    };
+    touches_of(m.table.family, &m.table.name, &planned)
 }
 
 /// What renaming `from` to `to` does to a rule of `chain` that jumps or goes to `from`: it
@@ -375,9 +433,34 @@ pub(super) fn jumping_at_rename(
                 flushed.insert(&c.name);
                 added.retain(|(a, _)| *a != c.name);
             }
-            Op::FlushTable(t) if t == table => {
+            Op::FlushTable(t) | Op::DeleteTable(t) if t == table => {
                 all_flushed = true;
                 added.clear();
+            }
+            Op::Message(m) if m.table == *table => {
+                use crate::nft::{MessageBody, MessageVerb as V};
+                let handle = match &m.body {
+                    MessageBody::Rule { rule, .. } => rule.handle,
+                    _ => None,
+                };
+                let name = m.object.as_deref().unwrap_or("");
+                match m.verb {
+                    V::AddRule => added.push((name, exprs_jump(m.rule_exprs()))),
+                    V::DeleteRule => gone.extend(handle),
+                    V::ReplaceRule => {
+                        gone.extend(handle);
+                        added.push((name, exprs_jump(m.rule_exprs())));
+                    }
+                    V::FlushChain | V::DeleteChain => {
+                        flushed.insert(name);
+                        added.retain(|(a, _)| *a != name);
+                    }
+                    V::FlushTable | V::DeleteTable => {
+                        all_flushed = true;
+                        added.clear();
+                    }
+                    _ => {}
+                }
             }
             _ => {}
         }

@@ -156,7 +156,7 @@ thread_local! {
 /// warnings an extension gives only when iptables prints its rule ([`warn_printed`]) are
 /// queued within it, not when a rule is printed for xtnl's own use (a policy judgement, an
 /// audit line, a check that it can be printed).
-pub(crate) fn printing<R>(f: impl FnOnce() -> R) -> R {
+pub fn printing<R>(f: impl FnOnce() -> R) -> R {
     let was = PRINTING.with(|p| p.replace(true));
     let r = f();
     PRINTING.with(|p| p.set(was));
@@ -185,7 +185,7 @@ pub fn set_as_iptables(on: bool) {
 }
 
 /// Whether this thread runs under one of iptables' names ([`set_as_iptables`]).
-pub(crate) fn as_iptables() -> bool {
+pub fn as_iptables() -> bool {
     AS_IPTABLES.with(std::cell::Cell::get)
 }
 

@@ -255,6 +255,9 @@ pub struct Set {
     /// The kernel's handle.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub handle: Option<u64>,
+    /// The comment.
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
+    pub comment: Option<String>,
     /// The data type of a map.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub map: Option<SetType>,
@@ -274,19 +277,16 @@ pub struct Set {
     /// The garbage collection interval, in seconds.
     #[serde(default, rename = "gc-interval", skip_serializing_if = "none")]
     pub gc_interval: Option<u64>,
-    /// The comment.
-    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
-    pub comment: Option<String>,
     /// Whether adjacent intervals merge.
     #[serde(default, rename = "auto-merge", skip_serializing_if = "none")]
     pub auto_merge: Option<bool>,
-    /// Statements attached to every element (`counter`, ...).
-    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
-    pub stmt: Option<Vec<Statement>>,
     /// The elements: values, `{"prefix"}`, `{"range"}`, `{"elem"}`, and for a map
     /// `[KEY, DATA]` pairs.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub elem: Option<Vec<Expression>>,
+    /// Statements attached to every element (`counter`, ...).
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
+    pub stmt: Option<Vec<Statement>>,
 }
 
 /// `{"element": {...}}`: elements to add to or delete from a set or map.
@@ -376,12 +376,15 @@ pub struct Limit {
     /// The rate.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub rate: Option<u64>,
-    /// The rate's unit when it is bytes (`bytes`, `kbytes`, `mbytes`).
-    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
-    pub rate_unit: Option<String>,
     /// The time unit (`second`, `minute`, `hour`, `day`, `week`).
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub per: Option<String>,
+    /// Matches over the rate (`over`).
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
+    pub inv: Option<bool>,
+    /// The rate's unit when it is bytes (`bytes`, `kbytes`, `mbytes`).
+    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
+    pub rate_unit: Option<String>,
     /// The burst.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub burst: Option<u64>,
@@ -391,9 +394,6 @@ pub struct Limit {
     /// `pkts` or `bytes`.
     #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
     pub unit: Option<String>,
-    /// Matches over the rate (`over`).
-    #[serde(default, deserialize_with = "some", skip_serializing_if = "none")]
-    pub inv: Option<bool>,
 }
 
 /// `{"ct helper": {...}}`.

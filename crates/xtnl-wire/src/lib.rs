@@ -37,6 +37,7 @@ mod error;
 pub mod expr;
 pub mod netlink;
 pub mod nftables;
+pub mod object;
 pub mod set;
 
 pub use error::{WireError, WireErrorKind};

@@ -48,6 +48,64 @@ impl Reader<'_> {
         self.pin()?;
         dump_rules(self.sock, &mut self.stats.dump_restarts, table, chain)
     }
+    /// Every table of `family` (`None`: every family) as the kernel reports it (flags and
+    /// handle included), in the kernel's order.
+    pub fn table_reprs(
+        &mut self,
+        family: Option<u8>,
+    ) -> Result<Vec<crate::wire::nftables::TableRepr>> {
+        self.pin()?;
+        dump_all(
+            self.sock,
+            &mut self.stats.dump_restarts,
+            msg::GETTABLE,
+            family.unwrap_or(nfproto::UNSPEC),
+            &|_| {},
+            |fam, attrs| Ok(Some(TableRepr::parse(fam, attrs)?)),
+        )
+    }
+    /// The chains of the table `name` of `family` as the kernel reports them (hook, device,
+    /// priority, type, policy and handle), in the kernel's order.
+    pub fn chain_reprs(&mut self, family: u8, name: &str) -> Result<Vec<ChainRepr>> {
+        self.pin()?;
+        let owned = name.to_owned();
+        dump_all(
+            self.sock,
+            &mut self.stats.dump_restarts,
+            msg::GETCHAIN,
+            family,
+            &|w| {
+                w.strz(crate::wire::nftables::NFTA_CHAIN_TABLE, &owned);
+            },
+            |fam, attrs| {
+                let c = ChainRepr::parse(fam, attrs)?;
+                Ok((c.table == name).then_some(c))
+            },
+        )
+    }
+    /// The named stateful objects (counters, quotas, limits, ct helpers...) of the table
+    /// `name` of `family`, in the kernel's order.
+    pub fn object_reprs(
+        &mut self,
+        family: u8,
+        name: &str,
+    ) -> Result<Vec<crate::wire::object::ObjRepr>> {
+        self.pin()?;
+        let owned = name.to_owned();
+        dump_all(
+            self.sock,
+            &mut self.stats.dump_restarts,
+            crate::wire::object::GETOBJ,
+            family,
+            &|w| {
+                w.strz(crate::wire::object::attr::TABLE, &owned);
+            },
+            |fam, attrs| {
+                let o = crate::wire::object::ObjRepr::parse(fam, attrs)?;
+                Ok((o.table == name).then_some(o))
+            },
+        )
+    }
     /// Rules of a table (or one chain), undecoded.
     pub fn raw_rules(&mut self, table: &TableRef, chain: Option<&str>) -> Result<Vec<RawRule>> {
         self.pin()?;
