@@ -564,3 +564,92 @@ fn kube_proxy_and_concatenated_data_rulesets_list_as_nft_lists_them() {
         });
     }
 }
+
+/// A document's chain rename is judged as the iptables fronts judge `-E`: the jumps to the
+/// chain are retargeted, so a jump the policy allowed (PREROUTING to `vcld-*`) cannot be
+/// renamed into one it refuses, whether the jump is in the kernel or added earlier in the
+/// same document (the rename bypass issue 25's judgement closed for `-E`).
+#[test]
+fn a_renamed_chain_cannot_carry_an_allowed_jump_past_the_policy() {
+    if !common::kernel_test() {
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("nft-rename-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let pfile = dir.join("policy.toml");
+    // Chains may be made, renamed and deleted freely; PREROUTING may only jump to vcld-*
+    // (tests/policy_parity.rs' RETARGET, where x_tables and nf_tables judge `-E` alike).
+    let policy = r#"[[allow]]
+family = "ip"
+table = "nat"
+chains = ["*"]
+verbs = ["create", "delete"]
+
+[[allow]]
+family = "ip"
+table = "nat"
+chains = ["PREROUTING"]
+verbs = ["add-rule", "delete-rule"]
+jump_to = ["vcld-*"]
+"#;
+    std::fs::write(&pfile, policy).expect("policy");
+    let chain = |name: &str| {
+        format!(r#"{{"add": {{"chain": {{"family": "ip", "table": "nat", "name": "{name}"}}}}}}"#)
+    };
+    let jump = |to: &str| {
+        format!(
+            r#"{{"add": {{"rule": {{"family": "ip", "table": "nat", "chain": "PREROUTING", "expr": [{{"jump": {{"target": "{to}"}}}}]}}}}}}"#
+        )
+    };
+    let rename = |from: &str, to: &str| {
+        format!(
+            r#"{{"rename": {{"chain": {{"family": "ip", "table": "nat", "name": "{from}", "newname": "{to}"}}}}}}"#
+        )
+    };
+    let doc = |items: &[String]| format!(r#"{{"nftables": [{}]}}"#, items.join(","));
+    let jump_only = write_temp("rename-jump", &doc(&[chain("vcld-e"), jump("vcld-e")]));
+    let rename_later = write_temp("rename-later", &doc(&[rename("vcld-e", "evil")]));
+    let same_document = write_temp(
+        "rename-same",
+        &doc(&[jump("vcld-f"), rename("vcld-f", "evil2")]),
+    );
+    in_netns(move || {
+        run_ok("nft", &["add table ip nat"]);
+        run_ok(
+            "nft",
+            &["add chain ip nat PREROUTING { type nat hook prerouting priority -100; }"],
+        );
+        run_ok("nft", &["add chain ip nat vcld-f"]);
+        let apply = |file: &PathBuf| {
+            run(
+                xtnl_bin(),
+                &[
+                    "--policy-file",
+                    pfile.to_str().unwrap_or_default(),
+                    "--audit",
+                    "off",
+                    "nft",
+                    "-j",
+                    "-f",
+                    file.to_str().unwrap_or_default(),
+                ],
+            )
+        };
+        // The jump is within the policy; renaming its target afterwards is not.
+        let o = apply(&jump_only);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let with_jump = ruleset();
+        assert!(with_jump.contains("jump vcld-e"), "{with_jump}");
+        let o = apply(&rename_later);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("jumping to evil"), "{}", stderr(&o));
+        assert_eq!(ruleset(), with_jump);
+        // A jump added earlier in the same document is retargeted too.
+        let o = apply(&same_document);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("jumping to evil2"), "{}", stderr(&o));
+        assert_eq!(ruleset(), with_jump);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
