@@ -115,6 +115,17 @@ impl Opened {
         each!(self, b => crate::seam::Backend::restore(b, blocks, family, noflush))
     }
 
+    /// Applies restore blocks handed over (see [`crate::seam::Backend::restore_owned`]).
+    pub fn restore_owned(
+        &mut self,
+        blocks: Vec<Block>,
+        reparse: &mut dyn FnMut() -> Result<Vec<Block>>,
+        family: Family,
+        noflush: bool,
+    ) -> Result<usize> {
+        each!(self, b => crate::seam::Backend::restore_owned(b, blocks, reparse, family, noflush))
+    }
+
     /// The chains of `table` as the kernel holds it now (see
     /// [`crate::seam::Backend::chain_names`]).
     pub fn chain_names(&mut self, family: Family, table: &str) -> Result<Vec<String>> {

@@ -17,19 +17,23 @@ const MAX_INPUT: u64 = xtnl::limits::MAX_RESTORE_BYTES;
 /// size ([`MAX_INPUT`]), the line length ([`xtnl::limits::MAX_RESTORE_LINE`]), and the
 /// number of operations (the policy's `max_ops`, else the transaction limit), so that an
 /// input that would be refused anyway is refused before it is held in memory. Memory is the
-/// current line plus the parsed commands (see docs/privileged-helper.md for the figures).
+/// current line plus the parsed commands (see docs/privileged-helper.md for the figures),
+/// and the text itself (its lines, each without its line end): a plan made anew (nf_tables'
+/// generation moved under it) parses it again, while the first plan frees each parsed line
+/// as it goes.
 fn read_restore(
     mut input: impl std::io::BufRead,
     name: &str,
     family: Family,
     counters: bool,
     enforcement: &xtnl::seam::Enforcement,
-) -> Result<Vec<restore::Block>> {
+) -> Result<(Vec<restore::Block>, String)> {
     let policy = enforcement.policy.clone();
     let max_line = xtnl::limits::MAX_RESTORE_LINE;
     let mut parser = restore::Parser::new(family).with_counters(counters);
     let mut buf = Vec::new();
     let mut total: u64 = 0;
+    let mut text = String::new();
     loop {
         buf.clear();
         let n = (&mut input)
@@ -62,6 +66,8 @@ fn read_restore(
             ))
         })?;
         parser.line(line)?;
+        text.push_str(line);
+        text.push('\n');
         let changes = parser.changes();
         if let Some(p) = &policy {
             // Every changing line is at least one operation: past max_ops the transaction
@@ -97,7 +103,7 @@ fn read_restore(
             )));
         }
     }
-    parser.finish()
+    Ok((parser.finish()?, text))
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -116,7 +122,7 @@ pub(super) fn run_restore(
         super::privileged::caller_file(path)?;
     }
     let name = file.as_deref().unwrap_or("standard input");
-    let mut blocks = match &file {
+    let (mut blocks, text) = match &file {
         Some(path) => {
             let f =
                 std::fs::File::open(path).map_err(|e| bad(format!("cannot read {name}: {e}")))?;
@@ -162,7 +168,15 @@ pub(super) fn run_restore(
         let text = verbose_text(&mut opened, &blocks, family)?;
         out.write_all(text.as_bytes()).map_err(io_error)?;
     }
-    opened.restore(&blocks, family, opts.noflush)?;
+    let (counters, only) = (opts.counters, opts.table.clone());
+    let mut reparse = || {
+        let mut blocks = restore::parse_file_opts(&text, family, counters)?;
+        if let Some(t) = &only {
+            blocks.retain(|b| b.table == *t);
+        }
+        Ok(blocks)
+    };
+    opened.restore_owned(blocks, &mut reparse, family, opts.noflush)?;
     out.flush().map_err(io_error)?;
     opened.close()
 }

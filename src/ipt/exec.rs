@@ -37,18 +37,12 @@ enum Slot {
     },
     /// Added by this plan; `op` is the index of its `AddEncodedRule` (None for a replaced
     /// rule), so that a later `-I CHAIN N` can be placed relative to it.
+    /// `rule` is `None` when it is read back from the operation's encoding when needed
+    /// ([`Planner::slot_rule`]).
     Pending {
-        rule: IptRule,
+        rule: Option<IptRule>,
         op: Option<usize>,
     },
-}
-
-impl Slot {
-    fn rule(&self) -> &IptRule {
-        match self {
-            Slot::Kernel { rule, .. } | Slot::Pending { rule, .. } => rule,
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -353,8 +347,48 @@ impl Planner {
         }
     }
 
+    /// A slot's rule: a pending rule that kept no copy is decoded from the encoding its
+    /// operation sends, as the rules of the kernel are.
+    fn slot_rule<'a>(ops: &[Op], table: &TableRef, s: &'a Slot) -> std::borrow::Cow<'a, IptRule> {
+        use std::borrow::Cow;
+        match s {
+            Slot::Kernel { rule, .. }
+            | Slot::Pending {
+                rule: Some(rule), ..
+            } => Cow::Borrowed(rule),
+            Slot::Pending { rule: None, op } => {
+                let raw = op.and_then(|j| match ops.get(j)? {
+                    Op::AddEncodedRule { chain, rule, .. }
+                    | Op::ReplaceEncodedRule { chain, rule, .. } => Some(crate::nft::RawRule {
+                        chain: chain.clone(),
+                        handle: 0,
+                        exprs: rule.exprs.clone(),
+                        userdata: rule.userdata.clone(),
+                        sets: Default::default(),
+                    }),
+                    _ => None,
+                });
+                Cow::Owned(raw.map(|x| compat::decode(table, &x)).unwrap_or_default())
+            }
+        }
+    }
+
+    /// The rules of a chain as loaded (none when not loaded).
+    fn loaded(&self, chain: &str) -> &[Slot] {
+        self.chains
+            .get(chain)
+            .and_then(|c| c.rules.as_deref())
+            .unwrap_or(&[])
+    }
+
     /// iptables checks a jump's target chain before anything else: status 2.
-    fn find(slots: &[Slot], rule: &IptRule, native: bool) -> Option<usize> {
+    fn find(
+        slots: &[Slot],
+        ops: &[Op],
+        table: &TableRef,
+        rule: &IptRule,
+        native: bool,
+    ) -> Option<usize> {
         // In a table of our own both state modules become the same `ct state`.
         let norm = |r: &IptRule| {
             let mut r = r.without_counters();
@@ -372,9 +406,10 @@ impl Planner {
             r
         };
         let want = norm(rule);
-        slots
-            .iter()
-            .position(|s| s.rule().is_expressible() && norm(s.rule()) == want)
+        slots.iter().position(|s| {
+            let r = Self::slot_rule(ops, table, s);
+            r.is_expressible() && norm(&r) == want
+        })
     }
 
     /// Sets a built-in chain's policy, and its policy counters when `counters` is given
@@ -452,7 +487,7 @@ impl Planner {
                     rule: compat::encode(&table, &rule)?,
                 });
                 *slot = Slot::Pending {
-                    rule,
+                    rule: Some(rule),
                     op: Some(next),
                 };
                 next += 1;
@@ -501,13 +536,28 @@ impl Planner {
         r: &mut Reader<'_>,
         block: &crate::ipt::restore_file::Block,
         noflush: bool,
+        mark: impl FnMut(usize, usize),
+    ) -> Result<()> {
+        let lines = block.lines.iter().map(|(n, l)| (*n, l));
+        self.restore_lines(r, block.line, lines, noflush, mark)
+    }
+
+    /// [`Planner::restore_block`] over the block's lines one at a time (owned lines are
+    /// freed as they are planned); `table_line` is the line of its `*table`.
+    pub fn restore_lines<L: std::borrow::Borrow<crate::ipt::restore_file::Line>>(
+        &mut self,
+        r: &mut Reader<'_>,
+        table_line: usize,
+        lines: impl IntoIterator<Item = (usize, L)>,
+        noflush: bool,
         mut mark: impl FnMut(usize, usize),
     ) -> Result<()> {
         // `:BUILTIN -` under --noflush keeps the chain's policy; a `-Z` line is planned
         // where it stands.
         self.keep_builtin_policy = noflush;
         self.zero_in_plan = true;
-        crate::seam::restore_block_with(&mut NftTable { p: self, r }, block, noflush, |t, n, _| {
+        let mut t = NftTable { p: self, r };
+        crate::seam::restore_lines_with(&mut t, table_line, lines, noflush, |t, n, _| {
             mark(t.p.op_count(), n)
         })
     }
@@ -566,10 +616,11 @@ impl Planner {
             .cloned()
             .collect();
         for n in names {
+            self.rules(r, &n)?;
             if self
-                .rules(r, &n)?
+                .loaded(&n)
                 .iter()
-                .any(|s| s.rule().jump_target() == Some(chain))
+                .any(|s| Self::slot_rule(&self.ops, &self.table, s).jump_target() == Some(chain))
             {
                 return Ok(true);
             }
@@ -585,18 +636,23 @@ impl Planner {
         {
             c.flushed_unread = true;
         }
-        let early: Vec<Slot> = self
+        // The jumps of its rules: those added before it was read, then those in the view.
+        let targets: Vec<String> = self
             .chains
             .get(chain)
-            .map(|c| c.early.iter().map(|(_, s)| s.clone()).collect())
+            .map(|c| {
+                let early = c.early.iter().map(|(_, s)| s);
+                early
+                    .chain(c.rules.iter().flatten())
+                    .filter_map(|s| {
+                        let r = Self::slot_rule(&self.ops, &self.table, s);
+                        r.jump_target().map(str::to_string)
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
-        for s in early {
-            self.note_jump(s.rule(), -1);
-        }
-        if let Some(Some(rules)) = self.chains.get(chain).map(|c| c.rules.clone()) {
-            for s in rules {
-                self.note_jump(s.rule(), -1);
-            }
+        for t in targets {
+            *self.ref_delta.entry(t).or_default() -= 1;
         }
         if self
             .chains

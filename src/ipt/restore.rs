@@ -22,20 +22,65 @@ pub fn apply(
     family: Family,
     noflush: bool,
 ) -> Result<usize> {
-    let mut line_of_op: Vec<usize> = Vec::new();
+    apply_from(session, family, noflush, || {
+        Ok(blocks.iter().map(Src::Borrowed).collect())
+    })
+}
+
+/// [`apply`] of blocks handed over: each parsed line is freed once it is planned, so that
+/// the parsed file and the plan are not held at once (the parse is some 6 times the text,
+/// the plan's operations and the batch some 9). `reparse` gives the same blocks again when
+/// the generation moved under the plan and it must be made anew (rare: the caller keeps
+/// the text, 1 time itself, instead of the parse).
+pub fn apply_owned(
+    session: &mut Session,
+    blocks: Vec<Block>,
+    reparse: &mut dyn FnMut() -> Result<Vec<Block>>,
+    family: Family,
+    noflush: bool,
+) -> Result<usize> {
+    let mut first = Some(blocks);
+    apply_from(session, family, noflush, || {
+        let blocks = match first.take() {
+            Some(b) => b,
+            None => reparse()?,
+        };
+        Ok(blocks.into_iter().map(Src::Owned).collect())
+    })
+}
+
+/// A block to plan: borrowed (kept by the caller), or owned (its lines freed as planned).
+enum Src<'a> {
+    Borrowed(&'a Block),
+    Owned(Block),
+}
+
+fn apply_from<'a>(
+    session: &mut Session,
+    family: Family,
+    noflush: bool,
+    mut blocks: impl FnMut() -> Result<Vec<Src<'a>>>,
+) -> Result<usize> {
+    // The line each planned operation comes from, in batch order: a kernel refusal names
+    // its line (the batch's sequence number -> operation -> line).
+    let mut line_of_op: Vec<u32> = Vec::new();
     // Under a policy (a delegated run) a table is reset in place, chain by chain, and judged
     // so, as on x_tables, instead of deleted and made again (which would need `delete-table`).
     let drop_tables = !session.has_guard();
     let committed = session.transact(|r| {
         let mut planners: Vec<(String, Planner)> = Vec::new();
-        let mut lines: Vec<Vec<usize>> = Vec::new();
-        for block in blocks {
-            let idx = match planners.iter().position(|(t, _)| *t == block.table) {
+        let mut lines: Vec<Vec<u32>> = Vec::new();
+        for src in blocks()? {
+            let (table, table_line) = match &src {
+                Src::Borrowed(b) => (b.table.as_str(), b.line),
+                Src::Owned(b) => (b.table.as_str(), b.line),
+            };
+            let idx = match planners.iter().position(|(t, _)| t == table) {
                 Some(i) => i,
                 None => {
-                    let p = Planner::new(r, &TableRef::new(family, &block.table))
-                        .map_err(|e| e.context(format!("line {} failed", block.line)))?;
-                    planners.push((block.table.clone(), p));
+                    let p = Planner::new(r, &TableRef::new(family, table))
+                        .map_err(|e| e.context(format!("line {table_line} failed")))?;
+                    planners.push((table.to_string(), p));
                     lines.push(Vec::new());
                     planners.len() - 1
                 }
@@ -43,7 +88,11 @@ pub fn apply(
             let (_, p) = &mut planners[idx];
             p.drop_on_reset = drop_tables;
             let marks = &mut lines[idx];
-            p.restore_block(r, block, noflush, |count, n| marks.resize(count, n))?;
+            let mark = |count, n: usize| marks.resize(count, u32::try_from(n).unwrap_or(u32::MAX));
+            match src {
+                Src::Borrowed(b) => p.restore_block(r, b, noflush, mark)?,
+                Src::Owned(b) => p.restore_lines(r, b.line, b.lines, noflush, mark)?,
+            }
         }
         let mut tx = Transaction::new();
         line_of_op.clear();

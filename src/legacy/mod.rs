@@ -348,6 +348,44 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
     Ok(replaces)
 }
 
+/// [`restore`] of blocks handed over. A file of one table outside a policy (kube-proxy's)
+/// frees each parsed line once it is planned, so that the parse and the table are not
+/// held at once; `reparse` gives the blocks again when the replace is planned anew
+/// (`EAGAIN`). Other files go through [`restore`].
+pub fn restore_owned(
+    legacy: &Legacy,
+    blocks: Vec<Block>,
+    reparse: &mut dyn FnMut() -> Result<Vec<Block>>,
+    noflush: bool,
+) -> Result<usize> {
+    let one = blocks.first().map(|b| (b.table.clone(), b.line));
+    let Some((name, line)) = one.filter(|(n, _)| {
+        legacy.enforcement.policy.is_none() && blocks.iter().all(|b| b.table == *n)
+    }) else {
+        return restore(legacy, &blocks, noflush);
+    };
+    let mut first = Some(blocks);
+    let out = legacy
+        .transact_judged(&name, |t| {
+            let blocks = match first.take() {
+                Some(b) => b,
+                None => reparse()?,
+            };
+            let mut a = LegacyTable::new(t, false).judging_for(&legacy.enforcement);
+            for b in blocks {
+                crate::seam::restore_lines_with(&mut a, b.line, b.lines, noflush, |_, _, _| ())?;
+            }
+            Ok(((), a.changed, a.judged()))
+        })
+        .map_err(|e| match e {
+            Error::NoSuchTable(_) => e
+                .context(format!("table {name}"))
+                .context(format!("line {line} failed")),
+            e => e,
+        })?;
+    Ok(usize::from(out.committed.is_some()))
+}
+
 /// The tables of a family the kernel has instantiated in this network namespace, in the
 /// order iptables-legacy-save prints them (the order of `/proc/net/ip_tables_names`).
 pub fn loaded_tables(family: Family) -> Vec<String> {
@@ -402,6 +440,16 @@ impl crate::seam::Backend for Legacy {
 
     fn restore(&mut self, blocks: &[Block], _family: Family, noflush: bool) -> Result<usize> {
         restore(self, blocks, noflush)
+    }
+
+    fn restore_owned(
+        &mut self,
+        blocks: Vec<Block>,
+        reparse: &mut dyn FnMut() -> Result<Vec<Block>>,
+        _family: Family,
+        noflush: bool,
+    ) -> Result<usize> {
+        restore_owned(self, blocks, reparse, noflush)
     }
 
     /// A table the kernel has not loaded (or cannot read) has none.

@@ -569,6 +569,10 @@ impl Auditor for LineAuditor {
     fn record_tx(&self, tx: &Transaction, outcome: AuditOutcome<'_>) {
         self.record_with(tx.len(), &mut tx.ops().iter().map(describe_op), outcome)
     }
+    /// A record shows at most [`MAX_OPS_TEXT`] bytes of operations, each at least one.
+    fn rules_read(&self) -> usize {
+        MAX_OPS_TEXT
+    }
 }
 
 #[cfg(test)]

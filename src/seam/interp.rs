@@ -508,24 +508,40 @@ pub fn restore_block_with<T: IptTable>(
     t: &mut T,
     block: &Block,
     noflush: bool,
+    keep: impl FnMut(&mut T, usize, Vec<Edit>),
+) -> Result<()> {
+    let lines = block.lines.iter().map(|(n, l)| (*n, l));
+    restore_lines_with(t, block.line, lines, noflush, keep)
+}
+
+/// [`restore_block_with`] over a block's lines given one at a time, borrowed or owned
+/// (`table_line` is the line of its `*table`): a caller that owns the parsed block hands
+/// its lines over, and each is freed once it is planned instead of living until the end
+/// of the restore (a parsed line is some 6 times its text).
+pub fn restore_lines_with<T: IptTable, L: std::borrow::Borrow<Line>>(
+    t: &mut T,
+    table_line: usize,
+    lines: impl IntoIterator<Item = (usize, L)>,
+    noflush: bool,
     mut keep: impl FnMut(&mut T, usize, Vec<Edit>),
 ) -> Result<()> {
     let mut edits = Vec::new();
     if !noflush {
         edit(t, &mut edits, Edit::Reset, None)?;
-        keep(t, block.line, std::mem::take(&mut edits));
+        keep(t, table_line, std::mem::take(&mut edits));
     }
     let mut declared = Vec::new();
-    for (n, line) in &block.lines {
+    for (n, line) in lines {
+        let line = line.borrow();
         if let Line::Chain { name, .. } = line {
             declared.push(name.clone());
         }
         let done = restore_line(t, line).map_err(|e| e.context(format!("line {n} failed")))?;
-        keep(t, *n, done);
+        keep(t, n, done);
     }
     if !noflush {
         edit(t, &mut edits, Edit::FinishReset { declared }, None)?;
-        keep(t, block.line, edits);
+        keep(t, table_line, edits);
     }
     Ok(())
 }

@@ -33,7 +33,9 @@ pub mod ruleset;
 mod tests;
 
 pub use enforce::Enforcement;
-pub use interp::{declare_chain, interpret, restore_block, restore_block_with, restore_line};
+pub use interp::{
+    declare_chain, interpret, restore_block, restore_block_with, restore_line, restore_lines_with,
+};
 pub use judge::{Judge, Judged};
 pub use ruleset::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
 
@@ -233,6 +235,19 @@ pub trait Backend: ListTables + RulesetBackend {
         family: Family,
         noflush: bool,
     ) -> Result<usize>;
+    /// [`Backend::restore`] of blocks the caller hands over: a backend may free each line
+    /// once it is planned. `reparse` gives the same blocks again when a plan must be made
+    /// anew (nf_tables' generation moved under it). The default borrows them.
+    fn restore_owned(
+        &mut self,
+        blocks: Vec<crate::ipt::restore_file::Block>,
+        reparse: &mut dyn FnMut() -> Result<Vec<crate::ipt::restore_file::Block>>,
+        family: Family,
+        noflush: bool,
+    ) -> Result<usize> {
+        let _ = reparse;
+        self.restore(&blocks, family, noflush)
+    }
     /// The chains of `table` as the kernel holds it now (none when the table is not
     /// there): what `restore -v` names.
     fn chain_names(&mut self, family: Family, table: &str) -> Result<Vec<String>>;

@@ -188,6 +188,16 @@ impl crate::seam::Backend for Session {
         crate::ipt::restore::apply(self, blocks, family, noflush)
     }
 
+    fn restore_owned(
+        &mut self,
+        blocks: Vec<crate::ipt::restore_file::Block>,
+        reparse: &mut dyn FnMut() -> Result<Vec<crate::ipt::restore_file::Block>>,
+        family: Family,
+        noflush: bool,
+    ) -> Result<usize> {
+        crate::ipt::restore::apply_owned(self, blocks, reparse, family, noflush)
+    }
+
     fn chain_names(&mut self, family: Family, table: &str) -> Result<Vec<String>> {
         let existing = crate::ipt::restore::saved_tables(self, family, None)?;
         if !existing.iter().any(|e| e == table) {

@@ -12,6 +12,14 @@ use crate::nft::{ChainSpec, EncodedRule, Op, Reader, RulePosition};
 
 use crate::seam::{Edit, Flavour, IptTable};
 
+/// What a pending slot keeps of the rule it adds: nothing when the rule can be read back
+/// from its encoding ([`Planner::slot_rule`]), as a rule of the kernel is; a restore of
+/// 80,000 rules kept a copy of each (some 40 MB) that only a later `-D`, `-C` or `-I N`
+/// of the same transaction reads. A rule with anonymous sets keeps its copy.
+fn kept(rule: &IptRule, encoded: &EncodedRule) -> Option<IptRule> {
+    (!encoded.sets.is_empty()).then(|| rule.clone())
+}
+
 /// A plan and the reader it plans from.
 pub(super) struct NftTable<'a, 'r, 's> {
     pub(super) p: &'a mut Planner,
@@ -68,17 +76,19 @@ impl IptTable for NftTable<'_, '_, '_> {
     }
 
     fn rule_at(&mut self, chain: &str, index: usize) -> Result<Option<IptRule>> {
-        let slots = self.p.rules(self.r, chain)?;
+        self.p.rules(self.r, chain)?;
+        let p = &*self.p;
         Ok(index
             .checked_sub(1)
-            .and_then(|i| slots.get(i))
-            .map(|s| s.rule().clone()))
+            .and_then(|i| p.loaded(chain).get(i))
+            .map(|s| Planner::slot_rule(&p.ops, &p.table, s).into_owned()))
     }
 
     fn find(&mut self, chain: &str, rule: &IptRule) -> Result<Option<usize>> {
         let native = !self.p.iptables_table;
-        let slots = self.p.rules(self.r, chain)?;
-        Ok(Planner::find(slots, rule, native).map(|i| i + 1))
+        self.p.rules(self.r, chain)?;
+        let p = &*self.p;
+        Ok(Planner::find(p.loaded(chain), &p.ops, &p.table, rule, native).map(|i| i + 1))
     }
 
     fn references(&mut self, chain: &str) -> Result<i64> {
@@ -139,7 +149,7 @@ impl IptTable for NftTable<'_, '_, '_> {
                 let op = Some(p.ops.len());
                 if let Some(c) = p.chains.get_mut(chain) {
                     let slot = Slot::Pending {
-                        rule: rule.clone(),
+                        rule: kept(rule, &encoded),
                         op,
                     };
                     match c.rules.as_mut() {
@@ -161,7 +171,7 @@ impl IptTable for NftTable<'_, '_, '_> {
                     let op = Some(p.ops.len());
                     if let Some(c) = p.chains.get_mut(chain) {
                         let slot = Slot::Pending {
-                            rule: rule.clone(),
+                            rule: kept(rule, &encoded),
                             op,
                         };
                         match c.rules.as_mut() {
@@ -197,7 +207,7 @@ impl IptTable for NftTable<'_, '_, '_> {
                     slots.insert(
                         index - 1,
                         Slot::Pending {
-                            rule: rule.clone(),
+                            rule: kept(rule, &encoded),
                             op,
                         },
                     );
@@ -225,7 +235,8 @@ impl IptTable for NftTable<'_, '_, '_> {
                         });
                     }
                     // A rule this plan adds: drop its operation instead.
-                    Slot::Pending { op: Some(j), rule } => {
+                    slot @ Slot::Pending { op: Some(j), .. } => {
+                        let rule = Planner::slot_rule(&p.ops, &p.table, &slot).into_owned();
                         p.note_jump(&rule, -1);
                         p.drop_pending_op(j);
                     }
@@ -247,7 +258,7 @@ impl IptTable for NftTable<'_, '_, '_> {
                     return Err(unsupported("changing a rule added"));
                 };
                 *slot = Slot::Pending {
-                    rule: rule.clone(),
+                    rule: kept(rule, &encoded),
                     op: Some(next_op),
                 };
                 p.note_jump(&old, -1);
@@ -398,6 +409,7 @@ impl Planner {
         rule: &IptRule,
         encoded: EncodedRule,
     ) -> Result<()> {
+        let keep = kept(rule, &encoded);
         let (position, k) = match self.ops.get(j) {
             Some(Op::AddEncodedRule { position, .. }) => {
                 let k = match position {
@@ -467,7 +479,7 @@ impl Planner {
                 slots.insert(
                     index - 1,
                     Slot::Pending {
-                        rule: rule.clone(),
+                        rule: keep.clone(),
                         op: Some(at),
                     },
                 );
@@ -507,7 +519,7 @@ impl Planner {
         slots.insert(
             index - 1,
             Slot::Pending {
-                rule: rule.clone(),
+                rule: keep,
                 op: Some(k),
             },
         );

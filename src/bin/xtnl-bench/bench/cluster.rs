@@ -341,6 +341,29 @@ pub fn run(xtnl: &Path, sizes: &[usize], dir: &Path, progress: bool) -> Result<S
                 String::new()
             },
         );
+        // CPU seconds (load moves them less than wall time), and each tool's peak memory
+        // as a multiple of the input (the bound docs/benchmarks.md states).
+        let c = |peer: &Step, us: &Step| peer.cpu / us.cpu;
+        let input = std::fs::metadata(&files.0).map_or(1, |m| m.len().max(1)) as f64;
+        let k = |s: &Step| s.rss_kib as f64 * 1024.0 / input;
+        let _ = writeln!(
+            ratios,
+            "- N = {n}, in CPU seconds: nf_tables full {:.2}x, partial {:.2}x, save {:.2}x; \
+             x_tables full {:.2}x, partial {:.2}x, save {:.2}x. Peak memory against the input \
+             ({:.1} MiB): iptables-nft-restore {:.1}x, xtnl {:.1}x; iptables-legacy-restore \
+             {:.1}x, xtnl --backend legacy {:.1}x.",
+            c(&got[0][0], &got[1][0]),
+            c(&got[0][1], &got[1][1]),
+            c(&got[0][2], &got[1][2]),
+            c(&got[2][0], &got[3][0]),
+            c(&got[2][1], &got[3][1]),
+            c(&got[2][2], &got[3][2]),
+            input / 1048576.0,
+            k(&got[0][0]),
+            k(&got[1][0]),
+            k(&got[2][0]),
+            k(&got[3][0]),
+        );
     }
     md.push('\n');
     md.push_str(&ratios);
