@@ -207,6 +207,14 @@ const CASES: &[(&str, &str)] = &[
            '-A INPUT -j NFLOG --nflog-range 5 --nflog-size 3'; do \
            printf '*filter\\n%s\\nCOMMIT\\n' \"$l\" | $RESTORE; echo rc=$?; done",
     ),
+    // a table the kernel refuses (limit's burst 0: ERANGE from the extension's check) in a
+    // restore: iptables-legacy-restore names the block's COMMIT line, iptables-nft-restore
+    // the rule's; a table committed before it stays (x_tables commits table by table)
+    (
+        "$IPT -A INPUT -j ACCEPT",
+        "printf '*filter\\n-A INPUT -m limit --limit-burst 0 -j ACCEPT\\n\\nCOMMIT\\n' | $RESTORE; echo rc=$?; \
+         printf '*mangle\\n-A INPUT -j ACCEPT\\nCOMMIT\\n*filter\\n# c\\n-A INPUT -m limit --limit-burst 0\\n-A INPUT -j DROP\\nCOMMIT\\n' | $RESTORE --noflush; echo rc=$?",
+    ),
     // connlabel's warning when /etc/xtables/connlabel.conf cannot be opened (Debian ships
     // none): once per rule printed (-S, -S CHAIN N, -L, -L -n, save, the -v echo) and for a
     // label given by name, never for a rule only checked, deleted or added

@@ -243,9 +243,10 @@ pub(crate) struct NftArgs {
     /// The document to apply in one transaction (- for standard input)
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub file: Option<String>,
-    /// list ruleset|tables|chains|sets|maps [FAMILY], list table [FAMILY] NAME, list
-    /// chain|set|map [FAMILY] TABLE NAME
+    // The help is an attribute, not a doc comment: rustdoc would read `[FAMILY]` as a link.
     #[arg(
+        help = "list ruleset|tables|chains|sets|maps [FAMILY], list table [FAMILY] NAME, list \
+                chain|set|map [FAMILY] TABLE NAME",
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_name = "COMMAND"

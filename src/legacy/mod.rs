@@ -306,16 +306,10 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
     }
     // A missing table is named at the line of its first block, as iptables-restore does.
     fn no_table<'a>(name: &'a str, blocks: &[Block]) -> impl FnOnce(Error) -> Error + 'a {
-        let line = blocks
-            .iter()
-            .find(|b| b.table == name)
-            .map_or(0, |b| b.line);
-        move |e| match e {
-            Error::NoSuchTable(_) => e
-                .context(format!("table {name}"))
-                .context(format!("line {line} failed")),
-            e => e,
-        }
+        let of_table = || blocks.iter().filter(|b| b.table == name);
+        let line = of_table().next().map_or(0, |b| b.line);
+        let commit = of_table().last().map_or(0, |b| b.commit_line);
+        move |e| at_lines(e, name, line, commit)
     }
     // Under a policy the whole file is judged before the first table is replaced: x_tables
     // has no transaction across tables, so a block the policy denies must not find the
@@ -359,6 +353,7 @@ pub fn restore_owned(
     noflush: bool,
 ) -> Result<usize> {
     let one = blocks.first().map(|b| (b.table.clone(), b.line));
+    let commit = blocks.last().map_or(0, |b| b.commit_line);
     let Some((name, line)) = one.filter(|(n, _)| {
         legacy.enforcement.policy.is_none() && blocks.iter().all(|b| b.table == *n)
     }) else {
@@ -377,13 +372,33 @@ pub fn restore_owned(
             }
             Ok(((), a.changed, a.judged()))
         })
-        .map_err(|e| match e {
-            Error::NoSuchTable(_) => e
-                .context(format!("table {name}"))
-                .context(format!("line {line} failed")),
-            e => e,
-        })?;
+        .map_err(|e| at_lines(e, &name, line, commit))?;
     Ok(usize::from(out.committed.is_some()))
+}
+
+/// Where a restore's error about table `name` is named, as iptables-legacy-restore names
+/// it: a missing table at the line of its first block (`line`); the kernel's refusal of the
+/// table the blocks made (the replace) at the block's `COMMIT` line (`commit`), where
+/// iptables-legacy-restore commits it (`iptables-restore: line N failed`). Errors already
+/// placed at a line (a rule line refused while planned), the policy's and the lock's are
+/// left as they are.
+fn at_lines(e: Error, name: &str, line: usize, commit: usize) -> Error {
+    match e {
+        Error::NoSuchTable(_) => e
+            .context(format!("table {name}"))
+            .context(format!("line {line} failed")),
+        Error::Rejected(_)
+        | Error::NotFound(_)
+        | Error::AlreadyExists(_)
+        | Error::InUse(_)
+        | Error::Unsupported(_)
+        | Error::Netlink { .. }
+            if commit > 0 =>
+        {
+            e.context(format!("line {commit} failed"))
+        }
+        e => e,
+    }
 }
 
 /// The tables of a family the kernel has instantiated in this network namespace, in the

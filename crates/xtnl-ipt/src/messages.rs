@@ -153,7 +153,7 @@ thread_local! {
 }
 
 /// Runs `f`, which prints rules for the output (`-S`, `-L`, save, the `-v` echo): the
-/// warnings an extension gives only when iptables prints its rule ([`warn_printed`]) are
+/// warnings an extension gives only when iptables prints its rule (`warn_printed`) are
 /// queued within it, not when a rule is printed for xtnl's own use (a policy judgement, an
 /// audit line, a check that it can be printed).
 pub fn printing<R>(f: impl FnOnce() -> R) -> R {

@@ -37,6 +37,9 @@ pub struct Block {
     pub line: usize,
     /// Its lines, each with its line number.
     pub lines: Vec<(usize, Line)>,
+    /// The line of its `COMMIT` (iptables-legacy-restore names it when the kernel refuses
+    /// the table the block makes: `iptables-restore: line N failed`).
+    pub commit_line: usize,
 }
 
 fn at(line: usize, msg: impl std::fmt::Display) -> Error {
@@ -141,6 +144,7 @@ impl Parser {
                 table: t.to_string(),
                 line: n,
                 lines: Vec::new(),
+                commit_line: 0,
             });
             return Ok(());
         }
@@ -148,7 +152,8 @@ impl Parser {
             return Err(at(n, "a rule outside a *table block"));
         };
         if line == "COMMIT" {
-            if let Some(b) = open.take() {
+            if let Some(mut b) = open.take() {
+                b.commit_line = n;
                 blocks.push(b);
             }
             return Ok(());
