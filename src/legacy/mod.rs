@@ -308,7 +308,7 @@ pub fn restore(legacy: &Legacy, blocks: &[Block], noflush: bool) -> Result<usize
     fn no_table<'a>(name: &'a str, blocks: &[Block]) -> impl FnOnce(Error) -> Error + 'a {
         let of_table = || blocks.iter().filter(|b| b.table == name);
         let line = of_table().next().map_or(0, |b| b.line);
-        let commit = of_table().last().map_or(0, |b| b.commit_line);
+        let commit = of_table().next_back().map_or(0, |b| b.commit_line);
         move |e| at_lines(e, name, line, commit)
     }
     // Under a policy the whole file is judged before the first table is replaced: x_tables
