@@ -242,6 +242,20 @@ const CASES: &[(&str, &str)] = &[
          $IPT -A INPUT -j NFQUEUE --queue-balance 1:2 --queue-num 1; echo rc=$?; \
          $IPT -A INPUT -j NFQUEUE --queue-balance 2:1 --queue-num 1; echo rc=$?; $IPT -S",
     ),
+    // pairs iptables leaves to the kernel: of TCPMSS's --set-mss and --clamp-mss-to-pmtu
+    // the last given wins (clamping is refused outside FORWARD/OUTPUT/POSTROUTING, and
+    // without a SYN match); cgroup's --path with --cgroup is refused
+    (
+        "",
+        "$IPT -A INPUT -p tcp -j TCPMSS --set-mss 1000 --clamp-mss-to-pmtu; echo rc=$?; \
+         $IPT -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss 1000 --clamp-mss-to-pmtu; echo rc=$?; \
+         $IPT -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu --set-mss 1000; echo rc=$?; \
+         $IPT -A INPUT -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss 1000 --clamp-mss-to-pmtu; echo rc=$?; \
+         $IP6T -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu --set-mss 1000; echo rc=$?; \
+         $IPT -A INPUT -m cgroup --path / --cgroup 1; echo rc=$?; \
+         $IPT -A INPUT -m cgroup --cgroup 1 --path /; echo rc=$?; \
+         $IP6T -A INPUT -m cgroup ! --cgroup 1 --path / -j ACCEPT; echo rc=$?; $IPT -S; $IP6T -S",
+    ),
     // an NFLOG prefix longer than its char[64]: cut to 63 bytes, as iptables-legacy saves it
     // (libxt_NFLOG.t); -C with the long prefix finds the rule
     (

@@ -251,6 +251,15 @@ const ROWS: &[(&str, &str)] = &[
     ("-t raw -A PREROUTING -j CT --zone many", "many"),
     ("-t mangle -A FORWARD -j TCPMSS --clamp-mss-to-pmtu", "tcp"),
     ("-t mangle -A FORWARD -p tcp -j TCPMSS", "TCPMSS"),
+    // under the name `xtnl` a pair iptables leaves to the kernel is refused in clear words
+    (
+        "-A INPUT -p tcp -j TCPMSS --set-mss 1000 --clamp-mss-to-pmtu",
+        "cannot be used together",
+    ),
+    (
+        "-A INPUT -m cgroup --path / --cgroup 1",
+        "--path and --cgroup cannot be used together",
+    ),
     ("-t mangle -A PREROUTING -j CONNMARK", "No operation"),
     (
         "-t mangle -A PREROUTING -j CONNMARK --save-mark --mask 1 --ctmask 2",

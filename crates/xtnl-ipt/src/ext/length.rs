@@ -97,21 +97,29 @@ impl Ext for TcpmssTarget {
     }
     fn parse(&self, given: &[Given], ctx: &Ctx<'_>) -> Result<Vec<u8>> {
         once(given, "TCPMSS")?;
-        if given.len() != 1 {
-            return Err(bad(if given.is_empty() {
-                "TCPMSS target: At least one parameter is required"
-            } else {
-                "TCPMSS target: --set-mss and --clamp-mss-to-pmtu cannot be used together"
-            }));
+        if given.is_empty() {
+            return Err(bad("TCPMSS target: At least one parameter is required"));
+        }
+        // Both options: libxt_TCPMSS writes each into the one field, the last given wins,
+        // and the kernel judges the result (clamping outside FORWARD/OUTPUT/POSTROUTING is
+        // EINVAL). Under iptables' names do the same, so the words and status are the
+        // kernel's as iptables reports them; xtnl's own command line refuses the pair.
+        if given.len() > 1 && !crate::ipt::messages::as_iptables() {
+            return Err(bad(
+                "TCPMSS target: --set-mss and --clamp-mss-to-pmtu cannot be used together",
+            ));
         }
         if ctx.proto() != Some(crate::model::L4Proto::Tcp) {
             return Err(bad("TCPMSS: the target works on TCP only; give `-p tcp'"));
         }
         let hdr = if ctx.family == Family::Ipv6 { 40 } else { 20 };
-        let mss = match get(given, "set-mss") {
-            Some(g) => num(g.arg(), 65535 - hdr, "TCPMSS --set-mss")? as u16,
-            None => TCPMSS_CLAMP_PMTU,
-        };
+        let mut mss = TCPMSS_CLAMP_PMTU;
+        for g in given {
+            mss = match g.opt {
+                "set-mss" => num(g.arg(), 65535 - hdr, "TCPMSS --set-mss")? as u16,
+                _ => TCPMSS_CLAMP_PMTU,
+            };
+        }
         Ok(TInfo { mss }.encode())
     }
     fn save(&self, info: &[u8], _: Family, out: &mut String) -> Option<()> {

@@ -293,7 +293,10 @@ impl Ext for Cgroup {
     fn parse(&self, given: &[Given], _: &Ctx<'_>) -> Result<Vec<u8>> {
         once(given, "cgroup")?;
         need_some(given, "cgroup")?;
-        if given.len() > 1 {
+        // Both: libxt_cgroup fills both (the class id over the path's first bytes: one
+        // union) and the kernel refuses the pair (EINVAL); under iptables' names send it so
+        // the refusal is iptables' words and status; xtnl's own command line refuses it.
+        if given.len() > 1 && !crate::ipt::messages::as_iptables() {
             return Err(bad("cgroup: --path and --cgroup cannot be used together"));
         }
         let mut c = crate::xt::small::CgroupV2::default();
