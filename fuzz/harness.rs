@@ -552,3 +552,36 @@ pub fn ext_decode(data: &[u8]) {
         );
     }
 }
+
+/// `xtnl nft -j -f` documents: arbitrary bytes parsed as nft's JSON
+/// (`xtnl_nft_json::Document`) and planned by `nftjson::apply` on a connection that replays
+/// an empty capture (no kernel, no xtables lock): the plan runs until its first read of the
+/// kernel or until the batch is sent, both of which the replay refuses with an error. None of
+/// it may panic, and a document the types read whole serializes and parses back to the same.
+pub fn nft_json_plan(data: &[u8]) {
+    use xtnl::lock::LockMode;
+    use xtnl::nft::Session;
+    use xtnl::transport::{Capture, Conn};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(doc) = xtnl_nft_json::Document::from_json(text) else {
+        return;
+    };
+    let again = doc.to_json().expect("a typed document serializes");
+    let reparsed = xtnl_nft_json::Document::from_json(&again).expect("its own JSON parses");
+    // A shape kept whole in an `Other` variant may come back typed (a duplicate key, which
+    // the types refuse, is gone from the `serde_json::Value` it is kept as), so the round
+    // trip is exact for documents the types read whole: the only ones the front plans.
+    if doc.unknowns().is_empty() {
+        assert_eq!(
+            reparsed.to_json().expect("serializes"),
+            again,
+            "the document changed through its own JSON"
+        );
+    }
+    let mut session = Session::builder()
+        .lock_mode(LockMode::Never)
+        .open_on(Conn::replay(Capture::default()));
+    let _ = xtnl::nftjson::apply(&mut session, &doc);
+}

@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-TARGETS=(ipt_parse restore_parse nft_decode xt_decode json_parse xt_blob ext_decode)
+TARGETS=(ipt_parse restore_parse nft_decode xt_decode json_parse xt_blob ext_decode nft_json_plan)
 target=${1:?usage: fuzz/run.sh TARGET|all SECONDS}
 secs=${2:?usage: fuzz/run.sh TARGET|all SECONDS}
 

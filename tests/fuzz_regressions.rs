@@ -98,3 +98,8 @@ fn a_valid_hook_without_its_chain_is_refused() {
 fn ext_decode_seeds_and_regressions() {
     seeds_and_regressions("ext_decode", harness::ext_decode);
 }
+
+#[test]
+fn nft_json_plan_seeds_and_regressions() {
+    seeds_and_regressions("nft_json_plan", harness::nft_json_plan);
+}

@@ -653,3 +653,48 @@ jump_to = ["vcld-*"]
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Sets and maps keyed by a concatenation with prefixes and ranges (interval + concat: the
+/// kernel's pipapo set, each element a key and a key end, `NFTA_SET_ELEM_KEY_END`), written
+/// by nft, list byte for byte as nft lists them (in the kernel's order, unsorted, as nft
+/// prints them); nft's JSON of them applied by nft and by xtnl gives the same ruleset as the
+/// original; and a document adding and deleting such elements does the same by both tools.
+#[test]
+fn concatenated_interval_sets_list_and_apply_as_nft() {
+    if !common::kernel_test() {
+        return;
+    }
+    let script = fixture("concat_interval.nft");
+    let (json, original) = in_netns(move || {
+        run_ok("nft", &["-f", script.to_str().unwrap_or_default()]);
+        lists_as_nft();
+        (run_ok("nft", &["-j", "list", "ruleset"]), ruleset())
+    });
+    assert!(original.contains("192.0.2.0/24 . 80-90"), "{original}");
+    let path = write_temp("concat-interval", &json);
+    let (by_nft, by_xtnl) = both_apply(&path);
+    assert_eq!(by_nft, by_xtnl);
+    assert_eq!(original, by_xtnl);
+    // Elements added to and deleted from the sets of the script, by both tools.
+    let elements = fixture("concat_interval_elements.json");
+    let after = |by_xtnl: bool| {
+        let script = fixture("concat_interval.nft");
+        let doc = elements.clone();
+        in_netns(move || {
+            run_ok("nft", &["-f", script.to_str().unwrap_or_default()]);
+            let doc = doc.to_str().unwrap_or_default();
+            let o = if by_xtnl {
+                xtnl_nft(&["-j", "-f", doc])
+            } else {
+                run("nft", &["-j", "-f", doc])
+            };
+            assert!(o.status.success(), "{}", stderr(&o));
+            lists_as_nft();
+            ruleset()
+        })
+    };
+    let (by_nft, by_xtnl) = (after(false), after(true));
+    assert!(by_nft.contains("198.51.100.0/24 . 8000-8080"), "{by_nft}");
+    assert!(!by_nft.contains("198.51.100.7 . 443"), "{by_nft}");
+    assert_eq!(by_nft, by_xtnl);
+}

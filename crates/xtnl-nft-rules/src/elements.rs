@@ -117,14 +117,18 @@ pub(crate) fn range_expr(f: Field, lo: &[u8], hi: &[u8]) -> Result<Expression, R
 
 /// A set's elements as the kernel holds them to what `nft -j` prints in the set's `"elem"`
 /// (intervals merged into prefixes and ranges; a map's elements as `[KEY, DATA]`), sorted as
-/// nft sorts them.
+/// nft sorts them (a concatenation with intervals: in the kernel's order, as nft prints it).
 pub fn decode_elements(set: &SetView, elems: &[ElemRepr]) -> Result<Vec<Expression>, RuleError> {
     let fs = key_fields(set)?;
     let mut sorted: Vec<(Vec<u8>, &ElemRepr)> =
         elems.iter().map(|e| (sort_key(&fs, &e.key), e)).collect();
-    sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut out = Vec::new();
     let single = fs.len() == 1;
+    // nft 1.0.6 (measured) sorts the elements, except those of a concatenation with
+    // intervals (the kernel's pipapo set), which it prints in the kernel's order.
+    if !set.is_interval() || single {
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    let mut out = Vec::new();
     if set.is_interval() && single && sorted.iter().all(|(_, e)| e.key_end.is_none()) {
         let f = fs[0];
         let mut i = 0;

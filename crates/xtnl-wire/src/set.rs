@@ -91,12 +91,13 @@ pub mod field {
     pub const ELEM_USERDATA: u16 = 6;
     /// `NFTA_SET_ELEM_EXPR`: one stateful expression of the element.
     pub const ELEM_EXPR: u16 = 7;
+    // 8 is `NFTA_SET_ELEM_PAD` (alignment of 64-bit attributes; carries nothing).
     /// `NFTA_SET_ELEM_OBJREF`: object maps only, the object's name.
-    pub const ELEM_OBJREF: u16 = 8;
+    pub const ELEM_OBJREF: u16 = 9;
     /// `NFTA_SET_ELEM_KEY_END`: the end of a range (interval sets with concatenations).
-    pub const ELEM_KEY_END: u16 = 9;
+    pub const ELEM_KEY_END: u16 = 10;
     /// `NFTA_SET_ELEM_EXPRESSIONS`: the element's stateful expressions.
-    pub const ELEM_EXPRESSIONS: u16 = 10;
+    pub const ELEM_EXPRESSIONS: u16 = 11;
 }
 
 /// `NFT_SET_*` flags.
