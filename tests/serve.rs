@@ -615,11 +615,13 @@ fn a_socket_systemd_passes_is_served_socket_activation() {
             .stderr(Stdio::null())
             .spawn()
             .expect("systemd-socket-activate (.ci/run installs systemd)");
+        // systemd-socket-activate binds, then listens: the path exists before a connect is
+        // taken, so wait for a connect that succeeds (not only for the path).
         let t = std::time::Instant::now();
-        while !sock.exists() {
+        while std::os::unix::net::UnixStream::connect(&sock).is_err() {
             assert!(
                 t.elapsed().as_secs() < 20,
-                "no socket from systemd-socket-activate"
+                "no listening socket from systemd-socket-activate"
             );
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
