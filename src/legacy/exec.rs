@@ -12,7 +12,7 @@ use crate::ipt::messages::{self, Msg};
 use crate::model::ChainPolicy;
 use crate::model::Counters;
 use crate::model::Family;
-use crate::seam::{Edit, Flavour, IptTable};
+use crate::seam::{Edit, Flavour, IptTable, RuleRef};
 use std::collections::HashMap;
 
 fn not_found(chain: &str, t: &Table) -> Error {
@@ -298,7 +298,11 @@ impl IptTable for LegacyTable<'_> {
                 }
                 c.rules.insert(index - 1, r);
             }
-            Edit::Replace { chain, index, .. } => {
+            Edit::Replace {
+                chain,
+                at: RuleRef::Number(index),
+                ..
+            } => {
                 let r = encoded.ok_or_else(missing)?;
                 let c = self.chain_mut(chain)?;
                 let Some(slot) = index.checked_sub(1).and_then(|i| c.rules.get_mut(i)) else {
@@ -306,7 +310,10 @@ impl IptTable for LegacyTable<'_> {
                 };
                 *slot = r;
             }
-            Edit::Delete { chain, index } => {
+            Edit::Delete {
+                chain,
+                at: RuleRef::Number(index),
+            } => {
                 let c = self.chain_mut(chain)?;
                 if *index == 0 || *index > c.rules.len() {
                     return Err(bad_index(chain, *index));
@@ -395,6 +402,9 @@ impl IptTable for LegacyTable<'_> {
             }
             // The user chains went with the reset.
             Edit::FinishReset { .. } => return Ok(()),
+            Edit::Delete { .. } | Edit::Replace { .. } | Edit::DeleteGuessedJump { .. } => {
+                return Err(edit.not_by_number());
+            }
         }
         self.changed = true;
         Ok(())
@@ -552,7 +562,7 @@ pub(crate) fn judged_difference(before: &Table, after: &Table) -> Result<Vec<cra
                 // By its number in the table as read, which the judge reads it from.
                 edits.push(Edit::Delete {
                     chain: c.name.clone(),
-                    index: i + 1,
+                    at: RuleRef::Number(i + 1),
                 });
             }
         }

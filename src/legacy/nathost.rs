@@ -15,7 +15,9 @@ use super::table::{Carry, Chain, Table};
 use crate::error::{Error, OpFailure, Result};
 use crate::ipt::tables;
 use crate::model::Family;
-use crate::seam::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
+use crate::seam::{
+    Applied, ChainInfo, Change, Edit, Lookup, RuleEntry, RuleRef, RulesetBackend, TableAccess,
+};
 
 /// Tables read for one run of a plan, each once.
 struct View<'l> {
@@ -163,8 +165,8 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
         }
         convert::to_rule(t.family, &t.name, rule)
     };
-    match change {
-        Change::CreateChain { chain, .. } => {
+    match &change.edit {
+        Edit::CreateChain(chain) => {
             if tables::builtin(&table, chain).is_some() {
                 // Built-in chains always exist in x_tables.
                 if t.chain(chain).is_none() {
@@ -176,13 +178,13 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
                 t.insert_user_chain(Chain::user(chain));
             }
         }
-        Change::FlushChain { chain, .. } => {
+        Edit::Flush(chain) => {
             t.chain_mut(chain)
                 .ok_or_else(|| missing(chain))?
                 .rules
                 .clear();
         }
-        Change::DeleteChain { chain, .. } => {
+        Edit::DeleteChain(chain) => {
             let c = t.chain(chain).ok_or_else(|| missing(chain))?;
             if c.is_builtin() {
                 return Err(refusal(
@@ -195,17 +197,24 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
             }
             t.chains.retain(|c| c.name != *chain);
         }
-        Change::InsertRule { chain, rule, .. } | Change::AppendRule { chain, rule, .. } => {
+        Edit::Insert {
+            chain,
+            index: 1,
+            rule,
+        }
+        | Edit::Append { chain, rule } => {
             let r = rule_for(t, rule)?;
             let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
-            if matches!(change, Change::InsertRule { .. }) {
+            if matches!(change.edit, Edit::Insert { .. }) {
                 c.rules.insert(0, r);
             } else {
                 c.rules.push(r);
             }
         }
-        Change::ReplaceRule {
-            chain, id, rule, ..
+        Edit::Replace {
+            chain,
+            at: RuleRef::Id { id, .. },
+            rule,
         } => {
             let r = rule_for(t, rule)?;
             let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
@@ -216,9 +225,7 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
                 .ok_or_else(|| refusal(libc::ENOENT, format!("rule {id} in chain {chain}")))?;
             *slot = r;
         }
-        Change::DeleteGuessedJump {
-            chain, id, target, ..
-        } => {
+        Edit::DeleteGuessedJump { chain, id, target } => {
             let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
             let i = c
                 .rules
@@ -230,7 +237,10 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
                 .ok_or_else(|| refusal(libc::EBUSY, format!("rule {id} in chain {chain} is not the jump to {target}")))?;
             c.rules.remove(i);
         }
-        Change::DeleteRule { chain, id, .. } => {
+        Edit::Delete {
+            chain,
+            at: RuleRef::Id { id, .. },
+        } => {
             let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
             let i = c
                 .rules
@@ -239,21 +249,9 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
                 .ok_or_else(|| refusal(libc::ENOENT, format!("rule {id} in chain {chain}")))?;
             c.rules.remove(i);
         }
+        _ => return Err(change.unplannable()),
     }
     Ok(())
-}
-
-fn table_of(c: &Change) -> &str {
-    match c {
-        Change::CreateChain { table, .. }
-        | Change::FlushChain { table, .. }
-        | Change::DeleteChain { table, .. }
-        | Change::InsertRule { table, .. }
-        | Change::AppendRule { table, .. }
-        | Change::ReplaceRule { table, .. }
-        | Change::DeleteRule { table, .. }
-        | Change::DeleteGuessedJump { table, .. } => table,
-    }
 }
 
 impl RulesetBackend for Legacy {
@@ -275,6 +273,7 @@ impl RulesetBackend for Legacy {
                 tables: BTreeMap::new(),
             };
             let (changes, value) = plan(&mut view)?;
+            crate::seam::ruleset::plannable(&changes)?;
             // What the changes touch, judged on the tables this attempt read (under the
             // lock: only a writer bypassing it can change them before the replace, which
             // then fails and the plan, and this, run again), before they are applied.
@@ -289,7 +288,7 @@ impl RulesetBackend for Legacy {
                         .iter()
                         .find(|r| id_of(r) == Some(id))?;
                     Some(convert::to_ipt(family, r))
-                })
+                })?
             } else {
                 Vec::new()
             };
@@ -302,7 +301,7 @@ impl RulesetBackend for Legacy {
             // The tables changed, in the order the plan first changes them.
             let mut order: Vec<String> = Vec::new();
             for (i, c) in changes.iter().enumerate() {
-                let name = table_of(c).to_string();
+                let name = c.table.clone();
                 let t = view
                     .table(&name)?
                     .ok_or_else(|| Error::NoSuchTable(name.clone()))?;

@@ -9,7 +9,9 @@ use crate::ipt::{compat, tables};
 use crate::model::ChainPolicy;
 use crate::model::Family;
 use crate::nft::{ChainRef, ChainSpec, Op, Reader, RulePosition, Session, TableRef};
-use crate::seam::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
+use crate::seam::{
+    Applied, ChainInfo, Change, Edit, Lookup, RuleEntry, RuleRef, RulesetBackend, TableAccess,
+};
 
 /// How hard a plan looks for references: a guess first, then where they are expected,
 /// then everywhere.
@@ -135,8 +137,9 @@ pub(crate) fn to_ops(family: Family, changes: &[Change]) -> Result<(Vec<Op>, Vec
     let mut origin = Vec::with_capacity(changes.len() + 1);
     let mut ensured: Vec<&str> = Vec::new();
     for (i, c) in changes.iter().enumerate() {
-        match c {
-            Change::CreateChain { table, chain } => {
+        let table = &c.table;
+        match &c.edit {
+            Edit::CreateChain(chain) => {
                 let t = TableRef::new(family, table);
                 if !ensured.contains(&table.as_str()) {
                     ops.push(Op::EnsureTable(t.clone()));
@@ -151,16 +154,20 @@ pub(crate) fn to_ops(family: Family, changes: &[Change]) -> Result<(Vec<Op>, Vec
                     chain: spec,
                 });
             }
-            Change::FlushChain { table, chain } => {
+            Edit::Flush(chain) => {
                 ops.push(Op::FlushChain(TableRef::new(family, table).chain(chain)));
             }
-            Change::DeleteChain { table, chain } => {
+            Edit::DeleteChain(chain) => {
                 ops.push(Op::DeleteChain(TableRef::new(family, table).chain(chain)));
             }
-            Change::InsertRule { table, chain, rule }
-            | Change::AppendRule { table, chain, rule } => {
+            Edit::Insert {
+                chain,
+                index: 1,
+                rule,
+            }
+            | Edit::Append { chain, rule } => {
                 let t = TableRef::new(family, table);
-                let position = if matches!(c, Change::InsertRule { .. }) {
+                let position = if matches!(c.edit, Edit::Insert { .. }) {
                     RulePosition::Head
                 } else {
                     RulePosition::Append
@@ -171,10 +178,9 @@ pub(crate) fn to_ops(family: Family, changes: &[Change]) -> Result<(Vec<Op>, Vec
                     position,
                 });
             }
-            Change::ReplaceRule {
-                table,
+            Edit::Replace {
                 chain,
-                id,
+                at: RuleRef::Id { id, .. },
                 rule,
             } => {
                 let t = TableRef::new(family, table);
@@ -184,17 +190,17 @@ pub(crate) fn to_ops(family: Family, changes: &[Change]) -> Result<(Vec<Op>, Vec
                     rule: compat::encode(&t, rule)?,
                 });
             }
-            Change::DeleteRule {
-                table, chain, id, ..
+            Edit::Delete {
+                chain,
+                at: RuleRef::Id { id, .. },
             }
-            | Change::DeleteGuessedJump {
-                table, chain, id, ..
-            } => {
+            | Edit::DeleteGuessedJump { chain, id, .. } => {
                 ops.push(Op::DeleteRule {
                     chain: TableRef::new(family, table).chain(chain),
                     handle: *id,
                 });
             }
+            _ => return Err(c.unplannable()),
         }
         origin.resize(ops.len(), i);
     }
@@ -256,7 +262,7 @@ impl RulesetBackend for Session {
                         && search == Search::Guess
                         && planned
                             .iter()
-                            .any(|c| matches!(c, Change::DeleteGuessedJump { .. })) =>
+                            .any(|c| matches!(c.edit, Edit::DeleteGuessedJump { .. })) =>
                 {
                     search = Search::Expected;
                 }
@@ -267,7 +273,7 @@ impl RulesetBackend for Session {
                         && search < Search::Everywhere
                         && planned
                             .iter()
-                            .any(|c| matches!(c, Change::DeleteChain { .. })) =>
+                            .any(|c| matches!(c.edit, Edit::DeleteChain(_))) =>
                 {
                     search = Search::Everywhere;
                 }

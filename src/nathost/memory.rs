@@ -11,6 +11,7 @@ use crate::ipt::IptRule;
 use crate::ipt::tables;
 use crate::model::Family;
 use crate::nathost::{Applied, ChainInfo, Change, Lookup, RuleEntry, RulesetBackend, TableAccess};
+use crate::seam::{Edit, RuleRef};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Chain {
@@ -104,8 +105,9 @@ impl MemoryRuleset {
 
     /// Applies one change to `tables`; returns the id of a rule it added.
     fn apply(&mut self, tables: &mut Tables, change: &Change) -> Result<Option<u64>> {
-        match change {
-            Change::CreateChain { table, chain } => {
+        let table = &change.table;
+        match &change.edit {
+            Edit::CreateChain(chain) => {
                 let t = tables.entry(table.clone()).or_default();
                 if t.contains_key(chain) {
                     return Err(refused(libc::EEXIST, format!("create chain {chain}")));
@@ -119,8 +121,8 @@ impl MemoryRuleset {
                     },
                 );
             }
-            Change::FlushChain { table, chain } => chain_mut(tables, table, chain)?.rules.clear(),
-            Change::DeleteChain { table, chain } => {
+            Edit::Flush(chain) => chain_mut(tables, table, chain)?.rules.clear(),
+            Edit::DeleteChain(chain) => {
                 chain_mut(tables, table, chain)?.rules.clear();
                 if references(tables, table, chain) > 0 {
                     return Err(refused(libc::EBUSY, format!("delete chain {chain}")));
@@ -129,8 +131,12 @@ impl MemoryRuleset {
                     t.remove(chain);
                 }
             }
-            Change::InsertRule { table, chain, rule }
-            | Change::AppendRule { table, chain, rule } => {
+            Edit::Insert {
+                chain,
+                index: 1,
+                rule,
+            }
+            | Edit::Append { chain, rule } => {
                 if let Some(target) = rule.jump_target()
                     && tables.get(table).is_none_or(|t| !t.contains_key(target))
                 {
@@ -139,17 +145,16 @@ impl MemoryRuleset {
                 let id = self.next_id;
                 self.next_id += 1;
                 let c = chain_mut(tables, table, chain)?;
-                if matches!(change, Change::InsertRule { .. }) {
+                if matches!(change.edit, Edit::Insert { .. }) {
                     c.rules.insert(0, (id, rule.clone()));
                 } else {
                     c.rules.push((id, rule.clone()));
                 }
                 return Ok(Some(id));
             }
-            Change::ReplaceRule {
-                table,
+            Edit::Replace {
                 chain,
-                id,
+                at: RuleRef::Id { id, .. },
                 rule,
             } => {
                 let c = chain_mut(tables, table, chain)?;
@@ -160,8 +165,9 @@ impl MemoryRuleset {
                     .ok_or_else(|| refused(libc::ENOENT, format!("rule {id} of {chain}")))?;
                 slot.1 = rule.clone();
             }
-            Change::DeleteRule {
-                table, chain, id, ..
+            Edit::Delete {
+                chain,
+                at: RuleRef::Id { id, .. },
             } => {
                 let c = chain_mut(tables, table, chain)?;
                 let before = c.rules.len();
@@ -170,12 +176,7 @@ impl MemoryRuleset {
                     return Err(refused(libc::ENOENT, format!("rule {id} of {chain}")));
                 }
             }
-            Change::DeleteGuessedJump {
-                table,
-                chain,
-                id,
-                target,
-            } => {
+            Edit::DeleteGuessedJump { chain, id, target } => {
                 let c = chain_mut(tables, table, chain)?;
                 let at = c
                     .rules
@@ -184,6 +185,7 @@ impl MemoryRuleset {
                     .ok_or_else(|| refused(libc::ENOENT, format!("rule {id} of {chain}")))?;
                 c.rules.remove(at);
             }
+            _ => return Err(change.unplannable()),
         }
         Ok(None)
     }
@@ -288,6 +290,7 @@ impl RulesetBackend for MemoryRuleset {
             )));
         }
         let (changes, value) = plan(&mut View { r: self })?;
+        crate::seam::ruleset::plannable(&changes)?;
         // Judged on the tables the plan read, before anything is applied; recorded around
         // the commit, as nf_tables records a batch the kernel may still refuse.
         let e = self.enforcement.clone();
@@ -297,7 +300,7 @@ impl RulesetBackend for MemoryRuleset {
             judged = crate::seam::judge::of_changes(family, &changes, |table, chain, id| {
                 let rules = &tables.get(table)?.get(chain)?.rules;
                 rules.iter().find(|(i, _)| *i == id).map(|(_, r)| r.clone())
-            });
+            })?;
             e.check(&mut judged)?;
             e.record(&judged, crate::nft::AuditOutcome::Attempt);
         }

@@ -152,3 +152,55 @@ fn under_a_policy_a_plan_is_judged_before_it_is_applied() {
     assert_eq!(r.outcome, Outcome::Changed);
     assert_eq!(m.chain_names("nat"), ["PREROUTING", "other"]);
 }
+
+/// A plan speaks the interpreter's vocabulary ([`crate::seam::Edit`]), but a backend commits
+/// only the changes a NAT-host plan makes: one that is not (a policy, a rule by number, an
+/// insert past the head) is refused with its text, before anything is applied.
+#[test]
+fn a_change_no_plan_makes_is_refused_and_changes_nothing() {
+    use crate::model::ChainPolicy;
+    use crate::nathost::{Change, RulesetBackend};
+    use crate::seam::{Edit, RuleRef};
+    let mut m = MemoryRuleset::new(Family::Ipv4);
+    let res = reservation("vcld-7", "eth1:tcp/50443=192.0.2.10:3389");
+    nathost::setup(&mut m, &res).expect("setup");
+    let before = (m.chain_names("nat"), listed(&m, "vcld-7"), m.commits);
+    let refused = [
+        (
+            Edit::Policy {
+                chain: "PREROUTING".into(),
+                policy: ChainPolicy::Drop,
+            },
+            "-t nat -P PREROUTING DROP",
+        ),
+        (
+            Edit::Delete {
+                chain: "vcld-7".into(),
+                at: RuleRef::Number(1),
+            },
+            "-t nat -D vcld-7 1",
+        ),
+        (
+            Edit::Insert {
+                chain: "vcld-7".into(),
+                index: 2,
+                rule: Default::default(),
+            },
+            "-t nat -I vcld-7 2",
+        ),
+    ];
+    for (edit, text) in refused {
+        let fresh = Change::create_chain("nat", "vcld-8");
+        let e = m
+            .transact(Family::Ipv4, |_| {
+                Ok((vec![fresh.clone(), Change::new("nat", edit.clone())], ()))
+            })
+            .expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            format!("invalid input: change 1: {text}: not a change a NAT-host plan commits"),
+        );
+        let after = (m.chain_names("nat"), listed(&m, "vcld-7"), m.commits);
+        assert_eq!(after, before);
+    }
+}

@@ -18,7 +18,7 @@ use std::hash::Hasher;
 use crate::error::Result;
 use crate::ipt::{IptRule, tables};
 use crate::model::Family;
-use crate::seam::{ChainInfo, Change, Lookup, RuleEntry, TableAccess};
+use crate::seam::{ChainInfo, Change, Edit, Lookup, RuleEntry, RuleRef, TableAccess};
 
 /// Provisional ids of rules added in this transaction: above any kernel handle in practice
 /// (handles count up from 1 per table) and any x_tables rule index.
@@ -148,21 +148,28 @@ impl ChainView {
 
     /// Applies one pending change to this chain (`id`: an added rule's provisional id).
     fn apply(&mut self, change: &Change, id: Option<u64>) {
-        match change {
-            Change::CreateChain { .. } => {}
-            Change::FlushChain { .. } | Change::DeleteChain { .. } => self.clear(),
-            Change::InsertRule { rule, .. } | Change::AppendRule { rule, .. } => {
-                let at_head = matches!(change, Change::InsertRule { .. });
+        match &change.edit {
+            Edit::Flush(_) | Edit::DeleteChain(_) => self.clear(),
+            Edit::Insert { rule, .. } | Edit::Append { rule, .. } => {
+                let at_head = matches!(change.edit, Edit::Insert { .. });
                 let e = RuleEntry {
                     id: id.unwrap_or_default(),
                     rule: rule.clone(),
                 };
                 self.add(at_head, e);
             }
-            Change::ReplaceRule { id, rule, .. } => self.replace(*id, rule),
-            Change::DeleteRule { id, .. } | Change::DeleteGuessedJump { id, .. } => {
-                self.remove(*id)
+            Edit::Replace {
+                at: RuleRef::Id { id, .. },
+                rule,
+                ..
+            } => self.replace(*id, rule),
+            Edit::Delete {
+                at: RuleRef::Id { id, .. },
+                ..
             }
+            | Edit::DeleteGuessedJump { id, .. } => self.remove(*id),
+            // A chain created; nothing else is planned (`Change::plannable`).
+            _ => {}
         }
     }
 
@@ -215,34 +222,27 @@ pub(crate) struct Overlay<'a> {
     read: Read,
 }
 
+/// The table and chain of a change (every change a plan makes is to one chain).
 fn table_chain(c: &Change) -> (&str, &str) {
-    match c {
-        Change::CreateChain { table, chain }
-        | Change::FlushChain { table, chain }
-        | Change::DeleteChain { table, chain }
-        | Change::InsertRule { table, chain, .. }
-        | Change::AppendRule { table, chain, .. }
-        | Change::ReplaceRule { table, chain, .. }
-        | Change::DeleteRule { table, chain, .. }
-        | Change::DeleteGuessedJump { table, chain, .. } => (table, chain),
-    }
+    (&c.table, c.chain().unwrap_or_default())
 }
 
 fn added_rule(c: &Change) -> Option<&IptRule> {
-    match c {
-        Change::InsertRule { rule, .. } | Change::AppendRule { rule, .. } => Some(rule),
+    match &c.edit {
+        Edit::Insert { rule, .. } | Edit::Append { rule, .. } => Some(rule),
         _ => None,
     }
 }
 
 /// The jump a change adds (+1) or deletes (-1), as (target, delta).
 fn jump_delta(c: &Change) -> Option<(&str, i64)> {
-    match c {
-        Change::InsertRule { rule, .. } | Change::AppendRule { rule, .. } => {
-            rule.jump_target().map(|t| (t, 1))
-        }
-        Change::DeleteRule { rule, .. } => rule.jump_target().map(|t| (t, -1)),
-        Change::DeleteGuessedJump { target, .. } => Some((target.as_str(), -1)),
+    match &c.edit {
+        Edit::Insert { rule, .. } | Edit::Append { rule, .. } => rule.jump_target().map(|t| (t, 1)),
+        Edit::Delete {
+            at: RuleRef::Id { rule, .. },
+            ..
+        } => rule.jump_target().map(|t| (t, -1)),
+        Edit::DeleteGuessedJump { target, .. } => Some((target.as_str(), -1)),
         _ => None,
     }
 }
@@ -275,8 +275,11 @@ impl<'a> Overlay<'a> {
         for c in changes {
             let (table, chain) = table_chain(c);
             let k = key(table, chain);
-            match c {
-                Change::DeleteRule { id, .. } if *id >= PENDING => {
+            match &c.edit {
+                Edit::Delete {
+                    at: RuleRef::Id { id, .. },
+                    ..
+                } if *id >= PENDING => {
                     if let Some(i) = self.by_id.remove(id) {
                         self.pending[i].removed = true;
                         let added = self.pending[i].change.clone();
@@ -288,15 +291,18 @@ impl<'a> Overlay<'a> {
                         }
                     }
                 }
-                Change::ReplaceRule { id, rule, .. } if *id >= PENDING => {
+                Edit::Replace {
+                    at: RuleRef::Id { id, .. },
+                    rule,
+                    ..
+                } if *id >= PENDING => {
                     if let Some(&i) = self.by_id.get(id) {
                         let before = self.pending[i].change.clone();
                         let (t, ch) = table_chain(&before);
                         let ak = key(t, ch);
                         self.count_jump(t, &before, -1);
-                        match &mut self.pending[i].change {
-                            Change::InsertRule { rule: r, .. }
-                            | Change::AppendRule { rule: r, .. } => {
+                        match &mut self.pending[i].change.edit {
+                            Edit::Insert { rule: r, .. } | Edit::Append { rule: r, .. } => {
                                 *r = rule.clone();
                             }
                             _ => {}
@@ -317,11 +323,11 @@ impl<'a> Overlay<'a> {
                     if let Some(id) = id {
                         self.by_id.insert(id, index);
                     }
-                    match c {
-                        Change::CreateChain { .. } => {
+                    match c.edit {
+                        Edit::CreateChain(_) => {
                             self.exists.insert(k.clone(), true);
                         }
-                        Change::DeleteChain { .. } => {
+                        Edit::DeleteChain(_) => {
                             self.exists.insert(k.clone(), false);
                             self.deleted.insert(k.clone());
                         }
@@ -374,28 +380,35 @@ impl<'a> Overlay<'a> {
     /// (For one rule or a table's scan; a chain read whole has its [`ChainView`].)
     fn apply_rules(&self, table: &str, chain: &str, mut rules: Vec<RuleEntry>) -> Vec<RuleEntry> {
         for p in self.touching(table, chain) {
-            match &p.change {
-                Change::CreateChain { .. } => {}
-                Change::FlushChain { .. } | Change::DeleteChain { .. } => rules.clear(),
-                Change::InsertRule { rule, .. } => rules.insert(
+            match &p.change.edit {
+                Edit::Flush(_) | Edit::DeleteChain(_) => rules.clear(),
+                Edit::Insert { rule, .. } => rules.insert(
                     0,
                     RuleEntry {
                         id: p.id.unwrap_or_default(),
                         rule: rule.clone(),
                     },
                 ),
-                Change::AppendRule { rule, .. } => rules.push(RuleEntry {
+                Edit::Append { rule, .. } => rules.push(RuleEntry {
                     id: p.id.unwrap_or_default(),
                     rule: rule.clone(),
                 }),
-                Change::ReplaceRule { id, rule, .. } => {
+                Edit::Replace {
+                    at: RuleRef::Id { id, .. },
+                    rule,
+                    ..
+                } => {
                     if let Some(r) = rules.iter_mut().find(|r| r.id == *id) {
                         r.rule = rule.clone();
                     }
                 }
-                Change::DeleteRule { id, .. } | Change::DeleteGuessedJump { id, .. } => {
-                    rules.retain(|r| r.id != *id)
+                Edit::Delete {
+                    at: RuleRef::Id { id, .. },
+                    ..
                 }
+                | Edit::DeleteGuessedJump { id, .. } => rules.retain(|r| r.id != *id),
+                // A chain created; nothing else is planned (`Change::plannable`).
+                _ => {}
             }
         }
         rules
@@ -556,8 +569,8 @@ impl TableAccess for Overlay<'_> {
             .iter()
             .filter(|p| !p.removed && table_chain(&p.change).0 == table)
         {
-            match &p.change {
-                Change::CreateChain { chain, .. } => {
+            match &p.change.edit {
+                Edit::CreateChain(chain) => {
                     by_name.entry(chain.clone()).or_insert_with(|| ChainInfo {
                         name: chain.clone(),
                         base: tables::builtin(table, chain).is_some(),
@@ -565,7 +578,7 @@ impl TableAccess for Overlay<'_> {
                         jump_hint: None,
                     });
                 }
-                Change::DeleteChain { chain, .. } => {
+                Edit::DeleteChain(chain) => {
                     by_name.remove(chain);
                 }
                 _ => {}

@@ -35,22 +35,14 @@ pub(super) fn ensure_entry(
         return Ok(());
     }
     if tables::builtin(table, entry).is_some() {
-        changes.push(Change::CreateChain {
-            table: table.into(),
-            chain: entry.into(),
-        });
+        changes.push(Change::create_chain(table, entry));
         return Ok(());
     }
     Err(missing_chain(table, entry, " (the entry chain)"))
 }
 
 pub(super) fn delete(table: &str, chain: &str, r: &RuleEntry) -> Change {
-    Change::DeleteRule {
-        table: table.into(),
-        chain: chain.into(),
-        id: r.id,
-        rule: r.rule.clone(),
-    }
+    Change::delete_rule(table, chain, r.clone())
 }
 
 pub(super) fn same(a: &IptRule, b: &IptRule) -> bool {
@@ -77,19 +69,10 @@ pub(super) fn ensure_single_jump(
         .position(|r| same(&r.rule, jump))
         .or(if jumps.is_empty() { None } else { Some(0) });
     match keep {
-        None => changes.push(Change::InsertRule {
-            table: table.into(),
-            chain: entry.into(),
-            rule: jump.clone(),
-        }),
+        None => changes.push(Change::insert_rule(table, entry, jump.clone())),
         Some(k) => {
             if !same(&jumps[k].rule, jump) {
-                changes.push(Change::ReplaceRule {
-                    table: table.into(),
-                    chain: entry.into(),
-                    id: jumps[k].id,
-                    rule: jump.clone(),
-                });
+                changes.push(Change::replace_rule(table, entry, jumps[k], jump.clone()));
             }
             for (i, r) in jumps.iter().enumerate() {
                 if i != k {
@@ -118,11 +101,7 @@ pub(super) fn ensure_jump(
 ) -> Result<()> {
     let references = target_info.map_or(Some(0), |i| i.references);
     if !entry_exists || references == Some(0) {
-        changes.push(Change::InsertRule {
-            table: table.into(),
-            chain: entry.into(),
-            rule: jump.clone(),
-        });
+        changes.push(Change::insert_rule(table, entry, jump.clone()));
         return Ok(());
     }
     if let (Some(1), Some(id)) = (references, target_info.and_then(|i| i.jump_hint))
@@ -152,11 +131,7 @@ pub(super) fn ensure_forward(
         .filter(|r| ForwardKey::of_rule(&r.rule).as_ref() == Some(&key))
         .collect();
     if holders.is_empty() {
-        changes.push(Change::AppendRule {
-            table: table.into(),
-            chain: chain.into(),
-            rule,
-        });
+        changes.push(Change::append_rule(table, chain, rule));
         return;
     }
     let keep = holders
@@ -164,12 +139,7 @@ pub(super) fn ensure_forward(
         .position(|r| same(&r.rule, &rule))
         .unwrap_or(0);
     if !same(&holders[keep].rule, &rule) {
-        changes.push(Change::ReplaceRule {
-            table: table.into(),
-            chain: chain.into(),
-            id: holders[keep].id,
-            rule,
-        });
+        changes.push(Change::replace_rule(table, chain, holders[keep], rule));
     }
     for (i, r) in holders.iter().enumerate() {
         if i != keep {
@@ -206,21 +176,14 @@ pub(super) fn plan_setup(v: &mut dyn TableAccess, res: &Reservation) -> Result<P
         None => {
             // The jump right after the chain: it gets the chain's handle + 1, which is what
             // teardown's guess (`ChainInfo::jump_hint`) relies on.
-            changes.push(Change::CreateChain {
-                table: table.clone(),
-                chain: chain.clone(),
-            });
-            changes.push(Change::InsertRule {
-                table: table.clone(),
-                chain: entry.clone(),
-                rule: jump,
-            });
+            changes.push(Change::create_chain(table.clone(), chain.clone()));
+            changes.push(Change::insert_rule(table.clone(), entry.clone(), jump));
             for f in &res.forwards {
-                changes.push(Change::AppendRule {
-                    table: table.clone(),
-                    chain: chain.clone(),
-                    rule: f.rule(res.family)?,
-                });
+                changes.push(Change::append_rule(
+                    table.clone(),
+                    chain.clone(),
+                    f.rule(res.family)?,
+                ));
             }
         }
         Some(info) => {
@@ -310,14 +273,8 @@ pub(super) fn plan_teardown(
     entry: &str,
 ) -> Result<Planned> {
     let flush_and_delete = |mut changes: Vec<Change>| {
-        changes.push(Change::FlushChain {
-            table: table.into(),
-            chain: chain.into(),
-        });
-        changes.push(Change::DeleteChain {
-            table: table.into(),
-            chain: chain.into(),
-        });
+        changes.push(Change::flush_chain(table, chain));
+        changes.push(Change::delete_chain(table, chain));
         Planned {
             changes,
             outcome: Outcome::Changed,
@@ -334,12 +291,9 @@ pub(super) fn plan_teardown(
         match (info.references, info.jump_hint) {
             (Some(0), _) => return Ok(flush_and_delete(Vec::new())),
             (Some(1), Some(id)) if entry != chain => {
-                return Ok(flush_and_delete(vec![Change::DeleteGuessedJump {
-                    table: table.into(),
-                    chain: entry.into(),
-                    id,
-                    target: chain.into(),
-                }]));
+                return Ok(flush_and_delete(vec![Change::delete_guessed_jump(
+                    table, entry, id, chain,
+                )]));
             }
             _ => {}
         }
@@ -366,12 +320,7 @@ pub(super) fn plan_teardown(
     };
     Ok(flush_and_delete(
         refs.into_iter()
-            .map(|(c, r)| Change::DeleteRule {
-                table: table.into(),
-                chain: c,
-                id: r.id,
-                rule: r.rule,
-            })
+            .map(|(c, r)| Change::delete_rule(table, c, r))
             .collect(),
     ))
 }
@@ -397,24 +346,13 @@ pub(super) fn plan_sweep(
         .filter(|(c, r)| {
             !doomed.contains(c) && r.rule.jump_target().is_some_and(|t| doomed.contains(t))
         })
-        .map(|(c, r)| Change::DeleteRule {
-            table: table.into(),
-            chain: c,
-            id: r.id,
-            rule: r.rule,
-        })
+        .map(|(c, r)| Change::delete_rule(table, c, r))
         .collect();
     for c in &doomed {
-        changes.push(Change::FlushChain {
-            table: table.into(),
-            chain: c.clone(),
-        });
+        changes.push(Change::flush_chain(table, c.clone()));
     }
     for c in &doomed {
-        changes.push(Change::DeleteChain {
-            table: table.into(),
-            chain: c.clone(),
-        });
+        changes.push(Change::delete_chain(table, c.clone()));
     }
     Ok(Planned {
         changes,
@@ -435,18 +373,11 @@ pub(super) fn plan_host_setup(v: &mut dyn TableAccess, host: &HostSetup) -> Resu
         let look = v.lookup(table, &names, Some(chain))?;
         let exists = look.chains[0].is_some();
         if !exists {
-            changes.push(Change::CreateChain {
-                table: table.into(),
-                chain: chain.clone(),
-            });
+            changes.push(Change::create_chain(table, chain.clone()));
         }
         for want in rules.iter().filter(|r| r.table == table) {
             if !look.rules.iter().any(|r| same(&r.rule, &want.rule)) {
-                changes.push(Change::AppendRule {
-                    table: table.into(),
-                    chain: chain.clone(),
-                    rule: want.rule.clone(),
-                });
+                changes.push(Change::append_rule(table, chain.clone(), want.rule.clone()));
             }
         }
         for (j, found) in entries.iter().zip(&look.chains[1..]) {
@@ -480,20 +411,18 @@ pub(super) fn plan_chain(v: &mut dyn TableAccess, op: &Operation) -> Result<Plan
     let c = chain.to_string();
     Ok(match op {
         Operation::CreateChain { .. } if exists => Planned::of(Vec::new(), Outcome::Unchanged),
-        Operation::CreateChain { .. } => Planned::of(
-            vec![Change::CreateChain { table: t, chain: c }],
-            Outcome::Unchanged,
-        ),
+        Operation::CreateChain { .. } => {
+            Planned::of(vec![Change::create_chain(t, c)], Outcome::Unchanged)
+        }
         Operation::FlushChain { .. } if !exists => {
             return Err(missing_chain(table, chain, ""));
         }
         Operation::FlushChain { .. } if look.rules.is_empty() => {
             Planned::of(Vec::new(), Outcome::Unchanged)
         }
-        Operation::FlushChain { .. } => Planned::of(
-            vec![Change::FlushChain { table: t, chain: c }],
-            Outcome::Unchanged,
-        ),
+        Operation::FlushChain { .. } => {
+            Planned::of(vec![Change::flush_chain(t, c)], Outcome::Unchanged)
+        }
         Operation::DeleteChain { .. } if !exists => Planned::of(Vec::new(), Outcome::Absent),
         _ => {
             if tables::builtin(table, chain).is_some() {
@@ -503,11 +432,8 @@ pub(super) fn plan_chain(v: &mut dyn TableAccess, op: &Operation) -> Result<Plan
             }
             Planned {
                 changes: vec![
-                    Change::FlushChain {
-                        table: t.clone(),
-                        chain: c.clone(),
-                    },
-                    Change::DeleteChain { table: t, chain: c },
+                    Change::flush_chain(t.clone(), c.clone()),
+                    Change::delete_chain(t, c),
                 ],
                 outcome: Outcome::Changed,
                 removed_chains: vec![chain.to_string()],
@@ -535,17 +461,14 @@ pub(super) fn plan_rule(v: &mut dyn TableAccess, op: &Operation) -> Result<Plann
                 if tables::builtin(table, chain).is_none() {
                     return Err(missing_chain(table, chain, ""));
                 }
-                changes.push(Change::CreateChain {
-                    table: table.into(),
-                    chain: chain.into(),
-                });
+                changes.push(Change::create_chain(table, chain));
             }
             if existing.is_none() {
-                let (table, chain, rule) = (table.into(), chain.into(), rule.clone());
+                let rule = rule.clone();
                 changes.push(if *at_head {
-                    Change::InsertRule { table, chain, rule }
+                    Change::insert_rule(table, chain, rule)
                 } else {
-                    Change::AppendRule { table, chain, rule }
+                    Change::append_rule(table, chain, rule)
                 });
             }
             Ok(Planned::of(changes, Outcome::Unchanged))

@@ -1,7 +1,7 @@
 //! The one interpreter of iptables commands: checks in iptables' order, refusals in its
 //! words, and the edits a command makes, over any backend's [`IptTable`].
 
-use super::{Edit, Flavour, IptTable};
+use super::{Edit, Flavour, IptTable, RuleRef};
 use crate::error::{Error, Result};
 use crate::ipt::listing::change_line;
 use crate::ipt::messages::{self, Msg};
@@ -140,7 +140,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
             if let Command::Delete { .. } = cmd {
                 let e = Edit::Delete {
                     chain: chain.clone(),
-                    index,
+                    at: RuleRef::Number(index),
                 };
                 edit(t, &mut edits, e, None)?;
             }
@@ -173,7 +173,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                 Some((rule, encoded)) => {
                     let e = Edit::Replace {
                         chain: chain.clone(),
-                        index: *index,
+                        at: RuleRef::Number(*index),
                         rule: rule.clone(),
                     };
                     edit(t, &mut edits, e, Some(encoded))?;
@@ -187,7 +187,7 @@ pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
                     };
                     let e = Edit::Delete {
                         chain: chain.clone(),
-                        index: *index,
+                        at: RuleRef::Number(*index),
                     };
                     edit(t, &mut edits, e, None)?;
                     if let Some(old) = old {

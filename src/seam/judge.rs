@@ -13,7 +13,7 @@
 //! generation) the commit is applied to, so a commit refused because the table changed is
 //! planned, derived and judged again.
 
-use super::{Change, Edit, IptTable};
+use super::{Change, Edit, IptTable, RuleRef};
 use crate::error::Result;
 use crate::ipt::IptRule;
 use crate::model::{ChainPolicy, Family};
@@ -160,7 +160,11 @@ impl Judge {
                 };
                 self.push(t, text);
             }
-            Edit::Replace { chain, index, rule } => {
+            Edit::Replace {
+                chain,
+                at: RuleRef::Number(index),
+                rule,
+            } => {
                 let old = view.rule_at(chain, *index)?;
                 let t = self.touches(Planned::ReplaceRule {
                     chain,
@@ -170,7 +174,10 @@ impl Judge {
                 let text = self.rule_text("replace", chain, "-R", rule);
                 self.push(t, text);
             }
-            Edit::Delete { chain, index } => {
+            Edit::Delete {
+                chain,
+                at: RuleRef::Number(index),
+            } => {
                 let old = view.rule_at(chain, *index)?;
                 let t = self.touches(Planned::DeleteRule {
                     chain,
@@ -262,6 +269,9 @@ impl Judge {
                     self.push(t, text);
                 }
             }
+            Edit::Delete { .. } | Edit::Replace { .. } | Edit::DeleteGuessedJump { .. } => {
+                return Err(edit.not_by_number());
+            }
         }
         Ok(())
     }
@@ -270,20 +280,6 @@ impl Judge {
 /// The chain a rule jumps or goes to.
 fn jump_of(rule: &IptRule) -> Option<String> {
     rule.jump_target().map(str::to_owned)
-}
-
-/// The table a NAT-host change is in.
-fn table_of(c: &Change) -> &str {
-    match c {
-        Change::CreateChain { table, .. }
-        | Change::FlushChain { table, .. }
-        | Change::DeleteChain { table, .. }
-        | Change::InsertRule { table, .. }
-        | Change::AppendRule { table, .. }
-        | Change::ReplaceRule { table, .. }
-        | Change::DeleteRule { table, .. }
-        | Change::DeleteGuessedJump { table, .. } => table,
-    }
 }
 
 /// Zeroing counters (`-Z`, `-L -Z`, `-Z CHAIN N` on x_tables) of a table or one chain.
@@ -303,11 +299,13 @@ pub fn zero(family: Family, table: &str, chain: Option<&str>) -> Judged {
 /// built-in's name is a base chain (judged as `policy`). `old` gives the rule a change
 /// deletes or replaces (by table, chain and id) as the plan's view holds it, for its real
 /// target; a rule it does not find is judged as absent (the commit fails on it anyway).
+/// Refuses changes a NAT-host plan does not commit ([`Change::plannable`]).
 pub fn of_changes(
     family: Family,
     changes: &[Change],
     mut old: impl FnMut(&str, &str, u64) -> Option<IptRule>,
-) -> Vec<Judged> {
+) -> Result<Vec<Judged>> {
+    super::ruleset::plannable(changes)?;
     let mut out = Vec::with_capacity(changes.len() + 1);
     let mut ensured: Vec<&str> = Vec::new();
     let mut len = 0;
@@ -321,7 +319,7 @@ pub fn of_changes(
         (r, o)
     };
     for c in changes {
-        let table = table_of(c);
+        let table = c.table.as_str();
         let j = Judge {
             text_len: len,
             ..Judge::new(family, table)
@@ -329,8 +327,8 @@ pub fn of_changes(
         let mut add = |touches: Vec<Touch>, text: String| {
             push(&mut out, &mut len, Judged { touches, text });
         };
-        match c {
-            Change::CreateChain { chain, .. } => {
+        match &c.edit {
+            Edit::CreateChain(chain) => {
                 if !ensured.contains(&table) {
                     ensured.push(table);
                     add(
@@ -345,20 +343,20 @@ pub fn of_changes(
                 }
                 add(j.touches(Planned::CreateChain { chain, base }), text);
             }
-            Change::FlushChain { chain, .. } => {
+            Edit::Flush(chain) => {
                 add(
                     j.touches(Planned::FlushChain(chain)),
                     j.chain_text("flush", chain),
                 );
             }
-            Change::DeleteChain { chain, .. } => {
+            Edit::DeleteChain(chain) => {
                 add(
                     j.touches(Planned::DeleteChain(chain)),
                     j.chain_text("delete", chain),
                 );
             }
-            Change::InsertRule { chain, rule, .. } | Change::AppendRule { chain, rule, .. } => {
-                let (what, flag) = if matches!(c, Change::InsertRule { .. }) {
+            Edit::Insert { chain, rule, .. } | Edit::Append { chain, rule } => {
+                let (what, flag) = if matches!(c.edit, Edit::Insert { .. }) {
                     ("insert", "-I")
                 } else {
                     ("add", "-A")
@@ -369,8 +367,10 @@ pub fn of_changes(
                 });
                 add(t, j.rule_text(what, chain, flag, rule));
             }
-            Change::ReplaceRule {
-                chain, id, rule, ..
+            Edit::Replace {
+                chain,
+                at: RuleRef::Id { id, .. },
+                rule,
             } => {
                 let (_, old) = was(table, chain, *id);
                 let t = j.touches(Planned::ReplaceRule {
@@ -380,7 +380,11 @@ pub fn of_changes(
                 });
                 add(t, j.rule_text("replace", chain, "-R", rule));
             }
-            Change::DeleteRule { chain, id, .. } | Change::DeleteGuessedJump { chain, id, .. } => {
+            Edit::Delete {
+                chain,
+                at: RuleRef::Id { id, .. },
+            }
+            | Edit::DeleteGuessedJump { chain, id, .. } => {
                 let (r, old) = was(table, chain, *id);
                 let text = match &r {
                     Some(r) => j.rule_text("delete", chain, "-D", r),
@@ -388,9 +392,11 @@ pub fn of_changes(
                 };
                 add(j.touches(Planned::DeleteRule { chain, old }), text);
             }
+            // Refused above.
+            _ => return Err(c.unplannable()),
         }
     }
-    out
+    Ok(out)
 }
 
 /// Adds a change, counting its text's length (see [`Judge::rule_text`]).

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::memory::MemoryTable;
-use super::{Change, Enforcement, Flavour, Judge, Judged, interpret, restore_block};
+use super::{Change, Enforcement, Flavour, Judge, Judged, RuleEntry, interpret, restore_block};
 use crate::ErrorKind;
 use crate::ipt::parse::parse;
 use crate::ipt::restore_file::parse_file;
@@ -269,33 +269,21 @@ fn nat_host_changes_are_judged_by_the_rules_the_view_holds() {
         target: Some(IptTarget::Jump(c.to_owned())),
         ..Default::default()
     };
+    let old = |id| RuleEntry {
+        id,
+        // What the plan believed; the view says otherwise for rule 7.
+        rule: jump("vcld-1"),
+    };
     let changes = vec![
-        Change::CreateChain {
-            table: "nat".into(),
-            chain: "vcld-2".into(),
-        },
-        Change::InsertRule {
-            table: "nat".into(),
-            chain: "PREROUTING".into(),
-            rule: jump("vcld-2"),
-        },
-        Change::DeleteRule {
-            table: "nat".into(),
-            chain: "PREROUTING".into(),
-            id: 7,
-            // What the plan believed; the view says otherwise.
-            rule: jump("vcld-1"),
-        },
-        Change::DeleteRule {
-            table: "nat".into(),
-            chain: "PREROUTING".into(),
-            id: 8,
-            rule: jump("vcld-1"),
-        },
+        Change::create_chain("nat", "vcld-2"),
+        Change::insert_rule("nat", "PREROUTING", jump("vcld-2")),
+        Change::delete_rule("nat", "PREROUTING", old(7)),
+        Change::delete_rule("nat", "PREROUTING", old(8)),
     ];
     let j = super::judge::of_changes(Family::Ipv4, &changes, |_, _, id| {
         (id == 7).then(|| jump("other"))
-    });
+    })
+    .expect("every change is one a plan makes");
     let texts: Vec<&str> = j.iter().map(|j| j.text.as_str()).collect();
     assert_eq!(
         texts,

@@ -15,7 +15,7 @@
 //! assert_eq!(t.rules("INPUT").len(), 1);
 //! ```
 
-use super::{Edit, Flavour, IptTable};
+use super::{Edit, Flavour, IptTable, RuleRef};
 use crate::error::{Error, Result};
 use crate::ipt::listing::ChainListing;
 use crate::ipt::messages::{self, Msg};
@@ -230,14 +230,21 @@ impl IptTable for MemoryTable {
                 }
                 c.rules.insert(index - 1, rule.clone());
             }
-            Edit::Replace { chain, index, rule } => {
+            Edit::Replace {
+                chain,
+                at: RuleRef::Number(index),
+                rule,
+            } => {
                 let c = self.chain_mut(chain)?;
                 let Some(slot) = index.checked_sub(1).and_then(|i| c.rules.get_mut(i)) else {
                     return Err(bad_index(chain, *index));
                 };
                 *slot = rule.clone();
             }
-            Edit::Delete { chain, index } => {
+            Edit::Delete {
+                chain,
+                at: RuleRef::Number(index),
+            } => {
                 let c = self.chain_mut(chain)?;
                 if *index == 0 || *index > c.rules.len() {
                     return Err(bad_index(chain, *index));
@@ -300,6 +307,9 @@ impl IptTable for MemoryTable {
                     .filter(|n| !declared.contains(n))
                     .collect();
                 self.chains.retain(|c| !stale.contains(&c.name));
+            }
+            Edit::Delete { .. } | Edit::Replace { .. } | Edit::DeleteGuessedJump { .. } => {
+                return Err(edit.not_by_number());
             }
         }
         Ok(())

@@ -45,9 +45,16 @@ use crate::model::{ChainPolicy, Counters, Family};
 
 pub use crate::ipt::Flavour;
 
-/// One change of an iptables command, in iptables terms: chains by name, rules by number
-/// (1 is the first), as the table stood when the edit was made. What the policy check
-/// and the audit see of a command, whichever backend carries it.
+/// One change of one table, in iptables terms (chains by name, rules as [`IptRule`]): the
+/// one vocabulary of changes the iptables interpreter ([`interpret`]) and the NAT-host plans
+/// ([`crate::nathost`], as [`Change`]s: an edit with its table) speak to both backends, and
+/// what the policy check and the audit see of them, whichever backend carries them.
+///
+/// The interpreter's edits address rules by number ([`RuleRef::Number`]), as the table
+/// stood when the edit was made, and are applied by each backend's [`IptTable::apply`]; a
+/// NAT-host plan's address them by stable id ([`RuleRef::Id`]), which its other changes do
+/// not move, and are committed by [`RulesetBackend::transact`], which takes the subset
+/// [`Change::plannable`] accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Edit {
     /// `-A`: a rule at the end of a chain.
@@ -57,7 +64,8 @@ pub enum Edit {
         /// The rule.
         rule: IptRule,
     },
-    /// `-I CHAIN N`: a rule that becomes rule `index`.
+    /// `-I CHAIN N`: a rule that becomes rule `index` (a NAT-host plan inserts at the head,
+    /// 1).
     Insert {
         /// The chain.
         chain: String,
@@ -66,25 +74,41 @@ pub enum Edit {
         /// The rule.
         rule: IptRule,
     },
-    /// `-R CHAIN N`: rule `index` replaced.
+    /// `-R CHAIN N`: a rule replaced in place.
     Replace {
         /// The chain.
         chain: String,
-        /// The rule's number.
-        index: usize,
+        /// The rule replaced.
+        at: RuleRef,
         /// The new rule.
         rule: IptRule,
     },
-    /// `-D`: rule `index` deleted.
+    /// `-D`: a rule deleted.
     Delete {
         /// The chain.
         chain: String,
-        /// The rule's number.
-        index: usize,
+        /// The rule deleted.
+        at: RuleRef,
     },
-    /// `-N`, or a restore's `:CHAIN -` of a chain that does not exist.
+    /// Delete the rule `id` of `chain`, believed to be the only jump to `target` (a guess,
+    /// [`ChainInfo::jump_hint`]). Only ever planned, by a NAT-host teardown, together with
+    /// deleting `target`: if the rule is missing, or was not that jump (the target then
+    /// stays referenced), the commit fails as a whole and the plan runs again looking for
+    /// the jump.
+    DeleteGuessedJump {
+        /// The chain.
+        chain: String,
+        /// The rule's id ([`RuleEntry::id`]).
+        id: u64,
+        /// The chain it jumps to, deleted by the same plan.
+        target: String,
+    },
+    /// `-N`, or a restore's `:CHAIN -` of a chain that does not exist. In a NAT-host plan, a
+    /// chain with a built-in's name is that built-in chain, created with policy ACCEPT as
+    /// iptables creates it on first use (nf_tables; x_tables has it always).
     CreateChain(String),
-    /// `-X CHAIN` (checked empty and unreferenced).
+    /// `-X CHAIN` (the interpreter checks it empty and unreferenced); in a NAT-host plan,
+    /// the chain and whatever rules it still holds, refused while referenced.
     DeleteChain(String),
     /// `-F CHAIN`, or a restore's `:CHAIN -` of a user chain that exists.
     Flush(String),
@@ -124,6 +148,53 @@ pub enum Edit {
         /// The chains the block declared.
         declared: Vec<String>,
     },
+}
+
+/// Which rule of a chain an [`Edit`] replaces or deletes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleRef {
+    /// Its number (1 is the first) in the chain as the edits before this one left it: how
+    /// the interpreter, and so each backend's [`IptTable::apply`], addresses rules.
+    Number(usize),
+    /// Its stable id ([`RuleEntry::id`]: the nf_tables handle; for x_tables, its place in
+    /// the table as read), which the other changes of the plan do not move: how a NAT-host
+    /// plan addresses rules.
+    Id {
+        /// The rule's id.
+        id: u64,
+        /// What it says, as the plan read it.
+        rule: Box<IptRule>,
+    },
+}
+
+impl Edit {
+    /// The chain the edit changes (`-E`: the chain renamed); `None` for an edit of the
+    /// whole table.
+    pub fn chain(&self) -> Option<&str> {
+        match self {
+            Edit::Append { chain, .. }
+            | Edit::Insert { chain, .. }
+            | Edit::Replace { chain, .. }
+            | Edit::Delete { chain, .. }
+            | Edit::DeleteGuessedJump { chain, .. }
+            | Edit::CreateChain(chain)
+            | Edit::DeleteChain(chain)
+            | Edit::Flush(chain)
+            | Edit::Policy { chain, .. }
+            | Edit::DeclareBuiltin { chain, .. }
+            | Edit::Rename { from: chain, .. } => Some(chain),
+            Edit::Zero(chain) => chain.as_deref(),
+            Edit::FlushAll | Edit::Reset | Edit::FinishReset { .. } => None,
+        }
+    }
+
+    /// The refusal of an edit that addresses a rule otherwise than by number, given to an
+    /// [`IptTable`] (which only the interpreter feeds, by number).
+    pub(crate) fn not_by_number(&self) -> crate::error::Error {
+        crate::error::Error::InvalidInput(format!(
+            "{self:?}: an iptables table view addresses rules by number"
+        ))
+    }
 }
 
 /// One iptables table of a backend, as the interpreter reads and changes it. Reads show the

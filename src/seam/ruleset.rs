@@ -7,7 +7,8 @@
 //! chains by name, rules as [`IptRule`]), so the policy check and the audit see the same
 //! whichever backend carries them.
 
-use crate::error::Result;
+use super::{Edit, RuleRef};
+use crate::error::{Error, Result};
 use crate::ipt::{IptRule, tables};
 use crate::model::Family;
 
@@ -25,7 +26,7 @@ pub struct ChainInfo {
     /// can tell without a scan: for nf_tables, the rule created right after the chain, as a
     /// set-up creates the jump. Only a guess: a plan that deletes it must also delete the
     /// chain, so that the commit fails unless the guess was right (see
-    /// [`Change::DeleteGuessedJump`]).
+    /// [`Edit::DeleteGuessedJump`]).
     pub jump_hint: Option<u64>,
 }
 
@@ -82,122 +83,238 @@ pub trait TableAccess {
     fn exhaustive(&self) -> bool;
 }
 
-/// One change of a plan, in iptables terms.
+/// One change of a NAT-host plan: an [`Edit`] of a table. A plan's changes span tables
+/// (`nat` and `filter`), so each names its own; rules are addressed by stable id
+/// ([`RuleRef::Id`]), which the plan's other changes do not move.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// Create a chain (a built-in one with policy ACCEPT, as iptables creates them).
-    CreateChain {
-        /// The table.
-        table: String,
-        /// The chain.
-        chain: String,
-    },
-    /// Delete every rule of a chain.
-    FlushChain {
-        /// The table.
-        table: String,
-        /// The chain.
-        chain: String,
-    },
-    /// Delete a chain and whatever rules it still holds; refused while referenced.
-    DeleteChain {
-        /// The table.
-        table: String,
-        /// The chain.
-        chain: String,
-    },
-    /// A rule at the head of a chain.
-    InsertRule {
-        /// The table.
-        table: String,
-        /// The chain.
-        chain: String,
-        /// The rule.
+pub struct Change {
+    /// The table.
+    pub table: String,
+    /// What changes in it.
+    pub edit: Edit,
+}
+
+impl Change {
+    /// `edit` of `table`.
+    pub fn new(table: impl Into<String>, edit: Edit) -> Change {
+        Change {
+            table: table.into(),
+            edit,
+        }
+    }
+
+    /// Create `chain` ([`Edit::CreateChain`]).
+    pub fn create_chain(table: impl Into<String>, chain: impl Into<String>) -> Change {
+        Change::new(table, Edit::CreateChain(chain.into()))
+    }
+
+    /// Delete every rule of `chain` ([`Edit::Flush`]).
+    pub fn flush_chain(table: impl Into<String>, chain: impl Into<String>) -> Change {
+        Change::new(table, Edit::Flush(chain.into()))
+    }
+
+    /// Delete `chain` ([`Edit::DeleteChain`]).
+    pub fn delete_chain(table: impl Into<String>, chain: impl Into<String>) -> Change {
+        Change::new(table, Edit::DeleteChain(chain.into()))
+    }
+
+    /// `rule` at the head of `chain` ([`Edit::Insert`] at 1).
+    pub fn insert_rule(
+        table: impl Into<String>,
+        chain: impl Into<String>,
         rule: IptRule,
-    },
-    /// A rule at the end of a chain.
-    AppendRule {
-        /// The table.
-        table: String,
-        /// The chain.
-        chain: String,
-        /// The rule.
+    ) -> Change {
+        let chain = chain.into();
+        Change::new(
+            table,
+            Edit::Insert {
+                chain,
+                index: 1,
+                rule,
+            },
+        )
+    }
+
+    /// `rule` at the end of `chain` ([`Edit::Append`]).
+    pub fn append_rule(
+        table: impl Into<String>,
+        chain: impl Into<String>,
         rule: IptRule,
-    },
-    /// Replace a rule in place (same position).
-    ReplaceRule {
-        /// The table.
-        table: String,
-        /// The chain.
-        chain: String,
-        /// The rule's id ([`RuleEntry::id`]).
+    ) -> Change {
+        let chain = chain.into();
+        Change::new(table, Edit::Append { chain, rule })
+    }
+
+    /// The rule `old` of `chain` replaced by `rule` in place ([`Edit::Replace`] by id).
+    pub fn replace_rule(
+        table: impl Into<String>,
+        chain: impl Into<String>,
+        old: &RuleEntry,
+        rule: IptRule,
+    ) -> Change {
+        let at = RuleRef::Id {
+            id: old.id,
+            rule: Box::new(old.rule.clone()),
+        };
+        let chain = chain.into();
+        Change::new(table, Edit::Replace { chain, at, rule })
+    }
+
+    /// The rule `old` of `chain` deleted ([`Edit::Delete`] by id).
+    pub fn delete_rule(
+        table: impl Into<String>,
+        chain: impl Into<String>,
+        old: RuleEntry,
+    ) -> Change {
+        let at = RuleRef::Id {
+            id: old.id,
+            rule: Box::new(old.rule),
+        };
+        let chain = chain.into();
+        Change::new(table, Edit::Delete { chain, at })
+    }
+
+    /// The rule `id` of `chain`, believed to be the only jump to `target`, deleted
+    /// ([`Edit::DeleteGuessedJump`]).
+    pub fn delete_guessed_jump(
+        table: impl Into<String>,
+        chain: impl Into<String>,
         id: u64,
-        /// The rule.
-        rule: IptRule,
-    },
-    /// Delete the rule `id` (which says `rule`) of a chain.
-    DeleteRule {
-        /// The table.
-        table: String,
-        /// The chain.
-        chain: String,
-        /// The rule's id ([`RuleEntry::id`]).
-        id: u64,
-        /// The rule.
-        rule: IptRule,
-    },
-    /// Delete the rule `id` of `chain`, believed to be the only jump to `target`. Only ever
-    /// planned together with deleting `target`: if the rule is missing, or was not that
-    /// jump (the target then stays referenced), the commit fails as a whole and the plan
-    /// runs again looking for the jump.
-    DeleteGuessedJump {
-        /// The table.
-        table: String,
-        /// The chain.
-        chain: String,
-        /// The rule's id ([`RuleEntry::id`]).
-        id: u64,
-        /// The chain it jumps to, deleted by the same plan.
-        target: String,
-    },
+        target: impl Into<String>,
+    ) -> Change {
+        let (chain, target) = (chain.into(), target.into());
+        Change::new(table, Edit::DeleteGuessedJump { chain, id, target })
+    }
+
+    /// The chain the change is to (see [`Edit::chain`]).
+    pub fn chain(&self) -> Option<&str> {
+        self.edit.chain()
+    }
+
+    /// Refuses a change that is not one a NAT-host plan commits: every backend's
+    /// [`RulesetBackend::transact`] takes chains created, flushed and deleted, rules
+    /// appended, inserted at the head, replaced or deleted by id, and guessed jumps deleted;
+    /// the rest of the interpreter's vocabulary (policies, counters, renames, restore's
+    /// resets, rules by number) is applied through [`super::IptTable`] only.
+    pub fn plannable(&self) -> Result<()> {
+        match &self.edit {
+            Edit::CreateChain(_)
+            | Edit::Flush(_)
+            | Edit::DeleteChain(_)
+            | Edit::Append { .. }
+            | Edit::Insert { index: 1, .. }
+            | Edit::Replace {
+                at: RuleRef::Id { .. },
+                ..
+            }
+            | Edit::Delete {
+                at: RuleRef::Id { .. },
+                ..
+            }
+            | Edit::DeleteGuessedJump { .. } => Ok(()),
+            _ => Err(self.unplannable()),
+        }
+    }
+
+    /// The refusal of a change [`Change::plannable`] refuses.
+    pub(crate) fn unplannable(&self) -> Error {
+        Error::InvalidInput(format!("{self}: not a change a NAT-host plan commits"))
+    }
+}
+
+/// Refuses `changes` unless each is [`Change::plannable`], naming the first that is not.
+pub(crate) fn plannable(changes: &[Change]) -> Result<()> {
+    for (i, c) in changes.iter().enumerate() {
+        c.plannable().map_err(|_| {
+            Error::InvalidInput(format!(
+                "change {i}: {c}: not a change a NAT-host plan commits"
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use crate::ipt::print::append_line;
-        match self {
+        let table = &self.table;
+        // A rule's line with `flag` (and `number`) in place of `-A CHAIN`.
+        let line = |f: &mut std::fmt::Formatter<'_>,
+                    flag: &str,
+                    chain: &str,
+                    n: Option<usize>,
+                    rule: &IptRule| {
+            let line = append_line(chain, rule, false);
+            let spec = line.strip_prefix(&format!("-A {chain}")).unwrap_or(&line);
+            match n {
+                Some(n) => write!(f, "-t {table} {flag} {chain} {n}{spec}"),
+                None => write!(f, "-t {table} {flag} {chain}{spec}"),
+            }
+        };
+        match &self.edit {
             // iptables creates a built-in chain with policy ACCEPT on first use.
-            Change::CreateChain { table, chain } if tables::builtin(table, chain).is_some() => {
+            Edit::CreateChain(chain) if tables::builtin(table, chain).is_some() => {
                 write!(f, "-t {table} -P {chain} ACCEPT")
             }
-            Change::CreateChain { table, chain } => write!(f, "-t {table} -N {chain}"),
-            Change::FlushChain { table, chain } => write!(f, "-t {table} -F {chain}"),
-            Change::DeleteChain { table, chain } => write!(f, "-t {table} -X {chain}"),
-            Change::InsertRule { table, chain, rule } => {
-                let line = append_line(chain, rule, false);
-                write!(f, "-t {table} -I{}", line.trim_start_matches("-A"))
-            }
-            Change::AppendRule { table, chain, rule } => {
-                write!(f, "-t {table} {}", append_line(chain, rule, false))
-            }
-            Change::ReplaceRule {
-                table, chain, rule, ..
-            } => {
-                let line = append_line(chain, rule, false);
-                write!(f, "-t {table} -R{}", line.trim_start_matches("-A"))
-            }
-            Change::DeleteRule {
-                table, chain, rule, ..
-            } => {
-                let line = append_line(chain, rule, false);
-                write!(f, "-t {table} -D{}", line.trim_start_matches("-A"))
-            }
-            Change::DeleteGuessedJump {
-                table,
+            Edit::CreateChain(chain) => write!(f, "-t {table} -N {chain}"),
+            Edit::Flush(chain) => write!(f, "-t {table} -F {chain}"),
+            Edit::DeleteChain(chain) => write!(f, "-t {table} -X {chain}"),
+            Edit::Insert {
                 chain,
-                id,
-                target,
-            } => write!(f, "-t {table} -D {chain} (rule {id}, its jump to {target})"),
+                index: 1,
+                rule,
+            } => line(f, "-I", chain, None, rule),
+            Edit::Insert { chain, index, rule } => line(f, "-I", chain, Some(*index), rule),
+            Edit::Append { chain, rule } => line(f, "-A", chain, None, rule),
+            Edit::Replace {
+                chain,
+                at: RuleRef::Id { .. },
+                rule,
+            } => line(f, "-R", chain, None, rule),
+            Edit::Replace {
+                chain,
+                at: RuleRef::Number(n),
+                rule,
+            } => line(f, "-R", chain, Some(*n), rule),
+            Edit::Delete {
+                chain,
+                at: RuleRef::Id { rule, .. },
+            } => line(f, "-D", chain, None, rule),
+            Edit::Delete {
+                chain,
+                at: RuleRef::Number(n),
+            } => write!(f, "-t {table} -D {chain} {n}"),
+            Edit::DeleteGuessedJump { chain, id, target } => {
+                write!(f, "-t {table} -D {chain} (rule {id}, its jump to {target})")
+            }
+            Edit::FlushAll => write!(f, "-t {table} -F"),
+            Edit::Zero(None) => write!(f, "-t {table} -Z"),
+            Edit::Zero(Some(chain)) => write!(f, "-t {table} -Z {chain}"),
+            Edit::Policy { chain, policy }
+            | Edit::DeclareBuiltin {
+                chain,
+                policy: Some(policy),
+                ..
+            } => {
+                let p = match policy {
+                    crate::model::ChainPolicy::Accept => "ACCEPT",
+                    crate::model::ChainPolicy::Drop => "DROP",
+                };
+                write!(f, "-t {table} -P {chain} {p}")
+            }
+            Edit::DeclareBuiltin {
+                chain,
+                policy: None,
+                ..
+            } => write!(f, "-t {table} :{chain} -"),
+            Edit::Rename { from, to } => write!(f, "-t {table} -E {from} {to}"),
+            Edit::Reset => write!(
+                f,
+                "-t {table} (every rule deleted, as a restore without --noflush)"
+            ),
+            Edit::FinishReset { .. } => {
+                write!(f, "-t {table} (the user chains not declared again deleted)")
+            }
         }
     }
 }

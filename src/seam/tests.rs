@@ -2,7 +2,7 @@
 //! statuses and edits, for both flavours, without root.
 
 use super::memory::MemoryTable;
-use super::{Edit, Flavour, interpret, restore_block};
+use super::{Edit, Flavour, RuleRef, interpret, restore_block};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ipt::parse::parse;
 use crate::ipt::print::append_line;
@@ -81,14 +81,14 @@ fn rules_by_number_and_by_specification() {
             edits,
             [Edit::Delete {
                 chain: "INPUT".into(),
-                index: 1
+                at: RuleRef::Number(1)
             }]
         );
         assert_eq!(
             ok(&mut t, "-D INPUT -p tcp --dport 443 -j ACCEPT"),
             [Edit::Delete {
                 chain: "INPUT".into(),
-                index: 2
+                at: RuleRef::Number(2)
             }]
         );
         let e = fails(&mut t, "-D INPUT -p tcp --dport 443 -j ACCEPT");

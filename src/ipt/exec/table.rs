@@ -10,7 +10,7 @@ use crate::ipt::compat;
 use crate::model::{ChainPolicy, Counters, Family};
 use crate::nft::{ChainSpec, EncodedRule, Op, Reader, RulePosition};
 
-use crate::seam::{Edit, Flavour, IptTable};
+use crate::seam::{Edit, Flavour, IptTable, RuleRef};
 
 /// What a pending slot keeps of the rule it adds: nothing when the rule can be read back
 /// from its encoding ([`Planner::slot_rule`]), as a rule of the kernel is; a restore of
@@ -219,7 +219,10 @@ impl IptTable for NftTable<'_, '_, '_> {
                     position,
                 });
             }
-            Edit::Delete { chain, index } => {
+            Edit::Delete {
+                chain,
+                at: RuleRef::Number(index),
+            } => {
                 let slots = p.rules(r, chain)?;
                 if *index == 0 || *index > slots.len() {
                     return Err(Error::InvalidInput(format!(
@@ -245,7 +248,11 @@ impl IptTable for NftTable<'_, '_, '_> {
                     }
                 }
             }
-            Edit::Replace { chain, index, rule } => {
+            Edit::Replace {
+                chain,
+                at: RuleRef::Number(index),
+                rule,
+            } => {
                 let encoded = encoded.ok_or_else(missing)?;
                 let next_op = p.ops.len();
                 let slots = p.rules(r, chain)?;
@@ -388,6 +395,9 @@ impl IptTable for NftTable<'_, '_, '_> {
                 }
             }
             Edit::FinishReset { declared } => p.finish_reset(declared),
+            Edit::Delete { .. } | Edit::Replace { .. } | Edit::DeleteGuessedJump { .. } => {
+                return Err(edit.not_by_number());
+            }
         }
         Ok(())
     }
