@@ -92,6 +92,13 @@ impl Layout {
 }
 
 /// A NAT-host operation in the map layout. Every kind is idempotent.
+///
+/// Not one type with [`super::Operation`]: the map layout has one table of its own and no
+/// chain or jump per reservation, so a reservation is a name and a teardown may list the
+/// forwards it removes; the chain layout's operations name a table, chains and a jump. A
+/// caller holding `Operation`s passes them to [`MapLayout::transact_operations`], which
+/// converts them here ([`MapOp::from_operation`]). See docs/architecture.md, "The change
+/// vocabularies".
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MapOp {
