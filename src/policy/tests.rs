@@ -527,6 +527,12 @@ fn a_rename_retargets_the_jumps_the_batch_holds_when_it_runs() {
         ["PREROUTING"]
     );
     assert!(at(vec![Op::FlushTable(nat())]).is_empty());
+    // A chain deleted before the rename lost its rules with it (the kernel's
+    // nf_tables_delchain), as a front end's own `delete chain` message says.
+    assert_eq!(
+        names(at(vec![Op::DeleteChain(nat().chain("other"))])),
+        ["PREROUTING"]
+    );
     // Added before the rename: retargeted.
     let added = Op::AddEncodedRule {
         chain: nat().chain("spare"),

@@ -219,13 +219,31 @@ pub(super) fn touches_of_op_renaming(
     jumping: &[(String, bool)],
 ) -> Vec<Touch> {
     let desc = op.to_string();
-    let of = |t: &crate::nft::TableRef, p: Planned<'_>| touches_of(t.family, &t.name, &p);
+    planned_of_op(op, jumping)
+        .into_iter()
+        .flat_map(|(t, p)| touches_of(t.family, &t.name, &p))
+        .map(|t| Touch {
+            op_index: index,
+            op: desc.clone(),
+            ..t
+        })
+        .collect()
+}
+
+/// What an operation changes, in the one vocabulary the policy judges ([`Planned`]), each
+/// change with its table: one, or two for iptables' table and built-in chain made at once
+/// ([`Op::EnsureIptablesChain`]). A rule deleted or replaced is known by its handle.
+/// `jumping`: the chains whose rules a rename retargets ([`Planned::Rename`]).
+fn planned_of_op<'a>(
+    op: &'a Op,
+    jumping: &'a [(String, bool)],
+) -> Vec<(&'a crate::nft::TableRef, Planned<'a>)> {
     let handle = |h: &u64| OldRule::Handle(*h);
-    let touches = match op {
-        Op::EnsureTable(t) => of(t, Planned::EnsureTable),
-        Op::DeleteTable(t) => of(t, Planned::DeleteTable),
-        Op::FlushTable(t) => of(t, Planned::FlushTable),
-        Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => of(
+    let one = match op {
+        Op::EnsureTable(t) => (t, Planned::EnsureTable),
+        Op::DeleteTable(t) => (t, Planned::DeleteTable),
+        Op::FlushTable(t) => (t, Planned::FlushTable),
+        Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => (
             table,
             Planned::CreateChain {
                 chain: &chain.name,
@@ -235,21 +253,17 @@ pub(super) fn touches_of_op_renaming(
         // iptables' table and built-in chain made as iptables-nft makes them; an existing
         // chain's policy is left alone.
         Op::EnsureIptablesChain(c) => {
-            let mut v = of(&c.table, Planned::EnsureTable);
-            v.extend(of(
-                &c.table,
-                Planned::CreateChain {
-                    chain: &c.name,
-                    base: false,
-                },
-            ));
-            v
+            let chain = Planned::CreateChain {
+                chain: &c.name,
+                base: false,
+            };
+            return vec![(&c.table, Planned::EnsureTable), (&c.table, chain)];
         }
-        Op::FlushChain(c) => of(&c.table, Planned::FlushChain(&c.name)),
-        Op::DeleteChain(c) => of(&c.table, Planned::DeleteChain(&c.name)),
+        Op::FlushChain(c) => (&c.table, Planned::FlushChain(&c.name)),
+        Op::DeleteChain(c) => (&c.table, Planned::DeleteChain(&c.name)),
         Op::RenameChain {
             chain, new_name, ..
-        } => of(
+        } => (
             &chain.table,
             Planned::Rename {
                 from: &chain.name,
@@ -257,21 +271,21 @@ pub(super) fn touches_of_op_renaming(
                 jumping,
             },
         ),
-        Op::AddRule { chain, rule, .. } => of(
+        Op::AddRule { chain, rule, .. } => (
             &chain.table,
             Planned::AddRule {
                 chain: &chain.name,
                 jump_to: model_jump(rule),
             },
         ),
-        Op::AddEncodedRule { chain, rule, .. } => of(
+        Op::AddEncodedRule { chain, rule, .. } => (
             &chain.table,
             Planned::AddRule {
                 chain: &chain.name,
                 jump_to: exprs_jump(&rule.exprs),
             },
         ),
-        Op::DeleteRule { chain, handle: h } => of(
+        Op::DeleteRule { chain, handle: h } => (
             &chain.table,
             Planned::DeleteRule {
                 chain: &chain.name,
@@ -282,7 +296,7 @@ pub(super) fn touches_of_op_renaming(
             chain,
             handle: h,
             rule,
-        } => of(
+        } => (
             &chain.table,
             Planned::ReplaceRule {
                 chain: &chain.name,
@@ -294,7 +308,7 @@ pub(super) fn touches_of_op_renaming(
             chain,
             handle: h,
             rule,
-        } => of(
+        } => (
             &chain.table,
             Planned::ReplaceRule {
                 chain: &chain.name,
@@ -302,25 +316,18 @@ pub(super) fn touches_of_op_renaming(
                 jump_to: exprs_jump(&rule.exprs),
             },
         ),
-        Op::Set(s) => set_touches(s),
-        Op::Message(m) => message_touches(m, jumping),
+        Op::Set(s) => (s.table(), set_planned(s)),
+        Op::Message(m) => (&m.table, message_planned(m, jumping)),
     };
-    touches
-        .into_iter()
-        .map(|t| Touch {
-            op_index: index,
-            op: desc.clone(),
-            ..t
-        })
-        .collect()
+    vec![one]
 }
 
-/// What a front end's own message (the nft JSON front) touches, in the one vocabulary the
+/// What a front end's own message (the nft JSON front) changes, in the one vocabulary the
 /// policy judges ([`Planned`]): its verb on its table, chain or set; a replacement deletes
 /// and adds; a rename deletes the old name, creates the new one and retargets the jumps to
 /// it (`jumping`, as for [`Op::RenameChain`]). Named objects (counters, quotas, limits)
 /// are judged as sets of their name: the policy has no verbs of their own for them.
-fn message_touches(m: &crate::nft::Message, jumping: &[(String, bool)]) -> Vec<Touch> {
+fn message_planned<'a>(m: &'a crate::nft::Message, jumping: &'a [(String, bool)]) -> Planned<'a> {
     use crate::nft::{MessageBody, MessageVerb as V};
     let object = m.object.as_deref().unwrap_or("");
     let old = match &m.body {
@@ -329,7 +336,7 @@ fn message_touches(m: &crate::nft::Message, jumping: &[(String, bool)]) -> Vec<T
     };
     let jump_to = || exprs_jump(m.rule_exprs());
     let set = |verb: Verb| Planned::Set { name: object, verb };
-    let planned = match m.verb {
+    match m.verb {
         V::CreateTable => Planned::EnsureTable,
         V::DeleteTable => Planned::DeleteTable,
         V::FlushTable => Planned::FlushTable,
@@ -368,8 +375,7 @@ fn message_touches(m: &crate::nft::Message, jumping: &[(String, bool)]) -> Vec<T
         V::DeleteSet | V::DeleteObject => set(Verb::DeleteSet),
         V::AddElement => set(Verb::AddElement),
         V::DeleteElement => set(Verb::DeleteElement),
-    };
-    touches_of(m.table.family, &m.table.name, &planned)
+    }
 }
 
 /// What renaming `from` to `to` does to a rule of `chain` that jumps or goes to `from`: it
@@ -402,65 +408,39 @@ pub(super) fn jumping_at_rename(
     let mut all_flushed = false;
     // (chain, where the rule jumps) of the rules the earlier operations added.
     let mut added: Vec<(&str, Option<String>)> = Vec::new();
-    for op in earlier {
-        match op {
-            Op::DeleteRule { chain: c, handle } if c.table == *table => {
-                gone.insert(*handle);
+    // What each earlier operation plans, as the policy judges it (nf_tables operations and
+    // a front end's own messages alike).
+    let planned = earlier
+        .iter()
+        .flat_map(|op| planned_of_op(op, &[]))
+        .filter(|(t, _)| *t == table);
+    for (_, p) in planned {
+        match p {
+            Planned::DeleteRule {
+                old: OldRule::Handle(h),
+                ..
+            } => {
+                gone.insert(h);
             }
-            Op::ReplaceRule {
+            Planned::ReplaceRule {
                 chain: c,
-                handle,
-                rule,
-            } if c.table == *table => {
-                gone.insert(*handle);
-                added.push((&c.name, model_jump(rule)));
+                old,
+                jump_to,
+            } => {
+                if let OldRule::Handle(h) = old {
+                    gone.insert(h);
+                }
+                added.push((c, jump_to));
             }
-            Op::ReplaceEncodedRule {
-                chain: c,
-                handle,
-                rule,
-            } if c.table == *table => {
-                gone.insert(*handle);
-                added.push((&c.name, exprs_jump(&rule.exprs)));
+            Planned::AddRule { chain: c, jump_to } => added.push((c, jump_to)),
+            // A chain deleted loses its rules first (the kernel's `nf_tables_delchain`).
+            Planned::FlushChain(c) | Planned::DeleteChain(c) => {
+                flushed.insert(c);
+                added.retain(|(a, _)| *a != c);
             }
-            Op::AddRule { chain: c, rule, .. } if c.table == *table => {
-                added.push((&c.name, model_jump(rule)));
-            }
-            Op::AddEncodedRule { chain: c, rule, .. } if c.table == *table => {
-                added.push((&c.name, exprs_jump(&rule.exprs)));
-            }
-            Op::FlushChain(c) if c.table == *table => {
-                flushed.insert(&c.name);
-                added.retain(|(a, _)| *a != c.name);
-            }
-            Op::FlushTable(t) | Op::DeleteTable(t) if t == table => {
+            Planned::FlushTable | Planned::DeleteTable => {
                 all_flushed = true;
                 added.clear();
-            }
-            Op::Message(m) if m.table == *table => {
-                use crate::nft::{MessageBody, MessageVerb as V};
-                let handle = match &m.body {
-                    MessageBody::Rule { rule, .. } => rule.handle,
-                    _ => None,
-                };
-                let name = m.object.as_deref().unwrap_or("");
-                match m.verb {
-                    V::AddRule => added.push((name, exprs_jump(m.rule_exprs()))),
-                    V::DeleteRule => gone.extend(handle),
-                    V::ReplaceRule => {
-                        gone.extend(handle);
-                        added.push((name, exprs_jump(m.rule_exprs())));
-                    }
-                    V::FlushChain | V::DeleteChain => {
-                        flushed.insert(name);
-                        added.retain(|(a, _)| *a != name);
-                    }
-                    V::FlushTable | V::DeleteTable => {
-                        all_flushed = true;
-                        added.clear();
-                    }
-                    _ => {}
-                }
             }
             _ => {}
         }
@@ -482,21 +462,19 @@ pub(super) fn jumping_at_rename(
     out
 }
 
-/// What an operation on a named set touches: a set verb, with the set's name where chain
+/// What an operation on a named set changes: a set verb, with the set's name where chain
 /// touches name a chain (an `[[allow]]` entry scopes them with `sets = [...]`).
-fn set_touches(op: &SetOp) -> Vec<Touch> {
-    let t = op.table();
+fn set_planned(op: &SetOp) -> Planned<'_> {
     let verb = match op {
         SetOp::Ensure { .. } => Verb::CreateSet,
         SetOp::Delete { .. } => Verb::DeleteSet,
         SetOp::AddElements { .. } => Verb::AddElement,
         SetOp::DeleteElements { .. } | SetOp::Flush { .. } => Verb::DeleteElement,
     };
-    let set = Planned::Set {
+    Planned::Set {
         name: op.set_name(),
         verb,
-    };
-    touches_of(t.family, &t.name, &set)
+    }
 }
 
 /// Every touch of a transaction, in operation order.
