@@ -6,55 +6,69 @@
 mod bitwise;
 mod cmp;
 mod compat;
+mod connlimit;
 mod counter;
 mod ct;
 pub(crate) mod data;
 mod dynset;
 mod exthdr;
 mod fib;
+mod hash;
 mod immediate;
+mod key_load;
 mod limit;
 mod log;
 mod lookup;
 mod meta;
-mod misc;
 mod nat;
 mod nflog;
 mod numgen;
 mod objref;
+mod osf;
 mod payload;
 mod payload_set;
 mod redir;
 mod reject;
 mod setters;
+mod shift;
+mod synproxy;
+mod tproxy;
+mod xfrm;
 
 use std::fmt;
 
 pub use bitwise::Bitwise;
 pub use cmp::{Cmp, CmpOp, Range};
 pub use compat::{Match, Target};
+pub use connlimit::Connlimit;
 pub use counter::Counter;
 pub use ct::Ct;
 pub use data::hex;
 pub use dynset::Dynset;
 pub use exthdr::{Byteorder, Exthdr};
 pub use fib::Fib;
+pub use hash::Hash;
 pub use immediate::{Immediate, ImmediateData, Verdict};
 pub(crate) use immediate::{emit_verdict, parse_verdict};
+pub use key_load::KeyLoad;
 pub use limit::Limit;
 pub use log::Log;
 pub use lookup::Lookup;
 pub use meta::{Meta, MetaKey};
-pub use misc::{Connlimit, Hash, KeyLoad, Osf, Shift, Synproxy, Tproxy, Xfrm};
 pub use nat::{Masq, Nat, NatKind};
 pub use nflog::LogAll;
 pub use numgen::Numgen;
 pub use objref::Objref;
+pub use osf::Osf;
 pub use payload::{Payload, PayloadBase};
 pub use payload_set::PayloadSet;
 pub use redir::Redir;
 pub use reject::Reject;
 pub use setters::{CtSet, MetaSet};
+pub use shift::Shift;
+pub use synproxy::Synproxy;
+pub use tproxy::Tproxy;
+pub use xfrm::Xfrm;
 
 use super::WireError;
 use super::attr::{AttrWriter, Attrs};
@@ -270,6 +284,20 @@ pub(crate) fn all_known(data: &[u8], known: &[u16]) -> Result<bool, WireError> {
         }
     }
     Ok(true)
+}
+
+/// The attributes of a raw expression of kind `name`, `None` for another kind or an
+/// attribute outside `known` (the kinds kept raw that a caller types: [`Connlimit`],
+/// [`Hash`], [`KeyLoad`], [`Tproxy`], [`Shift`], [`Synproxy`], [`Xfrm`], [`Osf`]).
+pub(crate) fn attrs_of<'a>(
+    o: &'a OtherExpr,
+    name: &str,
+    known: &[u16],
+) -> Result<Option<Attrs<'a>>, WireError> {
+    if o.name != name || !all_known(&o.data, known)? {
+        return Ok(None);
+    }
+    Ok(Some(Attrs::new(&o.data)))
 }
 
 #[cfg(test)]
