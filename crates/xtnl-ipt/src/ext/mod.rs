@@ -307,9 +307,9 @@ pub(crate) trait Ext: Sync {
 }
 
 /// Whether this build has the extension registry (`xtnl-ipt`'s cargo feature `extensions`).
-/// Without it [`decode`] reads no payload (the backends keep one whole, as bytes, and the
-/// saves show the rule on a `#` line), the parser refuses `-m NAME`/`-j NAME` of a registry
-/// extension naming the feature, and nothing is printed through the registry.
+/// Without it the registry's decoder reads no payload (the backends keep one whole, as
+/// bytes, and the saves show the rule on a `#` line), the parser refuses `-m NAME`/`-j NAME`
+/// of a registry extension naming the feature, and nothing is printed through the registry.
 pub const ENABLED: bool = cfg!(feature = "extensions");
 
 /// What `-m NAME`/`-j NAME` of an extension says in a build without the registry.
