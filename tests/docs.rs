@@ -443,3 +443,38 @@ fn the_library_pages_programs_are_the_compiled_ones() {
         "docs/library.md has a block that is not run"
     );
 }
+
+/// docs/library.md's Cargo.toml for a NAT-host-only build is this package at its version
+/// without its default features, and the feature it leaves out is the registry's (forwarded
+/// to xtnl-ipt, on by default, required by the binaries).
+#[test]
+fn the_nat_host_only_dependency_line_turns_off_the_registry() {
+    let page = doc("docs/library.md");
+    let from = page
+        .find("## A build with only the NAT-host operations")
+        .expect("library.md's NAT-host-only section");
+    let fence = from + page[from..].find("```toml\n").expect("its Cargo.toml");
+    let body = &page[fence + "```toml\n".len()..];
+    let body = &body[..body.find("```").expect("closed")];
+    let shown: toml::Table = toml::from_str(body).expect("the block is TOML");
+    let dep = &shown["dependencies"]["xtnl"];
+    assert_eq!(dep["version"].as_str(), Some(env!("CARGO_PKG_VERSION")));
+    assert_eq!(dep["default-features"].as_bool(), Some(false));
+    let manifest: toml::Table = toml::from_str(&doc("Cargo.toml")).expect("Cargo.toml");
+    let features = &manifest["features"];
+    assert_eq!(features["default"].as_array().map(Vec::len), Some(1));
+    assert_eq!(features["default"][0].as_str(), Some("extensions"));
+    assert_eq!(
+        features["extensions"][0].as_str(),
+        Some("xtnl-ipt/extensions")
+    );
+    let bins = manifest["bin"].as_array().expect("[[bin]]");
+    assert!(!bins.is_empty());
+    for b in bins {
+        assert_eq!(
+            b["required-features"][0].as_str(),
+            Some("extensions"),
+            "{b:?}"
+        );
+    }
+}

@@ -42,6 +42,7 @@
 use crate as ipt;
 use xtnl_core::{Error, ErrorKind, Result, error, limits, model};
 use xtnl_host::lock;
+#[cfg(feature = "extensions")]
 use xtnl_transport as transport;
 use xtnl_wire as wire;
 use xtnl_xt as xt;

@@ -142,7 +142,9 @@ thread_local! {
     static WARNINGS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Queues one of iptables' warning lines (without its newline) for stderr.
+/// Queues one of iptables' warning lines (without its newline) for stderr. (Only the
+/// registry's extensions warn.)
+#[cfg_attr(not(feature = "extensions"), allow(dead_code))]
 pub(crate) fn warn(line: &str) {
     WARNINGS.with(|w| w.borrow_mut().push(line.to_owned()));
 }
@@ -165,6 +167,7 @@ pub fn printing<R>(f: impl FnOnce() -> R) -> R {
 
 /// Queues a warning iptables prints when it prints a rule (connlabel's `Warning: cannot
 /// open /etc/xtables/connlabel.conf: ...`), if a rule is being printed for the output.
+#[cfg_attr(not(feature = "extensions"), allow(dead_code))]
 pub(crate) fn warn_printed(line: &str) {
     if PRINTING.with(std::cell::Cell::get) {
         warn(line);

@@ -16,13 +16,15 @@ use std::time::Duration;
 mod command;
 mod options;
 mod target;
-pub(crate) use target::{NAT_PORTS_NEED_PROTO, nat_ports_proto};
+pub(crate) use target::NAT_PORTS_NEED_PROTO;
+#[cfg(feature = "extensions")]
+pub(crate) use target::nat_ports_proto;
 #[cfg(test)]
 mod tests;
 mod values;
 
 use options::Parser;
-use target::{ext_match, ext_target_of, is_known_target, parse_target};
+use target::{ext_match, ext_target_of, is_known_target, is_typed_target, parse_target};
 pub(crate) use values::{log_level, parse_nat_range, parse_ports, parse_to_ports};
 use values::{parse_nets, parse_port_list};
 
@@ -259,6 +261,13 @@ pub fn split_words(line: &str) -> Result<Vec<String>> {
 }
 
 fn unknown_option(opt: &str) -> Error {
+    if !crate::ext::ENABLED {
+        // It may be an option of a registry module (`--syn`, `--random`): say what is missing.
+        return bad(format!(
+            "unknown option \"{opt}\" (this build of xtnl has no extension registry: \
+             the cargo feature `extensions` is off)"
+        ));
+    }
     bad(format!("unknown option \"{opt}\""))
 }
 

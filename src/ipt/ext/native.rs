@@ -72,11 +72,19 @@ pub(crate) fn encode_target(p: &XtPayload) -> Option<Vec<Expr>> {
 
 /// `-j TRACE` as iptables-nft writes it (two expressions; see `super::trace`).
 pub(crate) fn decode_trace(exprs: &[Expr], family: Family) -> Option<IptTarget> {
+    // Without the registry nothing could print an extension's payload: the expressions
+    // stay opaque (here and below), whole, and the rule is shown as one iptables cannot say.
+    if !super::ENABLED {
+        return None;
+    }
     super::trace::decode_native(exprs, family)
 }
 
 /// A target iptables-nft wrote natively (NFLOG as a `log` expression with a group).
 pub(crate) fn decode_target(e: &Expr, family: Family) -> Option<IptTarget> {
+    if !super::ENABLED {
+        return None;
+    }
     let Expr::Other(o) = e else { return None };
     if o.name != "log" {
         return None;
@@ -423,6 +431,9 @@ pub(crate) fn decode_ports(
 /// A module iptables-nft wrote natively at the start of `exprs`, and how many expressions
 /// it took.
 pub(crate) fn decode_at(exprs: &[Expr], family: Family) -> Option<(IptMatch, usize)> {
+    if !super::ENABLED {
+        return None;
+    }
     match exprs.first()? {
         Expr::Payload(p) if p.base == PayloadBase::Transport && p.offset == 13 && p.len == 1 => {
             let Expr::Bitwise(b) = exprs.get(1)? else {

@@ -19,65 +19,123 @@
 //! [`level_name`] and [`trace`]'s native expressions.
 
 #![deny(missing_docs)]
+// Without the registry (feature `extensions` off) the toolkit its extensions are written
+// with (option tables, `Given`, `Ctx`, the refusals) is compiled but has no user.
+#![cfg_attr(not(feature = "extensions"), allow(dead_code))]
 
+#[cfg(feature = "extensions")]
 mod addrtype;
+#[cfg(feature = "extensions")]
 mod bpf;
+#[cfg(feature = "extensions")]
 mod checksum;
+#[cfg(feature = "extensions")]
 mod cluster;
+#[cfg(feature = "extensions")]
 mod connlabel;
+#[cfg(feature = "extensions")]
 mod connlimit;
+#[cfg(feature = "extensions")]
 mod connmark;
+#[cfg(feature = "extensions")]
 mod conntrack;
+#[cfg(feature = "extensions")]
 mod ct;
+#[cfg(feature = "extensions")]
 mod dccp;
+#[cfg(feature = "extensions")]
 mod devgroup;
+#[cfg(feature = "extensions")]
 mod ecn_target;
+#[cfg(feature = "extensions")]
 mod hashlimit;
+#[cfg(feature = "extensions")]
 mod hmark;
+#[cfg(feature = "extensions")]
 mod icmp;
+#[cfg(feature = "extensions")]
 mod idletimer;
 mod index;
+#[cfg(feature = "extensions")]
 mod ip6hdr;
+#[cfg(feature = "extensions")]
 mod ipcomp;
+#[cfg(feature = "extensions")]
 mod iprange;
+#[cfg(feature = "extensions")]
 mod ipset;
+#[cfg(feature = "extensions")]
 mod ipv6header;
+#[cfg(feature = "extensions")]
 mod ipvs;
+#[cfg(feature = "extensions")]
 mod led;
+#[cfg(feature = "extensions")]
 mod length;
+#[cfg(feature = "extensions")]
 mod limit;
 mod log;
 pub use log::level_name;
+#[cfg(feature = "extensions")]
 mod mac;
+#[cfg(feature = "extensions")]
 mod mark;
+#[cfg(feature = "extensions")]
 mod misc;
+#[cfg(feature = "extensions")]
 mod nat;
+#[cfg(feature = "extensions")]
 mod netmap;
+#[cfg(feature = "extensions")]
 mod nfacct;
+#[cfg(feature = "extensions")]
 mod nflog;
+#[cfg(feature = "extensions")]
 mod npt;
+#[cfg(feature = "extensions")]
 mod osf;
+#[cfg(feature = "extensions")]
 mod pkttype;
+#[cfg(feature = "extensions")]
 mod policy;
+#[cfg(feature = "extensions")]
 mod rateest;
+#[cfg(feature = "extensions")]
 mod recent;
+#[cfg(feature = "extensions")]
 mod rt;
+#[cfg(feature = "extensions")]
 mod sctp;
+#[cfg(feature = "extensions")]
 mod secmark;
+#[cfg(feature = "extensions")]
 mod set;
+#[cfg(feature = "extensions")]
 mod simple;
+#[cfg(feature = "extensions")]
 mod srh;
+#[cfg(feature = "extensions")]
 mod statistic;
+#[cfg(feature = "extensions")]
 mod string;
+#[cfg(feature = "extensions")]
 mod synproxy;
+#[cfg(feature = "extensions")]
 mod tcp;
+#[cfg(feature = "extensions")]
 mod tcpoptstrip;
+#[cfg(feature = "extensions")]
 mod time;
+#[cfg(feature = "extensions")]
 mod tos;
+#[cfg(feature = "extensions")]
 mod tproxy;
 pub mod trace;
+#[cfg(feature = "extensions")]
 mod ttl;
+#[cfg(feature = "extensions")]
 mod u32_match;
+#[cfg(feature = "extensions")]
 mod values;
 
 use std::fmt::Write;
@@ -248,7 +306,27 @@ pub(crate) trait Ext: Sync {
     }
 }
 
+/// Whether this build has the extension registry (`xtnl-ipt`'s cargo feature `extensions`).
+/// Without it the registry's decoder reads no payload (the backends keep one whole, as
+/// bytes, and the saves show the rule on a `#` line), the parser refuses `-m NAME`/`-j NAME`
+/// of a registry extension naming the feature, and nothing is printed through the registry.
+pub const ENABLED: bool = cfg!(feature = "extensions");
+
+/// What `-m NAME`/`-j NAME` of an extension says in a build without the registry.
+pub(crate) fn not_built(what: &str, name: &str) -> Error {
+    bad(format!(
+        "Couldn't load {what} `{name}': this build of xtnl has no extension registry \
+         (the cargo feature `extensions` of xtnl and xtnl-ipt is off); it knows -m tcp, udp, \
+         multiport, comment, state and -j DNAT, SNAT, MASQUERADE, REDIRECT, REJECT, LOG"
+    ))
+}
+
+/// Every extension the registry knows, matches and targets: none without the feature.
+#[cfg(not(feature = "extensions"))]
+static REGISTRY: &[&dyn Ext] = &[];
+
 /// Every extension the registry knows, matches and targets.
+#[cfg(feature = "extensions")]
 static REGISTRY: &[&dyn Ext] = &[
     &mark::Mark,
     &mark::MarkTarget,
@@ -376,8 +454,61 @@ pub(crate) fn implicit(proto: u8, family: Family) -> Option<&'static dyn Ext> {
 }
 
 /// A plain tcp module's ports as options of the registry's tcp module.
+#[cfg(feature = "extensions")]
 pub(crate) fn tcp_given_of(p: &super::rule::PortsMatch) -> Vec<Given> {
     tcp::given_of(p)
+}
+
+/// Without the registry no module is loaded implicitly, so nothing asks for this.
+#[cfg(not(feature = "extensions"))]
+pub(crate) fn tcp_given_of(_: &super::rule::PortsMatch) -> Vec<Given> {
+    Vec::new()
+}
+
+/// The `-j` names of the registry's targets (`registry_target_names` in the tests checks
+/// the list against the registry), so that a build without it refuses `-j CT` naming the
+/// feature rather than taking it for a jump to a chain called `CT`.
+const TARGET_NAMES: &[&str] = &[
+    "AUDIT",
+    "CHECKSUM",
+    "CLASSIFY",
+    "CONNMARK",
+    "CONNSECMARK",
+    "CT",
+    "DNAT",
+    "DNPT",
+    "DSCP",
+    "ECN",
+    "HL",
+    "HMARK",
+    "IDLETIMER",
+    "LED",
+    "LOG",
+    "MARK",
+    "MASQUERADE",
+    "NETMAP",
+    "NFLOG",
+    "NFQUEUE",
+    "NOTRACK",
+    "RATEEST",
+    "REDIRECT",
+    "SECMARK",
+    "SET",
+    "SNAT",
+    "SNPT",
+    "SYNPROXY",
+    "TCPMSS",
+    "TCPOPTSTRIP",
+    "TEE",
+    "TOS",
+    "TPROXY",
+    "TRACE",
+    "TTL",
+];
+
+/// Whether `-j NAME` names one of the registry's targets (whether or not this build has it).
+pub(crate) fn is_registry_target(name: &str) -> bool {
+    TARGET_NAMES.contains(&name)
 }
 
 /// Names of the extensions xtnl knows, for "not supported" messages.
@@ -443,6 +574,14 @@ fn save(p: &XtPayload, target: bool, out: &mut String) {
                 out.truncate(at);
                 out.push_str(" <payload not expressible in iptables syntax>");
             }
+        }
+        // Built by hand (this build's decoders give none): say why, never a wrong option.
+        None if !ENABLED => {
+            let _ = write!(
+                out,
+                " {flag} {} <not printed: this build has no extension registry (cargo feature `extensions`)>",
+                p.name
+            );
         }
         None => {
             let _ = write!(out, " {flag} {} <revision {} not supported>", p.name, p.rev);
@@ -531,6 +670,7 @@ pub(crate) fn get<'g>(given: &'g [Given], opt: &str) -> Option<&'g Given> {
     given.iter().rev().find(|g| g.opt == opt)
 }
 
+#[cfg(feature = "extensions")]
 pub(crate) use values::{bang, markmask, num, xt_uint};
 
 /// A decode then an encode through the typed struct.
@@ -543,15 +683,17 @@ macro_rules! canonical_via {
 }
 pub(crate) use canonical_via;
 
+#[cfg(feature = "extensions")]
 mod list_ports;
+#[cfg(feature = "extensions")]
 pub(crate) use list_ports::list_ports;
-#[cfg(test)]
+#[cfg(all(test, feature = "extensions"))]
 mod tests;
-#[cfg(test)]
+#[cfg(all(test, feature = "extensions"))]
 mod tests_ext6;
-#[cfg(test)]
+#[cfg(all(test, feature = "extensions"))]
 mod tests_list_round3;
-#[cfg(test)]
+#[cfg(all(test, feature = "extensions"))]
 mod tests_round3;
-#[cfg(test)]
+#[cfg(all(test, feature = "extensions"))]
 mod tests_round4;

@@ -241,3 +241,11 @@ fn tee_and_tproxy_refuse_what_iptables_would_cut_or_misread() {
     assert_eq!(&b[8..12], &[192, 0, 2, 7]);
     assert_eq!(&b[24..26], &80u16.to_be_bytes());
 }
+
+#[test]
+fn registry_target_names() {
+    let mut have = known_names(true);
+    have.sort_unstable();
+    have.dedup();
+    assert_eq!(have, TARGET_NAMES);
+}

@@ -353,6 +353,7 @@ impl<'a> Parser<'a> {
                     "state" => Pending::State(None),
                     other => match ext::find(other, false, self.family) {
                         Some(e) => Pending::Ext(ext::Pending::new(e)),
+                        None if !ext::ENABLED => return Err(ext::not_built("match", other)),
                         None => {
                             return Err(bad(format!(
                                 "Couldn't load match `{other}': xtnl supports -m tcp, udp, multiport, comment, state, {}",
@@ -454,6 +455,14 @@ impl<'a> Parser<'a> {
                     self.a.value(opt)?.to_string(),
                     opt == "-g" || opt == "--goto",
                 ));
+                if let Some((n, false)) = &self.target_name
+                    && !ext::ENABLED
+                    && ext::is_registry_target(n)
+                    && !is_typed_target(n)
+                {
+                    // Before its options, which only the registry knows.
+                    return Err(ext::not_built("target", n));
+                }
                 let family = self.family;
                 self.ext_target = self
                     .target_name

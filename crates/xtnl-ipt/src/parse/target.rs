@@ -18,10 +18,15 @@ pub(crate) fn nat_ports_proto(rule: &IptRule) -> Result<()> {
 }
 
 pub(super) fn is_known_target(name: &str) -> bool {
+    is_typed_target(name) || ext::known_names(true).contains(&name)
+}
+
+/// The targets parsed here, into typed variants, with or without the registry.
+pub(super) fn is_typed_target(name: &str) -> bool {
     matches!(
         name,
         "DNAT" | "SNAT" | "MASQUERADE" | "REDIRECT" | "REJECT" | "LOG"
-    ) || ext::known_names(true).contains(&name)
+    )
 }
 
 /// A registry module's payload, in the form decoding gives it (a pure `--ctstate` is
@@ -158,6 +163,9 @@ pub(super) fn parse_target(
                 Some(l) => log_level(l)?,
             };
             IptTarget::Log(LogOpts { prefix, level })
+        }
+        name if !ext::ENABLED && ext::is_registry_target(name) => {
+            return Err(ext::not_built("target", name));
         }
         chain => {
             validate_chain_name(chain)?;
