@@ -7,10 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-mod call;
 mod opened;
-pub use call::{Call, First};
-pub use opened::{Opened, open};
+pub use opened::{Call, First, Opened, open};
 
 use crate::error::{Error, Result};
 use crate::model::Family;
