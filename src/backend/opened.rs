@@ -7,9 +7,9 @@
 //! it hands it over with the backend chosen and what the change is held to, and the call
 //! opens the backend, runs the command and closes it, so that the front does not come back
 //! between opening a backend and using it (docs/architecture.md, "Three walks from an entry
-//! to the kernel"). x_tables is opened lazily there: its socket is made where the command
-//! first reads. [`Call`] sits in this file, with the dispatch over [`Opened`], so that the
-//! run enters the backend where the opening left it.
+//! to the kernel"). Both backends are opened lazily there: the socket is made where the
+//! command first talks to the kernel. [`Call`] sits in this file, with the dispatch over
+//! [`Opened`], so that the run enters the backend where the opening left it.
 
 use super::Backend;
 use crate::error::Result;
@@ -199,11 +199,17 @@ impl Call<'_> {
         )
     }
 
-    /// Opens the backend as the command's first use needs it: x_tables' socket where the
-    /// command first reads (before the lock is waited for), nf_tables' session at once.
+    /// Opens the backend as the command's first use needs it: its socket is made where
+    /// the command first talks to the kernel (x_tables: before the lock is waited for).
     fn open_lazily(self) -> Result<Opened> {
         match self.backend {
-            Backend::Nft => self.open(),
+            Backend::Nft => Ok(Opened::Nft(
+                self.enforcement
+                    .session()
+                    .lock(self.lock)
+                    .lock_mode(self.mode)
+                    .open_lazily_in(self.netns),
+            )),
             Backend::Legacy => {
                 let legacy = Legacy::open_lazily(self.family, self.lock, self.netns.cloned())?;
                 Ok(Opened::Legacy(legacy.enforcing(self.enforcement.clone())))
