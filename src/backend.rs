@@ -1,13 +1,14 @@
 //! Which kernel interface iptables commands go to: nf_tables (as iptables-nft) or x_tables
-//! (as iptables-legacy). `auto` follows what the host's own `iptables` command is; [`open`]
-//! opens the one chosen.
+//! (as iptables-legacy). `auto` follows what the host's own `iptables` command is; [`Call`]
+//! opens the one chosen, runs a command on it and closes it ([`open`] opens it for a caller
+//! that uses it in several steps).
 
 #![deny(missing_docs)]
 
 use std::path::{Path, PathBuf};
 
 mod opened;
-pub use opened::{Opened, open};
+pub use opened::{Call, First, Opened, open};
 
 use crate::error::{Error, Result};
 use crate::model::Family;

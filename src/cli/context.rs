@@ -5,7 +5,7 @@
 //! between nf_tables and x_tables is made here, in [`Ctx::open`], not in each command.
 
 pub(crate) use xtnl::backend::Opened;
-use xtnl::backend::{Backend, BackendChoice};
+use xtnl::backend::{Backend, BackendChoice, Call};
 use xtnl::error::Result;
 use xtnl::ipt::Flavour;
 use xtnl::lock::{LockMode, WaitPolicy, XtablesLock};
@@ -39,6 +39,26 @@ impl Ctx {
         self.enforcement
             .session()
             .lock(self.lock(WaitPolicy::Forever))
+    }
+
+    /// The backend for `family` (with `-v`, says which and why), for one call that opens
+    /// it, runs a command and closes it: x_tables writes under `lock` around each replace;
+    /// nf_tables takes it as `mode` says.
+    pub fn call(
+        &self,
+        family: Family,
+        verbose: bool,
+        lock: XtablesLock,
+        mode: LockMode,
+    ) -> Call<'_> {
+        Call {
+            backend: self.backend(family, verbose),
+            family,
+            enforcement: &self.enforcement,
+            netns: None,
+            lock,
+            mode,
+        }
     }
 
     /// The backend for `family`, opened: x_tables writes under `lock` around each replace;

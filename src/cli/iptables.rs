@@ -62,13 +62,14 @@ pub(super) fn run(
         return Ok(());
     }
     let lock = with_interval(ctx.lock(inv.wait), &inv);
-    let mut backend = ctx.open(inv.family, inv.verbose, lock, lock_mode(&inv))?;
-    let text = backend.execute(&inv)?;
+    // One call opens the backend, runs the command and closes it (a short-lived process:
+    // without waiting for the kernel's reclaim).
+    let text = ctx
+        .call(inv.family, inv.verbose, lock, lock_mode(&inv))
+        .execute(&inv)?;
     let text = one_rule(text, &inv);
     out.write_all(text.as_bytes()).map_err(io_error)?;
-    out.flush().map_err(io_error)?;
-    // A short-lived process: do not make the caller wait for the kernel's reclaim.
-    backend.close()
+    out.flush().map_err(io_error)
 }
 
 /// Runs one command line of the drop-in (under an iptables name, nf_tables) on a long-lived

@@ -163,11 +163,6 @@ pub(super) fn run_restore(
     if let Some(i) = opts.interval {
         lock = lock.with_poll_interval(i);
     }
-    let mut opened = ctx.open(family, verbose, lock, LockMode::Always)?;
-    if verbose && !opts.noflush {
-        let text = verbose_text(&mut opened, &blocks, family)?;
-        out.write_all(text.as_bytes()).map_err(io_error)?;
-    }
     let (counters, only) = (opts.counters, opts.table.clone());
     let mut reparse = || {
         let mut blocks = restore::parse_file_opts(&text, family, counters)?;
@@ -176,9 +171,21 @@ pub(super) fn run_restore(
         }
         Ok(blocks)
     };
-    opened.restore_owned(blocks, &mut reparse, family, opts.noflush)?;
-    out.flush().map_err(io_error)?;
-    opened.close()
+    // `-v`: the tables as they are, before anything is changed.
+    let mut say = |opened: &mut Opened, blocks: &[restore::Block]| {
+        let text = verbose_text(opened, blocks, family)?;
+        out.write_all(text.as_bytes()).map_err(io_error)
+    };
+    let first: Option<&mut xtnl::backend::First<'_>> =
+        (verbose && !opts.noflush).then_some(&mut say);
+    // One call opens the backend, applies the blocks and closes it.
+    ctx.call(family, verbose, lock, LockMode::Always).restore(
+        blocks,
+        &mut reparse,
+        opts.noflush,
+        first,
+    )?;
+    out.flush().map_err(io_error)
 }
 
 pub(super) fn run_save(

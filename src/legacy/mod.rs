@@ -45,9 +45,61 @@ pub use table::{Layout, Table};
 
 /// A handle on one family's x_tables (a raw socket) and the xtables lock to write under.
 pub struct Legacy {
-    sock: XtSocket,
+    sock: Socket,
     lock: XtablesLock,
     enforcement: crate::seam::Enforcement,
+}
+
+/// The raw socket of a [`Legacy`]: opened with it ([`Legacy::open`]), or on its first use
+/// ([`Legacy::open_lazily`]: a command that is handed to the backend whole opens the socket
+/// where it first reads, instead of returning to its caller between opening and using it).
+struct Socket {
+    family: Family,
+    /// Where a lazily opened socket is made (`None`: the calling thread's namespace).
+    netns: Option<crate::netns::Netns>,
+    sock: std::sync::OnceLock<XtSocket>,
+}
+
+impl Socket {
+    fn opened(sock: XtSocket) -> Socket {
+        let once = std::sync::OnceLock::new();
+        let family = sock.family();
+        let _ = once.set(sock);
+        Socket {
+            family,
+            netns: None,
+            sock: once,
+        }
+    }
+
+    /// The socket, opened now if it was not yet.
+    fn get(&self) -> Result<&XtSocket> {
+        if let Some(s) = self.sock.get() {
+            return Ok(s);
+        }
+        let family = self.family;
+        let sock = match &self.netns {
+            None => XtSocket::open(family)?,
+            Some(ns) => ns.run_in(move || XtSocket::open(family))?,
+        };
+        Ok(self.sock.get_or_init(|| sock))
+    }
+
+    fn family(&self) -> Family {
+        self.family
+    }
+
+    fn read_consistent(&self, table: &str) -> Result<Table> {
+        self.get()?.read_consistent(table)
+    }
+
+    fn read_raw(&self, table: &str) -> std::result::Result<(GetInfo, Vec<u8>), XtError> {
+        self.get().map_err(XtError::Other)?.read_raw(table)
+    }
+
+    fn replace(&self, t: &Table) -> std::result::Result<Committed, XtError> {
+        self.get().map_err(XtError::Other)?.replace(t)
+    }
 }
 
 /// The result of a transaction: the closure's value, the attempts it took, and the commit
@@ -67,7 +119,30 @@ impl Legacy {
     /// (see [`Legacy::enforcing`]).
     pub fn open(family: Family, lock: XtablesLock) -> Result<Legacy> {
         Ok(Legacy {
-            sock: XtSocket::open(family)?,
+            sock: Socket::opened(XtSocket::open(family)?),
+            lock,
+            enforcement: crate::seam::Enforcement::none(),
+        })
+    }
+
+    /// As [`Legacy::open`], the socket opened on first use, in `netns` (`None`: the
+    /// thread's own): before the lock is taken, so that a socket that cannot be opened
+    /// fails the command as [`Legacy::open`] would, without waiting for the lock.
+    pub(crate) fn open_lazily(
+        family: Family,
+        lock: XtablesLock,
+        netns: Option<crate::netns::Netns>,
+    ) -> Result<Legacy> {
+        if family == Family::Inet {
+            // XtSocket::open's refusal (inet has no x_tables), before anything is opened.
+            XtSocket::open(family)?;
+        }
+        Ok(Legacy {
+            sock: Socket {
+                family,
+                netns,
+                sock: std::sync::OnceLock::new(),
+            },
             lock,
             enforcement: crate::seam::Enforcement::none(),
         })
@@ -131,6 +206,8 @@ impl Legacy {
         table: &str,
         mut plan: impl FnMut(&mut Table) -> Result<(T, bool, Vec<crate::seam::Judged>)>,
     ) -> Result<Outcome<T>> {
+        // A lazily opened socket is opened before the lock is waited for, as at open.
+        self.sock.get()?;
         let _guard = self.lock.acquire()?;
         for attempt in 1..=MAX_ATTEMPTS {
             let mut t = self.sock.read_consistent(table)?;

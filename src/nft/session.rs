@@ -142,6 +142,16 @@ impl SessionBuilder {
         self.enforcement.auditor = auditor;
         self
     }
+    /// The session with this builder's settings, its socket not opened yet: it is opened in
+    /// `netns` (`None`: the namespace of the thread that first uses it) by the first call
+    /// that talks to the kernel, so that a command handed to a backend whole opens it where
+    /// it first reads (docs/architecture.md, "Three walks"). The errors of
+    /// [`SessionBuilder::open_in`] come from that call.
+    pub fn open_lazily_in(self, netns: Option<&crate::netns::Netns>) -> Session {
+        let mut s = self.open_on(Conn::replay(crate::transport::Capture::default()));
+        s.pending = Some(netns.cloned());
+        s
+    }
     /// Opens the NETLINK_NETFILTER socket, in the calling thread's network namespace, and returns
     /// the session with this builder's settings.
     ///
@@ -156,6 +166,7 @@ impl SessionBuilder {
     pub fn open_on(self, conn: Conn) -> Session {
         Session {
             sock: conn,
+            pending: None,
             lock: (self.lock_mode == LockMode::Always).then_some(self.lock),
             max_attempts: self.max_attempts,
             enforcement: self.enforcement,
@@ -169,6 +180,9 @@ impl SessionBuilder {
 /// keeps one; a short-lived command ends it with [`Session::close_detached`].
 pub struct Session {
     sock: Conn,
+    /// Not connected yet ([`SessionBuilder::open_lazily_in`]): the namespace to open the
+    /// socket in on first use (`sock` is an empty replay until then).
+    pending: Option<Option<crate::netns::Netns>>,
     lock: Option<XtablesLock>,
     max_attempts: u32,
     enforcement: Enforcement,
@@ -215,8 +229,21 @@ impl Session {
         self.enforcement.guard.is_some()
     }
 
+    /// Opens the socket of a session opened lazily, on its first use.
+    fn connect(&mut self) -> Result<()> {
+        if let Some(netns) = &self.pending {
+            self.sock = match netns {
+                None => Conn::open()?,
+                Some(ns) => ns.run_in(Conn::open)?,
+            };
+            self.pending = None;
+        }
+        Ok(())
+    }
+
     /// The current ruleset generation id.
     pub fn generation(&mut self) -> Result<u32> {
+        self.connect()?;
         get_generation(&mut self.sock)
     }
 
@@ -235,6 +262,7 @@ impl Session {
         &mut self,
         mut plan: impl FnMut(&mut Reader<'_>) -> Result<(Transaction, T)>,
     ) -> Result<Committed<T>> {
+        self.connect()?;
         let mut backoff = Duration::from_micros(20);
         for attempt in 1..=self.max_attempts {
             // After a few lost races, plan and commit under the xtables lock: every other
@@ -375,14 +403,17 @@ impl Session {
 
     /// Every nf_tables table of every family (one dump, restarted if the ruleset changes).
     pub fn list_tables(&mut self) -> Result<Vec<Table>> {
+        self.connect()?;
         dump_tables(&mut self.sock, &mut self.stats.dump_restarts)
     }
     /// The chains of `table` (one dump).
     pub fn list_chains(&mut self, table: &TableRef) -> Result<Vec<Chain>> {
+        self.connect()?;
         dump_chains(&mut self.sock, &mut self.stats.dump_restarts, table)
     }
     /// The rules of one chain, with their handles, decoded into expressions.
     pub fn list_rules(&mut self, chain: &ChainRef) -> Result<Vec<ListedRule>> {
+        self.connect()?;
         dump_rules(
             &mut self.sock,
             &mut self.stats.dump_restarts,
@@ -392,6 +423,7 @@ impl Session {
     }
     /// The rules of every chain of `table` (one dump), each with its chain.
     pub fn list_table_rules(&mut self, table: &TableRef) -> Result<Vec<ListedRule>> {
+        self.connect()?;
         dump_rules(&mut self.sock, &mut self.stats.dump_restarts, table, None)
     }
 
@@ -401,6 +433,7 @@ impl Session {
         table: &TableRef,
         chain: Option<&str>,
     ) -> Result<Vec<RawRule>> {
+        self.connect()?;
         dump_rule_reprs(
             &mut self.sock,
             &mut self.stats.dump_restarts,
@@ -463,6 +496,7 @@ impl Session {
     }
 
     fn reset_counters_unchecked(&mut self, table: &TableRef, chain: Option<&str>) -> Result<()> {
+        self.connect()?;
         let name = table.name.clone();
         let chain_name = chain.map(str::to_owned);
         dump_all(
@@ -487,6 +521,7 @@ impl Session {
     /// only updates a chain that exists and leaves its policy as it is; the batch carries the
     /// generation of the read, and is planned again if the ruleset changed in between.
     fn zero_chain_counters(&mut self, table: &TableRef, chain: Option<&str>) -> Result<()> {
+        self.connect()?;
         for _ in 0..self.max_attempts.max(1) {
             let generation = get_generation(&mut self.sock)?;
             let chains = dump_chains(&mut self.sock, &mut self.stats.dump_restarts, table)?;
@@ -532,6 +567,7 @@ impl Session {
     /// whole read is repeated if a commit landed in between (up to 64 times, then
     /// [`Error::GenerationConflict`]). Never takes the xtables lock.
     pub fn read<T>(&mut self, mut read: impl FnMut(&mut Reader<'_>) -> Result<T>) -> Result<T> {
+        self.connect()?;
         let limit = self.max_attempts.max(MAX_DUMP_RESTARTS);
         for _ in 0..limit {
             let mut reader = Reader {
@@ -553,6 +589,7 @@ impl Session {
     /// Chains and rules of a table from one generation: two dumps, bracketed by generation
     /// reads, repeated if a commit landed between them.
     pub fn snapshot(&mut self, table: &TableRef) -> Result<TableSnapshot> {
+        self.connect()?;
         for _ in 0..self.max_attempts.max(MAX_DUMP_RESTARTS) {
             let before = get_generation(&mut self.sock)?;
             let chains = dump_chains(&mut self.sock, &mut self.stats.dump_restarts, table)?;
@@ -578,6 +615,9 @@ impl Session {
     /// so that neither the caller nor the next commit in the namespace waits. The rules are
     /// committed and visible before either way of closing.
     pub fn close_detached(mut self) -> Result<()> {
+        if self.pending.is_some() {
+            return Ok(()); // never opened: nothing to close
+        }
         // The closer's probe: GETGEN without an ACK, one reply message.
         let seq = crate::transport::Transport::next_seq(&mut self.sock);
         let mut w = crate::wire::netlink::MsgWriter::new();
@@ -619,6 +659,7 @@ impl Session {
 
     /// The underlying connection (the socket, a recording or a replay), for benchmarks that
     /// count round trips or tap the datagrams sent, and tests that check a replay's end.
+    /// (A session opened lazily and not used yet has an empty replay here.)
     pub fn socket(&mut self) -> &mut Conn {
         &mut self.sock
     }
