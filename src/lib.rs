@@ -45,7 +45,8 @@ pub mod legacy;
 #[doc(inline)]
 pub use xtnl_host::{lock, netns, privilege};
 pub mod nathost;
-pub mod nft;
+#[doc(inline)]
+pub use xtnl_nft as nft;
 pub mod nftjson;
 pub mod policy;
 pub mod seam;

@@ -61,13 +61,20 @@ pub fn apply(session: &mut Session, doc: &Document) -> Result<Committed<()>> {
     session.transact(|r| Ok((plan(r, doc)?, ())))
 }
 
-impl Session {
+/// [`apply`] as a method of the session (`session.apply_nft_json(&doc)`, with this trait in
+/// scope): the session is the nf_tables engine's (the `xtnl-nft` crate), which cannot know
+/// nft's JSON front above it, so the method is this trait's.
+pub trait ApplyNftJson {
     /// Commits an nft JSON document ([`Document`], what `nft -j -f` reads) in one batch,
     /// with this session's generation-id retry, policy and audit: see [`apply`].
     ///
     /// # Errors
     /// As [`apply`].
-    pub fn apply_nft_json(&mut self, doc: &Document) -> Result<Committed<()>> {
+    fn apply_nft_json(&mut self, doc: &Document) -> Result<Committed<()>>;
+}
+
+impl ApplyNftJson for Session {
+    fn apply_nft_json(&mut self, doc: &Document) -> Result<Committed<()>> {
         apply(self, doc)
     }
 }
