@@ -48,7 +48,8 @@ pub mod nathost;
 #[doc(inline)]
 pub use xtnl_nft as nft;
 pub mod nftjson;
-pub mod policy;
+#[doc(inline)]
+pub use xtnl_policy as policy;
 pub mod seam;
 pub mod serve;
 // The workspace's only `unsafe` code, each use with its reason (see the crate's docs); the
