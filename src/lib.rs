@@ -47,7 +47,8 @@ pub use xtnl_host::{lock, netns, privilege};
 pub mod nathost;
 #[doc(inline)]
 pub use xtnl_nft as nft;
-pub mod nftjson;
+#[doc(inline)]
+pub use xtnl_nft_front as nftjson;
 #[doc(inline)]
 pub use xtnl_policy as policy;
 pub mod seam;

@@ -1,7 +1,7 @@
 //! The layer check, for what cargo cannot see. The bottom layers are crates of their own
 //! (crates/: xtnl-sys, xtnl-wire, xtnl-core, xtnl-xt, xtnl-transport, xtnl-host, xtnl-ipt,
-//! xtnl-nft-json, xtnl-nft-rules, xtnl-nft and xtnl-policy), whose dependencies cargo
-//! enforces;
+//! xtnl-nft-json, xtnl-nft-rules, xtnl-nft, xtnl-policy and xtnl-nft-front), whose
+//! dependencies cargo enforces;
 //! inside the root package `xtnl`, dependencies between modules point one way, lowest first,
 //! as [`LAYERS`] lists them; no two units import each other (directly or round a longer loop),
 //! within a layer too; no two files of one module import each other in a loop, in every crate
@@ -34,8 +34,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     // re-exports it (a path through it names the crate, below every layer of this list).
     ("ipt syntax", &["ipt"]),
     ("seam", &["seam", "ipt/exec", "ipt/restore"]),
-    // nft's own JSON against the kernel (issue 26): over the nf_tables engine's Session.
-    ("nft json", &["nftjson"]),
     ("nathost", &["nathost"]),
     ("legacy", &["legacy"]),
     // The one `open` of a backend, above both (the CLI and serve open through it).
