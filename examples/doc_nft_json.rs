@@ -1,6 +1,6 @@
 use xtnl::model::Family as Fam;
 use xtnl::nft::{Session, TableRef};
-use xtnl::nftjson::{self, Listing};
+use xtnl::nftjson::{self, ApplyNftJson, Listing};
 use xtnl_nft_json::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

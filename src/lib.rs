@@ -45,9 +45,12 @@ pub mod legacy;
 #[doc(inline)]
 pub use xtnl_host::{lock, netns, privilege};
 pub mod nathost;
-pub mod nft;
-pub mod nftjson;
-pub mod policy;
+#[doc(inline)]
+pub use xtnl_nft as nft;
+#[doc(inline)]
+pub use xtnl_nft_front as nftjson;
+#[doc(inline)]
+pub use xtnl_policy as policy;
 pub mod seam;
 pub mod serve;
 // The workspace's only `unsafe` code, each use with its reason (see the crate's docs); the

@@ -1,6 +1,7 @@
 //! The layer check, for what cargo cannot see. The bottom layers are crates of their own
-//! (crates/: xtnl-sys, xtnl-wire, xtnl-core, xtnl-xt, xtnl-transport, xtnl-host, xtnl-ipt
-//! and xtnl-nft-json), whose dependencies cargo enforces;
+//! (crates/: xtnl-sys, xtnl-wire, xtnl-core, xtnl-xt, xtnl-transport, xtnl-host, xtnl-ipt,
+//! xtnl-nft-json, xtnl-nft-rules, xtnl-nft, xtnl-policy and xtnl-nft-front), whose
+//! dependencies cargo enforces;
 //! inside the root package `xtnl`, dependencies between modules point one way, lowest first,
 //! as [`LAYERS`] lists them; no two units import each other (directly or round a longer loop),
 //! within a layer too; no two files of one module import each other in a loop, in every crate
@@ -13,8 +14,8 @@
 //! names; a name that a `mod.rs` (or a crate's `lib.rs`) re-exports from a child module
 //! (`pub use addr::IpNet;`) resolves to the child's file. A unit is a top-level module of the
 //! root package, or a file or folder inside one that sits at another layer than its parent
-//! (iptables-nft's encoding in `ipt/compat.rs` belongs to the nf_tables backend, the iptables
-//! interpreter in `ipt/exec.rs` above both backends). Needs no root and no kernel.
+//! (nf_tables' executor in `ipt/exec.rs` belongs to the seam, above the
+//! iptables syntax). Needs no root and no kernel.
 //!
 //! Known violations in files that other branches are rewriting are listed in [`ALLOWED`],
 //! [`ALLOWED_CYCLES`] and [`ALLOWED_UNIT_CYCLES`] with their reason; an entry that is no
@@ -32,14 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The iptables syntax is the xtnl-ipt crate; `ipt` here is src/ipt/mod.rs, which
     // re-exports it (a path through it names the crate, below every layer of this list).
     ("ipt syntax", &["ipt"]),
-    (
-        "nft",
-        &["nft", "ipt/compat", "ipt/ext/native", "ipt/listing"],
-    ),
-    ("policy", &["policy"]),
     ("seam", &["seam", "ipt/exec", "ipt/restore"]),
-    // nft's own JSON against the kernel (issue 26): over the nf_tables engine's Session.
-    ("nft json", &["nftjson"]),
     ("nathost", &["nathost"]),
     ("legacy", &["legacy"]),
     // The one `open` of a backend, above both (the CLI and serve open through it).
@@ -782,9 +776,9 @@ fn the_scanner_reads_use_trees_comments_and_strings() {
     .map(|(l, p)| (l, p.to_string()))
     .collect();
     assert_eq!(found, want);
-    assert_eq!(unit_of(&m("ipt/compat/x")).map(|u| u.0), Some("ipt/compat"));
+    assert_eq!(unit_of(&m("ipt/exec/x")).map(|u| u.0), Some("ipt/exec"));
     assert_eq!(unit_of(&m("ipt/parse")).map(|u| u.0), Some("ipt"));
-    assert!(unit_of(&m("ipt/x")).unwrap().1 < unit_of(&m("nft/x")).unwrap().1);
+    assert!(unit_of(&m("ipt/x")).unwrap().1 < unit_of(&m("seam/x")).unwrap().1);
     assert_eq!(
         unit_of(&m("transport/x")),
         None,

@@ -13,24 +13,20 @@ pub use xtnl_ipt::{
 };
 pub use xtnl_ipt::{args, dns, hosts, messages, parse, print, protocols, restore_file, tables};
 
-pub mod compat;
 pub mod exec;
-pub mod listing;
 pub mod restore;
+#[doc(inline)]
+pub use xtnl_nft::ipt::{compat, listing};
 
 /// The rule types under the path the files of this module used when `rule` was a sibling
 /// of theirs (`super::rule::IptRule`).
 mod rule {
-    pub(crate) use xtnl_ipt::{
-        IptMatch, IptRule, IptTarget, MultiportDir, NatRange, Neg, PortsMatch, RejectWith,
-        XtPayload,
-    };
+    pub(crate) use xtnl_ipt::IptRule;
 }
 
-/// The extension registry (`xtnl-ipt`'s `ext`), with iptables-nft's native expressions for
-/// the few extensions it writes without nft_compat ([`native`](ext::native)), which belong
-/// to the nf_tables layer and so stay in the library.
+/// iptables-nft's native expressions for the few extensions it writes without nft_compat
+/// (the `xtnl-nft` crate's `ipt::ext::native`), under the path the executor used when they
+/// were a file of this module.
 pub(crate) mod ext {
-    pub(crate) use xtnl_ipt::ext::*;
-    pub(crate) mod native;
+    pub(crate) use xtnl_nft::ipt::ext::native;
 }

@@ -71,23 +71,16 @@ fn zero_rule(session: &mut Session, inv: &Invocation, chain: &str, n: usize) -> 
     let dry = session
         .transact(|r| {
             let tx = plan_change(r, &replace)?.0;
-            Ok((Transaction::new(), replaces_itself(r, table, &tx)?))
+            Ok((Transaction::new(), r.replaces_rule_by_itself(table, &tx)?))
         })
         .map_err(|e| crate::seam::dispatch::change_words(e, &replace))?;
     if !dry.value {
         return change(session, &replace);
     }
+    // The commit plans again and holds to it: the session refuses it (a generation
+    // conflict) unless it is still the rule replaced by itself.
     session
-        .zeroing(table, Some(chain), |s| {
-            s.transact(|r| {
-                let tx = plan_change(r, &replace)?.0;
-                if !replaces_itself(r, table, &tx)? {
-                    // The rule changed since the dry plan: not a zeroing any more.
-                    return Err(Error::GenerationConflict { attempts: 1 });
-                }
-                Ok((tx, ()))
-            })
-        })
+        .zero_by_replacing(table, chain, |r| Ok((plan_change(r, &replace)?.0, ())))
         .map_err(|e| crate::seam::dispatch::change_words(e, &replace))?;
     Ok(String::new())
 }
@@ -109,43 +102,6 @@ fn plan_change(r: &mut Reader<'_>, inv: &Invocation) -> Result<Planned> {
         }
     }
     Ok((tx, out))
-}
-
-/// Whether `tx` is one rule of `table` replaced by itself: one replacement, by handle, whose
-/// expressions and userdata are the kernel's rule's (read through `r`, so in the generation
-/// the commit carries) apart from the values of its counters, with no set of its own.
-fn replaces_itself(r: &mut Reader<'_>, table: &TableRef, tx: &Transaction) -> Result<bool> {
-    let [
-        Op::ReplaceEncodedRule {
-            chain,
-            handle,
-            rule,
-        },
-    ] = tx.ops()
-    else {
-        return Ok(false);
-    };
-    if chain.table != *table || !rule.sets.is_empty() {
-        return Ok(false);
-    }
-    let zeroed = |exprs: &[crate::wire::expr::Expr]| -> Vec<crate::wire::expr::Expr> {
-        exprs
-            .iter()
-            .map(|e| match e {
-                crate::wire::expr::Expr::Counter(_) => {
-                    crate::wire::expr::Expr::Counter(crate::wire::expr::Counter::default())
-                }
-                e => e.clone(),
-            })
-            .collect()
-    };
-    let kernel = r.raw_rules(table, Some(&chain.name))?;
-    Ok(kernel.iter().any(|k| {
-        k.handle == *handle
-            && k.sets.is_empty()
-            && k.userdata == rule.userdata
-            && zeroed(&k.exprs) == zeroed(&rule.exprs)
-    }))
 }
 
 impl crate::seam::ListTables for Session {

@@ -63,7 +63,7 @@ pub fn policy_name(p: ChainPolicy) -> &'static str {
 /// it has not created yet), then user chains sorted by name.
 /// `only`: read the rules of that chain alone (its references then come from the kernel's
 /// use count of the chain, as iptables-nft reads them).
-pub(super) fn read(
+pub fn read(
     session: &mut Session,
     table: &TableRef,
     only: Option<&str>,
@@ -206,11 +206,7 @@ pub fn list_rules(
 }
 
 /// `-S` of chains read by either backend.
-pub(crate) fn render_rules(
-    chains: &[ChainListing],
-    chain: Option<&str>,
-    verbose: bool,
-) -> Result<String> {
+pub fn render_rules(chains: &[ChainListing], chain: Option<&str>, verbose: bool) -> Result<String> {
     if let Some(c) = chain
         && !chains.iter().any(|x| x.name == c)
     {

@@ -19,8 +19,61 @@
 //! Everything not allowed by an `[[allow]]` entry is denied. The check works on [`Touch`]es,
 //! a backend-neutral description of what an operation changes, so that a backend without
 //! nf_tables transactions can call [`Policy::check`] on its own operations.
+//!
+//! The crate sits over the nf_tables engine (`xtnl-nft`): [`Policy`] is the engine's
+//! [`Guard`](xtnl_nft::Guard) and [`audit::LineAuditor`] its
+//! [`Auditor`](xtnl_nft::Auditor), and the library re-exports it as `xtnl::policy`. A
+//! transaction's touches are judged without a session or root (a session runs the same
+//! check, [`Policy::check_transaction`], before it sends anything):
+//!
+//! ```
+//! use std::path::Path;
+//! use xtnl_core::model::Family;
+//! use xtnl_nft::{ChainSpec, TableRef, Transaction};
+//! use xtnl_policy::{Policy, touches};
+//!
+//! let policy = Policy::parse(
+//!     r#"
+//! [[allow]]
+//! table = "nat"
+//! chains = ["vcld-*"]
+//! verbs = ["create", "flush", "delete", "add-rule", "delete-rule"]
+//! "#,
+//!     Path::new("example.toml"),
+//! )?;
+//! let nat = TableRef::new(Family::Ipv4, "nat");
+//! let mut ok = Transaction::new();
+//! ok.create_chain(&nat, ChainSpec::regular("vcld-7"));
+//! assert!(policy.check(&touches(&ok)).is_ok());
+//!
+//! let mut denied = Transaction::new();
+//! denied.create_chain(&nat, ChainSpec::regular("other"));
+//! let e = policy.check(&touches(&denied)).unwrap_err();
+//! assert_eq!(e.kind(), xtnl_core::ErrorKind::PolicyDenied);
+//! # Ok::<(), xtnl_core::Error>(())
+//! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+// The old paths: this crate was the root package's `policy` module, and its files keep the
+// `crate::policy::...`, `crate::nft::...` paths they had there (as xtnl-ipt's and
+// xtnl-nft's did).
+#[cfg(test)]
+use crate as policy;
+#[cfg(test)]
+use xtnl_core::OpFailure;
+use xtnl_core::{error, limits, model};
+use xtnl_host::privilege;
+use xtnl_nft as nft;
+use xtnl_wire as wire;
+
+/// iptables' printer and iptables-nft's encoding, under the library's paths
+/// (`crate::ipt::print`, `crate::ipt::compat`), with which an audit record names a rule.
+mod ipt {
+    pub(crate) use xtnl_ipt::print;
+    pub(crate) use xtnl_nft::ipt::compat;
+}
 
 pub mod audit;
 mod caller;
@@ -36,8 +89,10 @@ use crate::nft::{ChainRef, Reader, Transaction};
 
 pub use caller::{Caller, accounts};
 pub use file::{DEFAULT_POLICY_PATH, POLICY_PATH_ENV, load_file, load_secure};
-pub(crate) use touch::{OldRule, Planned, touches_of};
-pub use touch::{Touch, VERDICT_MAP, exprs_jump, retargeted, touches, touches_of_op};
+pub use touch::{
+    OldRule, Planned, Touch, VERDICT_MAP, exprs_jump, retargeted, touches, touches_of,
+    touches_of_op,
+};
 
 /// What an operation does to a table or chain, as policy files name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,11 +3,36 @@
 //! list` prints it, and [`apply`] commits a document's commands as one nf_tables batch
 //! through a [`Session`], with its generation-id retry, policy and audit, as `nft -j -f` does
 //! (all or nothing). The rule statements and set values go through the `xtnl-nft-rules`
-//! codec; this module maps objects and commands to messages ([`crate::nft::Message`]).
+//! codec; this crate maps objects and commands to messages ([`xtnl_nft::Message`]). The
+//! library re-exports it as `xtnl::nftjson`.
 //!
 //! What is covered and what is refused: docs/nft-json.md.
+//!
+//! Listing and applying need a [`Session`] (root, a network namespace); printing does not. A
+//! document printed as `nft -j` prints it (jansson's layout, on one line):
+//!
+//! ```
+//! use xtnl_nft_front::to_nft_text;
+//! use xtnl_nft_json::Document;
+//!
+//! let doc: Document = serde_json::from_str(
+//!     r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "demo"}}}]}"#,
+//! )?;
+//! assert_eq!(
+//!     to_nft_text(&doc)?,
+//!     r#"{"nftables": [{"add": {"table": {"family": "inet", "name": "demo"}}}]}"#
+//! );
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+// The old paths: this crate was the root package's `nftjson` module, and its files keep the
+// `crate::nft::...`, `crate::wire::...` paths they had there (as the crates below did).
+use xtnl_core::{error, model};
+use xtnl_nft as nft;
+use xtnl_wire as wire;
 
 mod apply;
 mod list;
@@ -61,13 +86,20 @@ pub fn apply(session: &mut Session, doc: &Document) -> Result<Committed<()>> {
     session.transact(|r| Ok((plan(r, doc)?, ())))
 }
 
-impl Session {
+/// [`apply`] as a method of the session (`session.apply_nft_json(&doc)`, with this trait in
+/// scope): the session is the nf_tables engine's (the `xtnl-nft` crate), which cannot know
+/// nft's JSON front above it, so the method is this trait's.
+pub trait ApplyNftJson {
     /// Commits an nft JSON document ([`Document`], what `nft -j -f` reads) in one batch,
     /// with this session's generation-id retry, policy and audit: see [`apply`].
     ///
     /// # Errors
     /// As [`apply`].
-    pub fn apply_nft_json(&mut self, doc: &Document) -> Result<Committed<()>> {
+    fn apply_nft_json(&mut self, doc: &Document) -> Result<Committed<()>>;
+}
+
+impl ApplyNftJson for Session {
+    fn apply_nft_json(&mut self, doc: &Document) -> Result<Committed<()>> {
         apply(self, doc)
     }
 }

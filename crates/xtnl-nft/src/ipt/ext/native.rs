@@ -10,7 +10,7 @@
 //!                           [ log prefix p group 5 snaplen 128 qthreshold 2 ]  (its `add_action`)
 //! ```
 //!
-//! [`encode`] writes exactly those; [`decode_at`] reads them back (and only them: a form
+//! `encode` writes exactly those; `decode_at` reads them back (and only them: a form
 //! iptables-nft would not write stays opaque).
 
 use super::super::rule::{IptMatch, IptTarget, XtPayload};
@@ -179,7 +179,7 @@ pub(crate) fn tcpudp(spts: [u16; 2], inv_s: bool, dpts: [u16; 2], inv_d: bool) -
 /// `-j NFLOG --nflog-range N` as nf_tables holds it: iptables-nft writes no snaplen without
 /// `--nflog-size`, so the range is not in the kernel, and iptables-nft's `-C`/`-D` find the
 /// rule with or without it.
-pub(crate) fn normalize_nflog(r: &mut crate::ipt::IptRule) {
+pub fn normalize_nflog(r: &mut crate::ipt::IptRule) {
     if let Some(IptTarget::Ext(p)) = &mut r.target
         && (p.name.as_str(), p.rev) == ("NFLOG", 0)
         && let Ok(mut l) = Nflog::decode(&p.info)
@@ -193,7 +193,7 @@ pub(crate) fn normalize_nflog(r: &mut crate::ipt::IptRule) {
 
 /// `! --dport 0:hi` as iptables-nft reads it back (`--dport hi+1:65535`), so that `-C`/`-D`
 /// find what they wrote.
-pub(crate) fn normalize_ports(r: &mut crate::ipt::IptRule) {
+pub fn normalize_ports(r: &mut crate::ipt::IptRule) {
     let fix = |x: &mut Option<Neg<PortRange>>| {
         if let Some(n) = x
             && n.negated

@@ -7,7 +7,7 @@ use crate::wire::expr::{Expr, Immediate, ImmediateData, Verdict};
 /// reads), behind a comment line and `max_ops`: its entries start on lines 4 and 10.
 const NAT_HOST: &str = concat!(
     "# NAT host\nmax_ops = 8\n\n",
-    include_str!("../../tests/common/nat_host_policy.toml")
+    include_str!("../../../tests/common/nat_host_policy.toml")
 );
 
 fn policy() -> Policy {
@@ -286,7 +286,7 @@ fn globs() {
 
 #[test]
 fn the_documented_example_parses() {
-    let readme = include_str!("../../docs/privileged-helper.md");
+    let readme = include_str!("../../../docs/privileged-helper.md");
     let start = readme
         .find("```toml\n# /etc/xtnl/policy.toml")
         .expect("docs/privileged-helper.md has the example policy");

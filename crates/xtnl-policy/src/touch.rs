@@ -72,7 +72,7 @@ impl Touch {
 
 /// The rule a planned change deletes (or replaces), as far as the plan knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum OldRule {
+pub enum OldRule {
     /// Read from the view the change was planned on: what it jumps or goes to.
     Jumps(Option<String>),
     /// Known only by its nf_tables handle: the check reads its target in the generation it
@@ -89,7 +89,7 @@ pub(crate) enum OldRule {
 /// in-memory table use), or what an x_tables replace changes. [`touches_of`] is the one
 /// place that turns it into the [`Touch`]es a [`Policy`](super::Policy) checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Planned<'a> {
+pub enum Planned<'a> {
     /// Make sure the table exists (iptables and the NAT-host operations ensure theirs).
     EnsureTable,
     /// Delete the table.
@@ -157,7 +157,7 @@ pub(crate) enum Planned<'a> {
 /// What `change` of `family` `table` touches: one entry, two for a replacement or a rename
 /// (and two more per retargeted jump of a rename). The touches name operation #0 with no
 /// description; the caller numbers and names them.
-pub(crate) fn touches_of(family: Family, table: &str, change: &Planned<'_>) -> Vec<Touch> {
+pub fn touches_of(family: Family, table: &str, change: &Planned<'_>) -> Vec<Touch> {
     let mk = |chain: Option<&str>, verb: Verb| Touch::new(family, table, chain, verb);
     let deleted = |chain: &str, old: &OldRule| {
         let mut t = mk(Some(chain), Verb::DeleteRule);

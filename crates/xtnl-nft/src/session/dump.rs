@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(in crate::nft) fn absent<T>(r: Result<T>) -> Result<Option<T>> {
+pub(crate) fn absent<T>(r: Result<T>) -> Result<Option<T>> {
     match r {
         Ok(v) => Ok(Some(v)),
         Err(e) if e.kind() == crate::ErrorKind::NotFound => Ok(None),
@@ -47,7 +47,7 @@ pub(super) fn get_generation(sock: &mut Conn) -> Result<u32> {
 }
 
 /// Runs a dump, restarting it while concurrent commits interrupt it.
-pub(in crate::nft) fn dump_all<T>(
+pub(crate) fn dump_all<T>(
     sock: &mut Conn,
     restarts: &mut u64,
     m: u8,

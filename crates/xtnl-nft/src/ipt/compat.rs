@@ -165,7 +165,7 @@ fn unreachable_opaque() -> Result<()> {
 }
 
 /// NAT targets are valid only in the nat table; REJECT only in filter-type tables.
-pub(crate) fn check_target_fits_table(table: &str, rule: &IptRule) -> Result<()> {
+pub fn check_target_fits_table(table: &str, rule: &IptRule) -> Result<()> {
     let nat = matches!(
         rule.target,
         Some(

@@ -25,6 +25,7 @@ const MAX_DUMP_RESTARTS: u32 = 64;
 mod diagnose;
 mod dump;
 mod reader;
+mod zero;
 
 use diagnose::*;
 pub use dump::SetElements;
@@ -32,8 +33,8 @@ use dump::*;
 pub(super) use dump::{absent, dump_all};
 pub use reader::Reader;
 
-/// Checks every transaction of a session before anything is sent: a policy
-/// ([`crate::policy::Policy`]). An error from it is returned as the transaction's error.
+/// Checks every transaction of a session before anything is sent: a policy (the library's
+/// `xtnl::policy::Policy`). An error from it is returned as the transaction's error.
 pub trait Guard: std::fmt::Debug + Send + Sync {
     /// Checks the final transaction of an attempt. Reads through `reader` belong to the
     /// attempt's generation: if the ruleset changes after them, the commit is refused and the

@@ -631,9 +631,9 @@ mod tests {
 
     #[test]
     fn syslog_datagram_format() {
-        // Under target/, like every scratch file of the tests.
+        // Under the workspace's target/, like every scratch file of the tests.
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target")
+            .join("../../target")
             .join(format!("xtnl-audit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let sock = dir.join("log");

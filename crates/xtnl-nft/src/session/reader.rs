@@ -6,13 +6,13 @@ use super::*;
 /// id, which the commit then carries: if anything changed after it, the kernel refuses the
 /// batch and the plan runs again on fresh state.
 pub struct Reader<'s> {
-    pub(in crate::nft) sock: &'s mut Conn,
-    pub(in crate::nft) stats: &'s mut SessionStats,
-    pub(in crate::nft) generation: Option<u32>,
+    pub(crate) sock: &'s mut Conn,
+    pub(crate) stats: &'s mut SessionStats,
+    pub(crate) generation: Option<u32>,
 }
 
 impl Reader<'_> {
-    pub(in crate::nft) fn pin(&mut self) -> Result<()> {
+    pub(crate) fn pin(&mut self) -> Result<()> {
         if self.generation.is_none() {
             self.generation = Some(get_generation(self.sock)?);
         }

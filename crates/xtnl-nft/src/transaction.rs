@@ -15,8 +15,10 @@ pub use super::refs::{ChainRef, ChainSpec, EncodedRule, RulePosition, TableRef};
 use super::set::SetOp;
 
 /// One operation of a transaction.
+// Exhaustive (no `#[non_exhaustive]`) since the engine is a crate of its own: the policy
+// (xtnl's `policy::touch`) judges every operation in a match the compiler checks, so that a
+// new operation cannot go unjudged.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Op {
     /// Create the table unless it exists.
     EnsureTable(TableRef),
@@ -204,8 +206,8 @@ impl Transaction {
     /// have is refused when the transaction is committed, before anything is sent.
     ///
     /// ```
-    /// use xtnl::model::Family;
-    /// use xtnl::nft::{Op, Transaction};
+    /// use xtnl_core::model::Family;
+    /// use xtnl_nft::{Op, Transaction};
     /// let mut tx = Transaction::new();
     /// tx.ensure_iptables_chain(Family::Ipv4, "nat", "PREROUTING");
     /// assert_eq!(tx.ops()[0].to_string(), "add table ip nat and chain ip nat PREROUTING");

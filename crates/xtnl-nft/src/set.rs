@@ -194,8 +194,10 @@ impl SetSpec {
 }
 
 /// An operation on a named set or its elements, inside a [`super::Transaction`].
+// Exhaustive (no `#[non_exhaustive]`) since the engine is a crate of its own: the policy
+// (xtnl's `policy::touch`) judges every operation in a match the compiler checks, so that a
+// new operation cannot go unjudged.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum SetOp {
     /// Create the set unless an identical one exists (a different one is an error).
     Ensure {

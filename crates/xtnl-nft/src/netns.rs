@@ -5,7 +5,7 @@
 
 use super::{Session, SessionBuilder};
 use crate::error::Result;
-use crate::netns::Netns;
+use xtnl_host::netns::Netns;
 
 impl SessionBuilder {
     /// Opens the session's socket in `netns` (`None`: the calling thread's namespace).
