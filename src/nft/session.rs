@@ -290,7 +290,9 @@ impl Session {
                 (Some(lock), None) => Some(lock.acquire()?),
                 (None, None) => None,
             };
-            let result = batch.commit(&mut self.sock);
+            let result = batch.commit_described(&mut self.sock, &|i| {
+                super::transaction::describe(tx.ops(), i)
+            });
             drop(guard);
             match &result {
                 Ok(_) => self.audit(&tx, AuditOutcome::Committed),
