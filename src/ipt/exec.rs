@@ -556,6 +556,10 @@ impl Planner {
         // where it stands.
         self.keep_builtin_policy = noflush;
         self.zero_in_plan = true;
+        // About an operation a line: room made once, not by doubling (each doubling of a
+        // vector on the heap copies it, the old and the new held at once).
+        let lines = lines.into_iter();
+        self.ops.reserve(lines.size_hint().0);
         let mut t = NftTable { p: self, r };
         crate::seam::restore_lines_with(&mut t, table_line, lines, noflush, |t, n, _| {
             mark(t.p.op_count(), n)

@@ -193,6 +193,16 @@ impl Transaction {
         self.ops.push(op);
         self
     }
+    /// Adds the operations, in order. Into an empty transaction the vector itself is
+    /// moved (no copy: a restore's plan of 100,000 operations is not held twice).
+    pub fn append(&mut self, mut ops: Vec<Op>) -> &mut Self {
+        if self.ops.is_empty() {
+            self.ops = ops;
+        } else {
+            self.ops.append(&mut ops);
+        }
+        self
+    }
     /// Creates the table unless it exists.
     pub fn ensure_table(&mut self, t: &TableRef) -> &mut Self {
         self.push(Op::EnsureTable(t.clone()))
