@@ -28,19 +28,21 @@ use crate::ipt::messages::{self, Msg};
 use table::NftTable;
 
 /// A rule of a chain as the plan sees it: in the kernel (with its handle), or added by an
-/// earlier command of the same transaction.
+/// earlier command of the same transaction. The rule is boxed: a slot is 32 bytes, not the
+/// 264 of a rule inline (a restore keeps a slot for each of its rules, and each chain's
+/// vector of slots starts with room for four).
 #[derive(Debug, Clone)]
 enum Slot {
     Kernel {
         handle: u64,
-        rule: IptRule,
+        rule: Box<IptRule>,
     },
     /// Added by this plan; `op` is the index of its `AddEncodedRule` (None for a replaced
     /// rule), so that a later `-I CHAIN N` can be placed relative to it.
     /// `rule` is `None` when it is read back from the operation's encoding when needed
     /// ([`Planner::slot_rule`]).
     Pending {
-        rule: Option<IptRule>,
+        rule: Option<Box<IptRule>>,
         op: Option<usize>,
     },
 }
@@ -302,7 +304,7 @@ impl Planner {
                 .iter()
                 .map(|x| Slot::Kernel {
                     handle: x.handle,
-                    rule: compat::decode(&table, x),
+                    rule: Box::new(compat::decode(&table, x)),
                 })
                 .collect();
             for (head, slot) in state.early.drain(..) {
@@ -556,6 +558,10 @@ impl Planner {
         // where it stands.
         self.keep_builtin_policy = noflush;
         self.zero_in_plan = true;
+        // About an operation a line: room made once, not by doubling (each doubling of a
+        // vector on the heap copies it, the old and the new held at once).
+        let lines = lines.into_iter();
+        self.ops.reserve(lines.size_hint().0);
         let mut t = NftTable { p: self, r };
         crate::seam::restore_lines_with(&mut t, table_line, lines, noflush, |t, n, _| {
             mark(t.p.op_count(), n)

@@ -98,9 +98,7 @@ fn apply_from<'a>(
         line_of_op.clear();
         for ((_, p), l) in planners.into_iter().zip(lines) {
             line_of_op.extend(l);
-            for op in p.into_ops() {
-                tx.push(op);
-            }
+            tx.append(p.into_ops());
         }
         Ok((tx, ()))
     });

@@ -77,6 +77,14 @@ pub fn unbundle(argv: &[String]) -> Vec<String> {
 /// (not as another option's value): iptables-restore ignores a `-6` line, ip6tables-restore
 /// a `-4` line.
 pub fn family_flag(argv: &[String]) -> Option<crate::model::Family> {
+    // Every `-4`/`-6` option, bundled or not, is in a word that starts with '-' and holds
+    // the digit: without one, nothing to unbundle (a restore asks this of every line).
+    if !argv
+        .iter()
+        .any(|a| a.starts_with('-') && a.contains(['4', '6']))
+    {
+        return None;
+    }
     words(argv)
         .into_iter()
         .rev()
@@ -85,6 +93,31 @@ pub fn family_flag(argv: &[String]) -> Option<crate::model::Family> {
             (true, "-6" | "--ipv6") => Some(crate::model::Family::Ipv6),
             _ => None,
         })
+}
+
+/// [`unbundle`], borrowing `argv` when no word is a bundle getopt would split (a restore's
+/// every line, usually): the same words without a copy of each.
+pub fn unbundled(argv: &[String]) -> std::borrow::Cow<'_, [String]> {
+    let mut value_next = false;
+    for a in argv {
+        if std::mem::take(&mut value_next) || a == "!" || a == "-" {
+            continue;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            value_next = !long.is_empty() && !long.contains('=') && !long_without_value(a);
+            continue;
+        }
+        let Some(body) = a.strip_prefix('-') else {
+            continue;
+        };
+        let mut chars = body.chars();
+        match (chars.next().and_then(short), chars.next()) {
+            (None, _) => {}
+            (Some(t), None) => value_next = t == Takes::Required,
+            (Some(_), Some(_)) => return std::borrow::Cow::Owned(unbundle(argv)),
+        }
+    }
+    std::borrow::Cow::Borrowed(argv)
 }
 
 /// [`unbundle`]'s words, each marked whether it is an option (true) or a value/positional.

@@ -216,7 +216,7 @@ fn command_letter(opt: &str) -> Option<char> {
 /// Parses one iptables command line (without the program name). `default_family` is IPv6
 /// when invoked as `ip6tables`/`xtnl6`.
 pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
-    let argv = super::args::unbundle(argv);
+    let argv = super::args::unbundled(argv);
     let mut p = Parser::new(&argv, default_family)?;
     p.read_options()?;
     p.finish()

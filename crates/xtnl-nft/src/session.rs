@@ -148,7 +148,7 @@ impl SessionBuilder {
     /// that talks to the kernel, so that a command handed to a backend whole opens it where
     /// it first reads (docs/architecture.md, "Three walks"). The errors of
     /// [`SessionBuilder::open_in`] come from that call.
-    pub fn open_lazily_in(self, netns: Option<&crate::netns::Netns>) -> Session {
+    pub fn open_lazily_in(self, netns: Option<&xtnl_host::netns::Netns>) -> Session {
         let mut s = self.open_on(Conn::replay(crate::transport::Capture::default()));
         s.pending = Some(netns.cloned());
         s
@@ -183,7 +183,7 @@ pub struct Session {
     sock: Conn,
     /// Not connected yet ([`SessionBuilder::open_lazily_in`]): the namespace to open the
     /// socket in on first use (`sock` is an empty replay until then).
-    pending: Option<Option<crate::netns::Netns>>,
+    pending: Option<Option<xtnl_host::netns::Netns>>,
     lock: Option<XtablesLock>,
     max_attempts: u32,
     enforcement: Enforcement,
@@ -319,7 +319,9 @@ impl Session {
                 (Some(lock), None) => Some(lock.acquire()?),
                 (None, None) => None,
             };
-            let result = batch.commit(&mut self.sock);
+            let result = batch.commit_described(&mut self.sock, &|i| {
+                super::transaction::describe(tx.ops(), i)
+            });
             drop(guard);
             match &result {
                 Ok(_) => self.audit(&tx, AuditOutcome::Committed),

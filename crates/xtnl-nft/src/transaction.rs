@@ -195,6 +195,16 @@ impl Transaction {
         self.ops.push(op);
         self
     }
+    /// Adds the operations, in order. Into an empty transaction the vector itself is
+    /// moved (no copy: a restore's plan of 100,000 operations is not held twice).
+    pub fn append(&mut self, mut ops: Vec<Op>) -> &mut Self {
+        if self.ops.is_empty() {
+            self.ops = ops;
+        } else {
+            self.ops.append(&mut ops);
+        }
+        self
+    }
     /// Creates the table unless it exists.
     pub fn ensure_table(&mut self, t: &TableRef) -> &mut Self {
         self.push(Op::EnsureTable(t.clone()))
@@ -286,10 +296,12 @@ impl Transaction {
     pub fn send_over(&self, t: &mut (impl Transport + ?Sized)) -> Result<BatchReply> {
         let mut batch = Batch::new(t, None);
         self.encode(&mut batch)?;
-        batch.commit(t).map_err(|e| match e {
-            CommitFailure::Error(e) => e,
-            CommitFailure::GenerationChanged => Error::GenerationConflict { attempts: 1 },
-        })
+        batch
+            .commit_described(t, &|i| describe(&self.ops, i))
+            .map_err(|e| match e {
+                CommitFailure::Error(e) => e,
+                CommitFailure::GenerationChanged => Error::GenerationConflict { attempts: 1 },
+            })
     }
 
     /// Validates and encodes every operation into `batch`. Any invalid operation fails the
@@ -337,6 +349,12 @@ impl Transaction {
         }
         Ok(())
     }
+}
+
+/// Operation `i`'s description, for an error naming it (the batch stores none per message).
+pub(crate) fn describe(ops: &[Op], i: usize) -> String {
+    ops.get(i)
+        .map_or_else(|| format!("operation #{i}"), ToString::to_string)
 }
 
 /// A chain about to be made or renamed: iptables' bounds in iptables' own tables (so that
@@ -412,7 +430,8 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
     if let Op::Message(m) = op {
         return m.encode(b);
     }
-    let desc = op.to_string();
+    // A message's description is its operation's, made by `Session` only on a refusal
+    // (`Batch::commit_described`), never per message.
     let replace_flags = NLM_F_REPLACE | if echo_rules { NLM_F_ECHO } else { 0 };
     match op {
         Op::EnsureTable(t) | Op::DeleteTable(t) => {
@@ -422,7 +441,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
                 Op::EnsureTable(_) => (msg::NEWTABLE, NLM_F_CREATE),
                 _ => (msg::DELTABLE, 0),
             };
-            b.push(m, t.family.nfproto(), flags, desc, |w| repr.emit(w));
+            b.push_op(m, t.family.nfproto(), flags, |w| repr.emit(w));
         }
         Op::EnsureChain { table, chain } | Op::CreateChain { table, chain } => {
             check_table(table)?;
@@ -432,7 +451,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
                 Op::CreateChain { .. } => NLM_F_CREATE | NLM_F_EXCL,
                 _ => NLM_F_CREATE,
             };
-            b.push(msg::NEWCHAIN, table.family.nfproto(), flags, desc, |w| {
+            b.push_op(msg::NEWCHAIN, table.family.nfproto(), flags, |w| {
                 repr.emit(w)
             });
         }
@@ -449,45 +468,33 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
                 ))
             })?;
             let table = table_repr(&c.table);
-            b.push(
-                msg::NEWTABLE,
-                c.table.family.nfproto(),
-                NLM_F_CREATE,
-                desc.clone(),
-                |w| table.emit(w),
-            );
+            b.push_op(msg::NEWTABLE, c.table.family.nfproto(), NLM_F_CREATE, |w| {
+                table.emit(w)
+            });
             let spec = ChainSpec::base(c.name.clone(), builtin.base(ChainPolicy::Accept));
             let mut chain = chain_repr(&c.table, &spec);
             // No policy: a new base chain's is ACCEPT, and an existing one keeps its own.
             chain.policy = None;
-            b.push(
-                msg::NEWCHAIN,
-                c.table.family.nfproto(),
-                NLM_F_CREATE,
-                desc,
-                |w| chain.emit(w),
-            );
+            b.push_op(msg::NEWCHAIN, c.table.family.nfproto(), NLM_F_CREATE, |w| {
+                chain.emit(w)
+            });
         }
         Op::FlushChain(c) => {
             check_chain(c)?;
             let repr = rule_repr(c, None)?;
-            b.push(msg::DELRULE, c.table.family.nfproto(), 0, desc, |w| {
-                repr.emit(w)
-            });
+            b.push_op(msg::DELRULE, c.table.family.nfproto(), 0, |w| repr.emit(w));
         }
         Op::FlushTable(t) => {
             check_table(t)?;
             let name = t.name.clone();
-            b.push(msg::DELRULE, t.family.nfproto(), 0, desc, |w| {
+            b.push_op(msg::DELRULE, t.family.nfproto(), 0, |w| {
                 w.strz(crate::wire::nftables::NFTA_RULE_TABLE, &name);
             });
         }
         Op::DeleteChain(c) => {
             check_chain(c)?;
             let repr = chain_repr(&c.table, &ChainSpec::regular(&c.name));
-            b.push(msg::DELCHAIN, c.table.family.nfproto(), 0, desc, |w| {
-                repr.emit(w)
-            });
+            b.push_op(msg::DELCHAIN, c.table.family.nfproto(), 0, |w| repr.emit(w));
         }
         Op::RenameChain {
             chain,
@@ -498,7 +505,7 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             check_new_chain(&chain.table, new_name)?;
             let mut repr = chain_repr(&chain.table, &ChainSpec::regular(new_name));
             repr.handle = Some(*handle);
-            b.push(msg::NEWCHAIN, chain.table.family.nfproto(), 0, desc, |w| {
+            b.push_op(msg::NEWCHAIN, chain.table.family.nfproto(), 0, |w| {
                 repr.emit(w)
             });
         }
@@ -508,8 +515,8 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             position,
         } => {
             check_chain(chain)?;
-            let repr = with_sets(b, chain, &native(chain, rule)?, &desc);
-            push_add(b, chain, repr, *position, echo_rules, desc);
+            let repr = with_sets(b, chain, &native(chain, rule)?, op);
+            push_add(b, chain, repr, *position, echo_rules);
         }
         Op::AddEncodedRule {
             chain,
@@ -528,13 +535,9 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
                 userdata: rule.userdata.as_deref(),
                 compat: rule.compat,
             };
-            b.push(
-                msg::NEWRULE,
-                chain.table.family.nfproto(),
-                flags,
-                desc,
-                |w| r.emit(w),
-            );
+            b.push_op(msg::NEWRULE, chain.table.family.nfproto(), flags, |w| {
+                r.emit(w)
+            });
         }
         Op::AddEncodedRule {
             chain,
@@ -542,14 +545,14 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             position,
         } => {
             check_chain(chain)?;
-            let repr = with_sets(b, chain, rule, &desc);
-            push_add(b, chain, repr, *position, echo_rules, desc);
+            let repr = with_sets(b, chain, rule, op);
+            push_add(b, chain, repr, *position, echo_rules);
         }
         Op::DeleteRule { chain, handle } => {
             check_chain(chain)?;
             let mut repr = rule_repr(chain, None)?;
             repr.handle = Some(*handle);
-            b.push(msg::DELRULE, chain.table.family.nfproto(), 0, desc, |w| {
+            b.push_op(msg::DELRULE, chain.table.family.nfproto(), 0, |w| {
                 repr.emit(w)
             });
         }
@@ -559,13 +562,12 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             rule,
         } => {
             check_chain(chain)?;
-            let mut repr = with_sets(b, chain, &native(chain, rule)?, &desc);
+            let mut repr = with_sets(b, chain, &native(chain, rule)?, op);
             repr.handle = Some(*handle);
-            b.push(
+            b.push_op(
                 msg::NEWRULE,
                 chain.table.family.nfproto(),
                 replace_flags,
-                desc,
                 |w| repr.emit(w),
             );
         }
@@ -575,13 +577,12 @@ fn encode_op(op: &Op, echo_rules: bool, b: &mut Batch) -> Result<()> {
             rule,
         } => {
             check_chain(chain)?;
-            let mut repr = with_sets(b, chain, rule, &desc);
+            let mut repr = with_sets(b, chain, rule, op);
             repr.handle = Some(*handle);
-            b.push(
+            b.push_op(
                 msg::NEWRULE,
                 chain.table.family.nfproto(),
                 replace_flags,
-                desc,
                 |w| repr.emit(w),
             );
         }
@@ -603,10 +604,15 @@ fn native(c: &ChainRef, rule: &Rule) -> Result<EncodedRule> {
 
 /// Creates the rule's anonymous sets in the batch, ahead of the rule, and points the rule's
 /// lookups at their batch ids.
-fn with_sets(b: &mut Batch, c: &ChainRef, rule: &EncodedRule, desc: &str) -> RuleRepr {
+fn with_sets(b: &mut Batch, c: &ChainRef, rule: &EncodedRule, op: &Op) -> RuleRepr {
     let mut repr = encoded_repr(c, rule);
     let family = c.table.family.nfproto();
     let mut ids = Vec::with_capacity(rule.sets.len());
+    let desc = if rule.sets.is_empty() {
+        String::new()
+    } else {
+        op.to_string()
+    };
     for set in &rule.sets {
         let id = b.new_set_id();
         ids.push(id);
@@ -692,19 +698,14 @@ fn push_add(
     mut repr: RuleRepr,
     position: RulePosition,
     echo: bool,
-    desc: String,
 ) {
     let (flags, at) = add_flags(position, echo);
     if at.is_some() {
         repr.position = at;
     }
-    b.push(
-        msg::NEWRULE,
-        chain.table.family.nfproto(),
-        flags,
-        desc,
-        |w| repr.emit(w),
-    );
+    b.push_op(msg::NEWRULE, chain.table.family.nfproto(), flags, |w| {
+        repr.emit(w)
+    });
 }
 
 impl From<SetOp> for Op {

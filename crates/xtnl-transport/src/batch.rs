@@ -16,6 +16,11 @@ const ACK_TRUESIZE: usize = 1024;
 /// messages, END. Each message's sequence number maps a reply back to the operation (its
 /// index in the batch) and its description.
 ///
+/// A message pushed with [`Batch::push_op`] stores no description: the operation's own is
+/// made only when the kernel refuses it, by the describer given to
+/// [`Batch::commit_described`] (at 80,000 rules a string per message was some 6 MB held
+/// until the commit, and the formatting of each). Per message the batch keeps 4 bytes.
+///
 /// Not every message asks for an ACK. The kernel processes the whole batch inside the
 /// `sendmsg` (`nfnetlink_rcv_batch`) and queues a reply for a message `if (nlh->nlmsg_flags
 /// & NLM_F_ACK || err)`: every failing message's error comes back with its sequence number
@@ -27,11 +32,12 @@ const ACK_TRUESIZE: usize = 1024;
 pub struct Batch {
     w: MsgWriter,
     base_seq: u32,
-    /// Per message: what it does, and the operation it belongs to (an operation can take
-    /// several messages, e.g. a rule and the anonymous set it looks up).
-    ops: Vec<String>,
-    op_of_msg: Vec<usize>,
-    current_op: usize,
+    /// Per message, the operation it belongs to (an operation can take several messages,
+    /// e.g. a rule and the anonymous set it looks up).
+    op_of_msg: Vec<u32>,
+    /// The descriptions given with [`Batch::push`], by message index (ascending).
+    notes: Vec<(u32, String)>,
+    current_op: u32,
     next_set_id: u32,
     echo_bytes: usize,
     /// Where the last object message starts in the writer (it asks for the ACK).
@@ -82,8 +88,8 @@ impl Batch {
         Batch {
             w,
             base_seq,
-            ops: Vec::new(),
             op_of_msg: Vec::new(),
+            notes: Vec::new(),
             current_op: 0,
             next_set_id: 1,
             echo_bytes: 0,
@@ -94,7 +100,9 @@ impl Batch {
 
     /// Messages pushed from now on belong to operation `index`.
     pub fn begin_op(&mut self, index: usize) {
-        self.current_op = index;
+        // An operation index beyond u32 cannot occur: a transaction holds at most
+        // `limits::MAX_TRANSACTION_OPS` operations, and the sequence numbers are u32 too.
+        self.current_op = u32::try_from(index).unwrap_or(u32::MAX);
     }
 
     /// An id for a set created in this batch (NFTA_SET_ID), unique within it.
@@ -110,7 +118,7 @@ impl Batch {
 
     /// Appends one object message. `flags` are the NLM_F_* creation flags; REQUEST is
     /// added, and ACK with ECHO (the last message's ACK is added at close). Returns the
-    /// message's index.
+    /// message's index. `description` names the message in an error.
     pub fn push(
         &mut self,
         msg: u8,
@@ -119,7 +127,23 @@ impl Batch {
         description: String,
         attrs: impl FnOnce(&mut AttrWriter<'_>),
     ) -> usize {
-        let index = self.ops.len();
+        let index = self.push_op(msg, family, flags, attrs);
+        self.notes
+            .push((u32::try_from(index).unwrap_or(u32::MAX), description));
+        index
+    }
+
+    /// [`Batch::push`] without a description: an error names the message by its
+    /// operation's description, made on error by the describer of
+    /// [`Batch::commit_described`].
+    pub fn push_op(
+        &mut self,
+        msg: u8,
+        family: u8,
+        flags: u16,
+        attrs: impl FnOnce(&mut AttrWriter<'_>),
+    ) -> usize {
+        let index = self.op_of_msg.len();
         let seq = self.seq_of(index);
         let before = self.w.len();
         let echo = flags & xtnl_wire::netlink::NLM_F_ECHO != 0;
@@ -136,18 +160,28 @@ impl Batch {
             self.acks_asked += 1;
         }
         self.last_at = Some(before);
-        self.ops.push(description);
         self.op_of_msg.push(self.current_op);
         index
     }
 
-    /// The number of operations (not messages: an operation may send several).
+    /// The number of messages between BEGIN and END (an operation may send several).
     pub fn len(&self) -> usize {
-        self.ops.len()
+        self.op_of_msg.len()
     }
-    /// Whether the batch holds no operation.
+    /// Whether the batch holds no message.
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.op_of_msg.is_empty()
+    }
+
+    /// The description of message `index`: the one pushed with it, else its operation's.
+    fn describe(&self, index: usize, describe_op: &dyn Fn(usize) -> String) -> String {
+        match self
+            .notes
+            .binary_search_by_key(&index, |(i, _)| *i as usize)
+        {
+            Ok(k) => self.notes[k].1.clone(),
+            Err(_) => describe_op(self.op_of_msg[index] as usize),
+        }
     }
     /// The encoded size so far, in bytes.
     pub fn byte_len(&self) -> usize {
@@ -173,7 +207,7 @@ impl Batch {
                 self.acks_asked += 1;
             }
         }
-        let end_seq = self.seq_of(self.ops.len());
+        let end_seq = self.seq_of(self.op_of_msg.len());
         self.w.message(
             NFNL_MSG_BATCH_END,
             NLM_F_REQUEST,
@@ -194,12 +228,21 @@ impl Batch {
     /// The kernel processes the whole batch inside that `sendmsg`, so when it returns every
     /// reply is already queued: we drain without blocking and never wait for an ACK that an
     /// older kernel would not send (BEGIN/END) or that an aborted batch will not get.
-    pub fn commit(
+    /// A refused message pushed without a description is named `operation #N`; see
+    /// [`Batch::commit_described`].
+    pub fn commit(self, sock: &mut (impl Transport + ?Sized)) -> Result<BatchReply, CommitFailure> {
+        self.commit_described(sock, &|i| format!("operation #{i}"))
+    }
+
+    /// [`Batch::commit`], describing a refused message pushed with [`Batch::push_op`] by
+    /// `describe_op` of its operation's index (called only for a refusal).
+    pub fn commit_described(
         mut self,
         sock: &mut (impl Transport + ?Sized),
+        describe_op: &dyn Fn(usize) -> String,
     ) -> Result<BatchReply, CommitFailure> {
         self.close()?;
-        let n = self.ops.len();
+        let n = self.op_of_msg.len();
         // Room for an error per message (a batch can fail at every message after a first
         // failure) besides the acks asked and the echoes.
         sock.size_buffers(self.w.len(), n * ACK_TRUESIZE + self.echo_bytes)?;
@@ -208,7 +251,9 @@ impl Batch {
         sock.send(self.w.as_bytes())?;
 
         let mut acked = 0usize;
-        let mut failures: Vec<OpFailure> = Vec::new();
+        // Per refused message: its index, the errno and the extended ack (described once
+        // the first is known: a batch can fail at every message after a first failure).
+        let mut failures: Vec<(usize, i32, Option<String>)> = Vec::new();
         let mut begin_error: Option<AckRepr> = None;
         let mut reply = BatchReply::default();
         // ENOBUFS: replies were dropped for want of room. The kernel queues them in batch
@@ -241,19 +286,16 @@ impl Batch {
                     } else if ack.errno == 0 {
                         acked += 1;
                     } else {
-                        failures.push(OpFailure {
-                            index: self.op_of_msg[offset - 1],
-                            op: self.ops[offset - 1].clone(),
-                            errno: ack.errno,
-                            ext_ack: ack.ext_msg,
-                        });
+                        failures.push((offset - 1, ack.errno, ack.ext_msg));
                     }
                 } else if let Some(msg) = nft_msg_of(m.ty())
                     && (1..=n).contains(&offset)
                 {
-                    reply
-                        .echoes
-                        .push((self.op_of_msg[offset - 1], msg, m.payload().to_vec()));
+                    reply.echoes.push((
+                        self.op_of_msg[offset - 1] as usize,
+                        msg,
+                        m.payload().to_vec(),
+                    ));
                 }
             }
         }
@@ -269,8 +311,14 @@ impl Batch {
             })
             .into());
         }
-        if let Some(first) = failures.into_iter().min_by_key(|f| f.index) {
-            return Err(Error::from_op_failure(first).into());
+        if let Some((msg, errno, ext_ack)) = failures.into_iter().min_by_key(|f| f.0) {
+            return Err(Error::from_op_failure(OpFailure {
+                index: self.op_of_msg[msg] as usize,
+                op: self.describe(msg, describe_op),
+                errno,
+                ext_ack,
+            })
+            .into());
         }
         if acked != self.acks_asked {
             return Err(Error::Netlink {

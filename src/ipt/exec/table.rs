@@ -16,8 +16,8 @@ use crate::seam::{Edit, Flavour, IptTable, RuleRef};
 /// from its encoding ([`Planner::slot_rule`]), as a rule of the kernel is; a restore of
 /// 80,000 rules kept a copy of each (some 40 MB) that only a later `-D`, `-C` or `-I N`
 /// of the same transaction reads. A rule with anonymous sets keeps its copy.
-fn kept(rule: &IptRule, encoded: &EncodedRule) -> Option<IptRule> {
-    (!encoded.sets.is_empty()).then(|| rule.clone())
+fn kept(rule: &IptRule, encoded: &EncodedRule) -> Option<Box<IptRule>> {
+    (!encoded.sets.is_empty()).then(|| Box::new(rule.clone()))
 }
 
 /// A plan and the reader it plans from.

@@ -434,10 +434,22 @@ fn fits(e: &dyn Ext, family: Family) -> bool {
 
 /// The extension `-m NAME` (or `-j NAME` for a target) loads in `family`.
 pub(crate) fn find(name: &str, target: bool, family: Family) -> Option<&'static dyn Ext> {
-    REGISTRY
+    // By name through an index made once: a restore asks for every `-m` and `-j` of every
+    // line, and a jump to a user chain (no extension) would otherwise scan the registry.
+    type ByName = std::collections::HashMap<&'static str, Vec<&'static dyn Ext>>;
+    static BY_NAME: std::sync::OnceLock<ByName> = std::sync::OnceLock::new();
+    BY_NAME
+        .get_or_init(|| {
+            let mut m = ByName::new();
+            for e in REGISTRY {
+                m.entry(e.name()).or_default().push(*e);
+            }
+            m
+        })
+        .get(name)?
         .iter()
         .copied()
-        .find(|e| e.is_target() == target && e.name() == name && fits(*e, family))
+        .find(|e| e.is_target() == target && fits(*e, family))
 }
 
 /// The module `-p PROTO` loads implicitly when one of its options follows.

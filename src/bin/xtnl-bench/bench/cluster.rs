@@ -178,8 +178,9 @@ fn run_tool(t: &Tool, dir: &Path, files: (&Path, &Path)) -> Result<([Step; 3], O
 const SAVE_LIMIT: u32 = 120;
 
 /// The kernel's time for xtnl's own batches of the full restore and the partial sync, from
-/// `cluster-floor` run in a namespace of its own.
-fn floor(dir: &Path, files: (&Path, &Path)) -> Result<(f64, f64)> {
+/// `cluster-floor` run in a namespace of its own: wall seconds, then CPU seconds, each
+/// (full, partial).
+fn floor(dir: &Path, files: (&Path, &Path)) -> Result<((f64, f64), (f64, f64))> {
     let me = std::env::current_exe().map_err(|e| super::io("find xtnl-bench", e))?;
     let out = Command::new("unshare")
         .arg("-n")
@@ -197,7 +198,9 @@ fn floor(dir: &Path, files: (&Path, &Path)) -> Result<(f64, f64)> {
         .filter_map(|w| w.parse().ok())
         .collect();
     match (out.status.success(), v.as_slice()) {
-        (true, [full, partial]) => Ok((*full, *partial)),
+        (true, [full, partial, full_cpu, partial_cpu]) => {
+            Ok(((*full, *partial), (*full_cpu, *partial_cpu)))
+        }
         _ => Err(bad(format!(
             "cluster-floor failed: {}{}",
             text.trim(),
@@ -223,9 +226,22 @@ fn without_genid(batch: &[u8]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The CPU time this thread has run, in seconds (`/proc/thread-self/schedstat`: user and
+/// system, nanoseconds). The kernel processes a batch inside the `sendmsg`, on the sender's
+/// thread, so the difference around a send is the kernel's CPU for the batch.
+fn thread_cpu() -> Result<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat")
+        .map_err(|e| super::io("read /proc/thread-self/schedstat", e))?;
+    text.split_whitespace()
+        .next()
+        .and_then(|w| w.parse::<u64>().ok())
+        .map(|ns| ns as f64 / 1e9)
+        .ok_or_else(|| bad(format!("unexpected schedstat {text:?}")))
+}
+
 /// `xtnl-bench cluster-floor FULL PARTIAL` (run by [`floor`] under `unshare -n`): restores
 /// both files through the library here, keeping the batches it sent, then replays them raw
-/// in a fresh namespace. Prints the two replays' seconds.
+/// in a fresh namespace. Prints the two replays' wall seconds, then their CPU seconds.
 pub fn floor_worker(full: &Path, partial: &Path) -> Result<String> {
     // Held open so that the namespace this process started in outlives its leaving it: a
     // freed namespace's inode can be given to the next one, which would then look like the
@@ -252,14 +268,18 @@ pub fn floor_worker(full: &Path, partial: &Path) -> Result<String> {
     drop(session);
     super::enter_scratch_namespace()?;
     let mut sock = NlSocket::open()?;
-    let mut secs = Vec::new();
+    let (mut secs, mut cpu) = (Vec::new(), Vec::new());
     for b in &batches {
         sock.size_buffers(b.len(), 1 << 20)?;
-        let start = Instant::now();
+        let (start, start_cpu) = (Instant::now(), thread_cpu()?);
         super::floor::send_batch(&mut sock, b)?;
         secs.push(start.elapsed().as_secs_f64());
+        cpu.push(thread_cpu()? - start_cpu);
     }
-    Ok(format!("{:.4} {:.4}", secs[0], secs[1]))
+    Ok(format!(
+        "{:.4} {:.4} {:.4} {:.4}",
+        secs[0], secs[1], cpu[0], cpu[1]
+    ))
 }
 
 /// Runs the benchmark for each N and returns its report (markdown).
@@ -312,10 +332,10 @@ pub fn run(xtnl: &Path, sizes: &[usize], dir: &Path, progress: bool) -> Result<S
         if progress {
             eprintln!("cluster: N = {n}, the kernel's floor");
         }
-        let (ff, fp) = floor(dir, (&files.0, &files.1))?;
+        let ((ff, fp), (ffc, fpc)) = floor(dir, (&files.0, &files.1))?;
         let _ = writeln!(
             md,
-            "| {n} | kernel, xtnl's batch sent raw | {ff:.2} | {fp:.2} | | |"
+            "| {n} | kernel, xtnl's batch sent raw | {ff:.2} ({ffc:.2}) | {fp:.2} ({fpc:.2}) | | |"
         );
         let r = |peer: &Step, us: &Step| peer.wall / us.wall;
         let m = |peer: &Step, us: &Step| peer.rss_kib as f64 / us.rss_kib as f64;
@@ -349,12 +369,15 @@ pub fn run(xtnl: &Path, sizes: &[usize], dir: &Path, progress: bool) -> Result<S
         let _ = writeln!(
             ratios,
             "- N = {n}, in CPU seconds: nf_tables full {:.2}x, partial {:.2}x, save {:.2}x; \
+             xtnl's full restore {:.2}x and partial {:.2}x the kernel's CPU for its batch; \
              x_tables full {:.2}x, partial {:.2}x, save {:.2}x. Peak memory against the input \
              ({:.1} MiB): iptables-nft-restore {:.1}x, xtnl {:.1}x; iptables-legacy-restore \
              {:.1}x, xtnl --backend legacy {:.1}x.",
             c(&got[0][0], &got[1][0]),
             c(&got[0][1], &got[1][1]),
             c(&got[0][2], &got[1][2]),
+            got[1][0].cpu / ffc,
+            got[1][1].cpu / fpc,
             c(&got[2][0], &got[3][0]),
             c(&got[2][1], &got[3][1]),
             c(&got[2][2], &got[3][2]),
