@@ -499,6 +499,33 @@ pub fn chain_listings(t: &Table) -> Vec<ChainListing> {
         .collect()
 }
 
+/// The table's body as iptables-legacy-save prints it, straight from the table: each rule
+/// is decoded, printed and dropped in turn, so that the listings of every rule are never
+/// held at once (at 400,000 rules they were some 100 MB beside the table and the text) and
+/// no reference counts are made (a save prints none).
+pub fn save_body(t: &Table, counters: bool) -> String {
+    let rules: usize = t.chains.iter().map(|c| c.rules.len()).sum();
+    let mut out = String::with_capacity(64 * (t.chains.len() + 1) + 160 * rules);
+    for c in &t.chains {
+        let policy = c.hook.map(|_| {
+            let p = if c.policy == super::blob::verdict::DROP {
+                ChainPolicy::Drop
+            } else {
+                ChainPolicy::Accept
+            };
+            (p, Some(c.policy_counters))
+        });
+        crate::ipt::listing::write_save_chain(&mut out, &c.name, policy);
+    }
+    for c in &t.chains {
+        for (i, r) in c.rules.iter().enumerate() {
+            let rule = convert::to_ipt(t.family, r);
+            crate::ipt::listing::write_save_rule(&mut out, &c.name, i as u64 + 1, &rule, counters);
+        }
+    }
+    out
+}
+
 /// What an x_tables replace changes, for [`super::Legacy::transact`], whose plan is any
 /// closure over the table: there only the table as read and the table about to be committed
 /// say what changed. The difference is written as the interpreter's edits (chains deleted,

@@ -155,6 +155,14 @@ impl XtSocket {
         self.replace_laid_out(&t.name, t.valid_hooks, t.entries_read, layout)
     }
 
+    /// [`Self::replace`] of a table no longer needed: its rules are freed as the blob is
+    /// laid out ([`Table::into_layout`]), so the two are not held whole at once.
+    pub fn replace_owned(&self, t: Table) -> std::result::Result<Committed, XtError> {
+        let (name, valid_hooks, entries_read) = (t.name.clone(), t.valid_hooks, t.entries_read);
+        let layout = t.into_layout(Replace::HEADER).map_err(Error::from)?;
+        self.replace_laid_out(&name, valid_hooks, entries_read, layout)
+    }
+
     fn replace_laid_out(
         &self,
         name: &str,

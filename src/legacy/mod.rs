@@ -219,7 +219,7 @@ impl Legacy {
                     committed: None,
                 });
             }
-            match enforce(&self.enforcement, judged, || self.sock.replace(&t))? {
+            match enforce(&self.enforcement, judged, || self.sock.replace_owned(t))? {
                 Ok(c) => {
                     return Ok(Outcome {
                         value,
@@ -561,6 +561,10 @@ impl crate::seam::ListTables for Legacy {
         chain: Option<&str>,
     ) -> Result<Vec<crate::ipt::listing::ChainListing>> {
         listings(self, table, chain)
+    }
+
+    fn save_body(&mut self, _family: Family, table: &str, counters: bool) -> Result<String> {
+        Ok(exec::save_body(&self.read(table)?, counters))
     }
 
     fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>> {

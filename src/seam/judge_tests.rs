@@ -361,6 +361,42 @@ fn rules_are_printed_into_texts_only_as_far_as_an_audit_record_shows_them() {
     assert!(shown > crate::policy::audit::MAX_OPS_TEXT, "{shown}");
 }
 
+/// Past what an audit record prints, an auditor-alone judge keeps empty texts (counted
+/// only), and the record it makes is the one the full judge's texts make.
+#[test]
+fn texts_only_keeps_no_text_past_the_record_and_records_the_same() {
+    let mut full = table(Flavour::Legacy);
+    let mut light = table(Flavour::Legacy);
+    light.judge = Some(Judge::new(Family::Ipv4, "nat").texts_only());
+    for port in 1..=100 {
+        let cmd = format!("-t nat -A vcld-1 -p tcp --dport {port} -j RETURN");
+        run(&mut full, &cmd);
+        run(&mut light, &cmd);
+    }
+    let full = full.judge.take().expect("judge").judged;
+    let light = light.judge.take().expect("judge").judged;
+    assert_eq!((full.len(), light.len()), (100, 100));
+    let empty = light.iter().filter(|j| j.text.is_empty()).count();
+    assert!(empty > 50, "{empty} of 100 texts empty");
+    assert!(!light[0].text.is_empty());
+    let inv = crate::privilege::Invoker {
+        uid: 0,
+        euid: 0,
+        elevation: crate::privilege::Elevation::None,
+    };
+    let line = |j: &[Judged]| {
+        crate::policy::audit::audit_line(
+            &inv,
+            j.len(),
+            &mut j.iter().map(|j| j.text.clone()),
+            &crate::nft::AuditOutcome::Committed,
+        )
+    };
+    let (a, b) = (line(&full), line(&light));
+    assert_eq!(a, b);
+    assert!(a.ends_with(" more"), "{a}");
+}
+
 /// For an auditor alone the judge keeps the texts (and so the count) the audit record
 /// prints, the same as with touches, and none of the touches.
 #[test]

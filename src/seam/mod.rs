@@ -278,6 +278,18 @@ pub trait ListTables {
     ) -> Result<Vec<crate::ipt::listing::ChainListing>>;
     /// The tables iptables-save prints, in its order (only `table` when given).
     fn saved_tables(&mut self, family: Family, table: Option<&str>) -> Result<Vec<String>>;
+    /// `table`'s body as iptables-save prints it (`[packets:bytes]` before each rule when
+    /// `counters`): by default its [`ListTables::listings`] rendered
+    /// ([`crate::ipt::listing::render_save_counters`]); a backend may print it straight
+    /// from what it read, without holding every rule's listing at once.
+    fn save_body(&mut self, family: Family, table: &str, counters: bool) -> Result<String> {
+        let chains = self.listings(family, table, None)?;
+        let body = crate::ipt::listing::render_save_counters(&chains, counters);
+        // The process ends once the text is out: freeing every decoded rule one by one was
+        // some 5 ms of a 75 ms save of 10,000 rules (docs/extensions.md).
+        std::mem::forget(chains);
+        Ok(body)
+    }
 }
 
 /// A backend as the command line and `xtnl serve` hold it: the one interface every kernel

@@ -163,7 +163,9 @@ fn ops_text(count: usize, ops: &mut dyn Iterator<Item = String>) -> String {
     let mut text = String::new();
     let mut shown = 0;
     for d in ops {
-        if text.len() + d.len() > MAX_OPS_TEXT && shown > 0 {
+        // An empty text is one past what a record shows, kept for the count only
+        // (`seam::Judge`).
+        if d.is_empty() || text.len() + d.len() > MAX_OPS_TEXT && shown > 0 {
             break;
         }
         if shown > 0 {

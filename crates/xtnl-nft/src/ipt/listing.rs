@@ -269,52 +269,56 @@ pub fn render_save_counters(chains: &[ChainListing], counters: bool) -> String {
     let rules: usize = chains.iter().map(|c| c.rules.len()).sum();
     let mut out = String::with_capacity(64 * (chains.len() + 1) + 160 * rules);
     for c in chains {
-        match c.policy {
-            Some(p) => {
-                let n = c.policy_counters.unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    ":{} {} [{}:{}]",
-                    c.name,
-                    policy_name(p),
-                    n.packets,
-                    n.bytes
-                );
-            }
-            None => {
-                let _ = writeln!(out, ":{} - [0:0]", c.name);
-            }
-        }
+        write_save_chain(&mut out, &c.name, c.policy.map(|p| (p, c.policy_counters)));
     }
-    if counters {
-        write_rules_counted(&mut out, chains.iter());
-    } else {
-        write_rules(&mut out, chains.iter(), false);
+    for c in chains {
+        for (handle, rule) in &c.rules {
+            write_save_rule(&mut out, &c.name, *handle, rule, counters);
+        }
     }
     out
 }
 
-/// The rules as `iptables-save -c` prints them: `[packets:bytes] -A ...`.
-fn write_rules_counted<'a>(out: &mut String, chains: impl Iterator<Item = &'a ChainListing>) {
-    for c in chains {
-        for (handle, rule) in &c.rules {
-            if rule.is_expressible() {
-                let n = rule.counters.unwrap_or_default();
-                let _ = write!(out, "[{}:{}] ", n.packets, n.bytes);
-                crate::ipt::messages::printing(|| {
-                    print::write_append_line(out, &c.name, rule, false)
-                });
-                out.push('\n');
-            } else {
-                write_rules(
-                    out,
-                    std::iter::once(&ChainListing {
-                        rules: vec![(*handle, rule.clone())],
-                        ..c.clone()
-                    }),
-                    false,
-                );
-            }
+/// A chain's line in iptables-save format: `:NAME POLICY [packets:bytes]` for a built-in
+/// chain (`policy`), `:NAME - [0:0]` for a user chain.
+pub fn write_save_chain(
+    out: &mut String,
+    name: &str,
+    policy: Option<(ChainPolicy, Option<Counters>)>,
+) {
+    match policy {
+        Some((p, n)) => {
+            let n = n.unwrap_or_default();
+            let _ = writeln!(
+                out,
+                ":{name} {} [{}:{}]",
+                policy_name(p),
+                n.packets,
+                n.bytes
+            );
+        }
+        None => {
+            let _ = writeln!(out, ":{name} - [0:0]");
         }
     }
+}
+
+/// A rule's line in iptables-save format (`[packets:bytes] -A ...` when `counters`: `save
+/// -c`); a rule that iptables syntax cannot express goes on a `#` line with its handle
+/// (restore ignores it; nothing is hidden).
+pub fn write_save_rule(out: &mut String, chain: &str, handle: u64, rule: &IptRule, counters: bool) {
+    if !rule.is_expressible() {
+        let _ = writeln!(
+            out,
+            "# handle {handle}: a rule in chain {chain} that iptables syntax cannot express:{}",
+            print::rule_spec(rule)
+        );
+        return;
+    }
+    if counters {
+        let n = rule.counters.unwrap_or_default();
+        let _ = write!(out, "[{}:{}] ", n.packets, n.bytes);
+    }
+    crate::ipt::messages::printing(|| print::write_append_line(out, chain, rule, false));
+    out.push('\n');
 }
