@@ -100,6 +100,10 @@ impl Socket {
     fn replace(&self, t: &Table) -> std::result::Result<Committed, XtError> {
         self.get().map_err(XtError::Other)?.replace(t)
     }
+
+    fn replace_owned(&self, t: Table) -> std::result::Result<Committed, XtError> {
+        self.get().map_err(XtError::Other)?.replace_owned(t)
+    }
 }
 
 /// The result of a transaction: the closure's value, the attempts it took, and the commit
