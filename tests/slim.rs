@@ -14,19 +14,16 @@
 
 mod common;
 
-use common::{in_netns, private_lock_path, run_ok};
+use common::{agent, in_netns, private_lock_path, run_ok};
 use xtnl::backend::{Backend, Opened, open};
 use xtnl::ipt::parse::parse;
 use xtnl::lock::{LockMode, WaitPolicy, XtablesLock};
 use xtnl::model::Family;
-use xtnl::nathost::{self, Forward, Outcome, Reservation};
+use xtnl::nathost::{self, Outcome};
 use xtnl::seam::Enforcement;
 
 /// Whether this build has the registry (the package's feature, which tests share).
 const REGISTRY: bool = cfg!(feature = "extensions");
-
-const JUMP: &str = "VCL: jump from nat table PREROUTING chain to reservation NAT chain vcld-5205";
-const FORWARD: &str = "VCL: forward eth1:tcp/50443 --> 192.0.2.10:3389";
 
 /// Rules someone else wrote: (table, rule, whether it needs the registry to be read).
 const FOREIGN: &[(&str, &str, bool)] = &[
@@ -117,57 +114,7 @@ fn ours_s(o: &mut Opened, table: &str) -> String {
 
 /// The agent's own commands for the reservation (tests/legacy_nathost.rs).
 fn agent_setup(backend: Backend) {
-    let t = tool(backend);
-    run_ok(t, &["-t", "nat", "-N", "vcld-5205"]);
-    run_ok(
-        t,
-        &[
-            "-t",
-            "nat",
-            "-I",
-            "PREROUTING",
-            "-j",
-            "vcld-5205",
-            "-m",
-            "comment",
-            "--comment",
-            JUMP,
-        ],
-    );
-    run_ok(
-        t,
-        &[
-            "-t",
-            "nat",
-            "-I",
-            "vcld-5205",
-            "-i",
-            "eth1",
-            "-p",
-            "tcp",
-            "-m",
-            "comment",
-            "--comment",
-            FORWARD,
-            "-m",
-            "tcp",
-            "--dport",
-            "50443",
-            "-j",
-            "DNAT",
-            "--to-destination",
-            "192.0.2.10:3389",
-        ],
-    );
-}
-
-fn reservation() -> Reservation {
-    let mut r = Reservation::new("vcld-5205");
-    r.jump_comment = Some(r.described_jump("VCL: "));
-    let mut f = Forward::parse_spec("eth1:tcp/50443=192.0.2.10:3389").expect("spec");
-    f.comment = Some(f.described("VCL: "));
-    r.forwards.push(f);
-    r
+    agent::setup_with(tool(backend));
 }
 
 const TABLES: [&str; 3] = ["filter", "raw", "nat"];
@@ -193,33 +140,19 @@ fn our_tables(backend: Backend) -> Vec<String> {
             check_listing(backend, table, &theirs, &ours);
         }
         let r = match &mut o {
-            Opened::Nft(s) => nathost::setup(s, &reservation()),
-            Opened::Legacy(l) => nathost::setup(l, &reservation()),
+            Opened::Nft(s) => nathost::setup(s, &agent::reservation()),
+            Opened::Legacy(l) => nathost::setup(l, &agent::reservation()),
         }
         .expect("reservation setup beside the foreign rules");
         assert_eq!(r.outcome, Outcome::Changed, "{:?}", r.changes);
         let again = match &mut o {
-            Opened::Nft(s) => nathost::setup(s, &reservation()),
-            Opened::Legacy(l) => nathost::setup(l, &reservation()),
+            Opened::Nft(s) => nathost::setup(s, &agent::reservation()),
+            Opened::Legacy(l) => nathost::setup(l, &agent::reservation()),
         }
         .expect("setup again");
         assert_eq!(again.outcome, Outcome::Unchanged, "{:?}", again.changes);
         // The agent's check by spec finds the library's rule.
-        run_ok(
-            tool(backend),
-            &[
-                "-t",
-                "nat",
-                "-C",
-                "PREROUTING",
-                "-j",
-                "vcld-5205",
-                "-m",
-                "comment",
-                "--comment",
-                JUMP,
-            ],
-        );
+        agent::check_jump_with(tool(backend));
         let tables = TABLES.iter().map(|t| tool_s(backend, t)).collect();
         o.close().expect("close");
         tables

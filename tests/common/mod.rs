@@ -2,6 +2,7 @@
 //! created itself, on its own thread, so nothing here can change the host's ruleset.
 #![allow(dead_code)]
 
+pub mod agent;
 #[path = "../../src/scratch.rs"]
 pub mod scratch;
 pub mod twin;
