@@ -378,7 +378,7 @@ impl Table {
 
     /// As [`Table::lay_out`], consuming the table: each rule is freed once its bytes are in
     /// the blob, and the freed pages go back to the kernel as the blob grows
-    /// ([`crate::sys::release_free_heap`] every [`RELEASE_EVERY`] bytes), so that the rules
+    /// ([`crate::sys::release_free_heap`] every `RELEASE_EVERY` bytes), so that the rules
     /// and the blob are not both resident whole (a replace of 80,000 rules held some 45 MB
     /// of each at once). A replace refused with `EAGAIN` plans again on a fresh read, so
     /// nothing needs the table after its layout.
