@@ -13,9 +13,17 @@
 #
 #   tools/slim-check.sh            # check and print the lines (.ci/run runs this)
 #   tools/slim-check.sh --time     # also rebuild xtnl-ipt alone both ways, timed
+#   tools/slim-check.sh --tests    # first run the tests that build without the feature
+#                                  # (xtnl-ipt's unit tests, tests/slim.rs), as .ci/run does
 # Needs cargo, python3 and nm (binutils).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [[ ${1:-} == --tests ]]; then
+    shift
+    cargo test -p xtnl-ipt --no-default-features --release --locked
+    cargo test -p xtnl --no-default-features --release --test slim --locked
+fi
 
 # The artifact files of package $1 in the build `cargo build $2...` makes (JSON messages).
 artifacts() {
