@@ -12,11 +12,18 @@ use std::process::{Command, Stdio};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use xtnl::lock::LockMode;
+use xtnl::backend::{Backend, Call};
+use xtnl::lock::{LockMode, WaitPolicy, XtablesLock};
 use xtnl::model::{Action, Family, Rule};
 use xtnl::nft::{ChainSpec, Session, TableRef, Transaction};
+use xtnl::seam::Enforcement;
+use xtnl::transport::Conn;
 
 const CHILD_ENV: &str = "XTNL_TEST_CLOSE_CHILD";
+
+/// Held by the tests that reap re-parented processes (a subreaper reaps every orphan of the
+/// test process, whichever test's child it was).
+static REAPING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The short-lived process: fills a chain, flushes it, says so, closes, exits.
 #[test]
@@ -60,13 +67,13 @@ fn child_flush_then_close() {
 /// then reaping it) and returns what else this process reaped afterwards: the exit statuses of
 /// the processes that were re-parented to it (it is a child subreaper).
 fn run_child(mode: &str) -> Vec<WaitStatus> {
+    run_child_test("child_flush_then_close", mode)
+}
+
+/// [`run_child`] for the child test `test`.
+fn run_child_test(test: &str, mode: &str) -> Vec<WaitStatus> {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_flush_then_close",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, mode)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -102,6 +109,7 @@ fn run_child(mode: &str) -> Vec<WaitStatus> {
 #[test]
 fn a_detached_close_hands_the_last_release_to_a_process_of_its_own() {
     common::require_kernel!();
+    let _reaping = REAPING.lock().unwrap_or_else(|p| p.into_inner());
     nix::sys::prctl::set_child_subreaper(true).expect("PR_SET_CHILD_SUBREAPER");
     let plain = run_child("plain");
     assert!(
@@ -129,4 +137,91 @@ fn a_detached_close_hands_the_last_release_to_a_process_of_its_own() {
         "the detached closer did not exit cleanly: {:?}",
         added[0]
     );
+}
+
+/// The short-lived process of a one-shot session (`SessionBuilder::one_shot`, as
+/// `backend::Call` makes it for one command): it commits, reads or is refused, and never
+/// calls a close itself.
+#[test]
+fn child_one_shot() {
+    let Ok(mode) = std::env::var(CHILD_ENV) else {
+        return; // only meaningful when run by `a_one_shot_session_ends_its_socket_itself`
+    };
+    common::in_netns(move || {
+        let none = Enforcement::none();
+        let call = || Call {
+            backend: Backend::Nft,
+            family: Family::Ipv4,
+            enforcement: &none,
+            netns: None,
+            lock: XtablesLock::new(common::private_lock_path(), WaitPolicy::FailFast),
+            mode: LockMode::Always,
+        };
+        let run = |line: &str| {
+            let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+            let inv = xtnl::ipt::parse::parse(&args, Family::Ipv4).unwrap();
+            call().execute(&inv)
+        };
+        match mode.as_str() {
+            // One committed command: its session hands the socket over after the commit.
+            "commit" => assert_eq!(run("-t nat -N vcld-1").unwrap(), ""),
+            // A listing commits nothing: the socket goes over when the session is dropped.
+            "list" => {
+                run("-t nat -S").unwrap();
+            }
+            // A refused change (the chain exists): the same.
+            "refused" => {
+                assert_eq!(run("-t nat -N vcld-1").unwrap(), "");
+                let e = run("-t nat -N vcld-1").unwrap_err();
+                assert!(e.to_string().contains("exist"), "{e}");
+            }
+            // The session itself: the socket is gone before `transact` returns, and a later
+            // read opens one again, in the same namespace.
+            "session" => {
+                let mut s = Session::builder()
+                    .lock_mode(LockMode::Never)
+                    .one_shot(true)
+                    .open_lazily_in(None);
+                let t = TableRef::new(Family::Ipv4, "oneshot");
+                let mut tx = Transaction::new();
+                tx.ensure_table(&t);
+                s.commit(&tx).unwrap();
+                assert!(
+                    matches!(s.socket(), Conn::Replay(_)),
+                    "the socket was not handed over by the commit"
+                );
+                let names: Vec<String> = s
+                    .list_tables()
+                    .unwrap()
+                    .into_iter()
+                    .map(|t| t.table.name)
+                    .collect();
+                assert!(names.contains(&"oneshot".to_string()), "{names:?}");
+                assert!(matches!(s.socket(), Conn::Kernel(_)), "not opened again");
+                drop(s);
+            }
+            other => panic!("unknown mode {other}"),
+        }
+        println!("COMMITTED");
+    });
+}
+
+/// A one-shot session ends its socket's use itself: one detached closer for each socket it
+/// opened (after the commit, or when it is dropped having committed nothing), none left
+/// open for the caller to close, each exiting cleanly.
+#[test]
+fn a_one_shot_session_ends_its_socket_itself() {
+    common::require_kernel!();
+    let _reaping = REAPING.lock().unwrap_or_else(|p| p.into_inner());
+    nix::sys::prctl::set_child_subreaper(true).expect("PR_SET_CHILD_SUBREAPER");
+    for (mode, closers) in [("commit", 1), ("list", 1), ("refused", 2), ("session", 2)] {
+        let reaped = run_child_test("child_one_shot", mode);
+        assert_eq!(reaped.len(), closers, "{mode}: {reaped:?}");
+        for r in &reaped {
+            assert!(
+                matches!(r, WaitStatus::Exited(_, 0)),
+                "{mode}: a detached closer did not exit cleanly: {r:?}"
+            );
+        }
+    }
 }

@@ -378,6 +378,54 @@ fn requests_and_commands_target_named_network_namespaces() {
     });
 }
 
+/// A namespace's session is opened lazily, by its first request's first use of the kernel:
+/// a failure to open it (the namespace does not exist yet) is still each request's error,
+/// naming the namespace, not a failure of the request's first transaction (an `apply`
+/// document answers no `status`), and nothing is kept that stops a later request once the
+/// namespace exists.
+#[test]
+fn a_namespace_that_cannot_be_opened_is_the_requests_error() {
+    in_netns(|| {
+        let name = format!("xtnl-serve-test-{}-late", std::process::id());
+        let _ = run("ip", &["netns", "del", &name]);
+        let path = format!("/run/netns/{name}");
+        let server = Server::start(&["--audit", "off"], &[]);
+        let mut c = server.client();
+        let requests = [
+            json!({"id": 1, "netns": name, "iptables": ["-t", "nat", "-N", "vcld-late"]}),
+            json!({"id": 2, "netns": name, "iptables": ["-t", "nat", "-S"]}),
+            json!({"id": 3, "netns": name, "operations": setup("vcld-late2", 50300)["operations"]}),
+        ];
+        for req in &requests {
+            let r = c.call(req);
+            assert_eq!(r["ok"], false, "{r}");
+            assert!(
+                r.get("status").is_none(),
+                "not a transaction's failure: {r}"
+            );
+            assert!(
+                r["error"]["message"].as_str().unwrap().contains(&path),
+                "{r}"
+            );
+        }
+        let ns = NamedNetns::named("late");
+        assert_eq!(ns.0, name);
+        for req in &requests {
+            let r = c.call(req);
+            assert_eq!(r["ok"], true, "{r}");
+        }
+        let there = run_ok(
+            "ip",
+            &["netns", "exec", &ns.0, "iptables-nft", "-t", "nat", "-S"],
+        );
+        assert!(
+            there.contains("-N vcld-late\n") && there.contains("-N vcld-late2\n"),
+            "{there}"
+        );
+        assert!(!nat_rules().contains("vcld-late"));
+    });
+}
+
 #[test]
 fn sigterm_finishes_the_request_in_flight_and_exits_0() {
     in_netns(|| {

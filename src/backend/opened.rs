@@ -5,11 +5,14 @@
 //!
 //! [`Call`] is the one call of the backend interface for a command: a front that has parsed
 //! it hands it over with the backend chosen and what the change is held to, and the call
-//! opens the backend, runs the command and closes it, so that the front does not come back
-//! between opening a backend and using it (docs/architecture.md, "Three walks from an entry
-//! to the kernel"). Both backends are opened lazily there: the socket is made where the
-//! command first talks to the kernel. [`Call`] sits in this file, with the dispatch over
-//! [`Opened`], so that the run enters the backend where the opening left it.
+//! opens the backend and runs the command, so that the front does not come back between
+//! opening a backend and using it (docs/architecture.md, "Three walks from an entry to the
+//! kernel"). Both backends are opened lazily there: the socket is made where the command
+//! first talks to the kernel; and both end their socket's use themselves (nf_tables: a
+//! one-shot session hands it to a detached closer after its commit, or when dropped;
+//! x_tables: the handle's socket closes when dropped), so the call makes no close call
+//! after the command. [`Call`] sits in this file, with the dispatch over [`Opened`], so
+//! that the run enters the backend where the opening left it.
 
 use super::Backend;
 use crate::error::Result;
@@ -155,6 +158,17 @@ impl Opened {
         each!(self, b => crate::nathost::transact(b, family, ops))
     }
 
+    /// Opens the backend's kernel socket now if it is not open yet (an nf_tables session
+    /// opened lazily, see [`crate::nft::Session::connect`]; an x_tables handle from
+    /// [`open`] opened its socket with it): for a caller that must tell a failure to open
+    /// from a failure of its first change.
+    pub fn connect(&mut self) -> Result<()> {
+        match self {
+            Opened::Nft(s) => s.connect(),
+            Opened::Legacy(_) => Ok(()),
+        }
+    }
+
     /// Ends the use of the backend (nf_tables: without waiting for the kernel's reclaim, as
     /// a short-lived process does).
     pub fn close(self) -> Result<()> {
@@ -201,6 +215,8 @@ impl Call<'_> {
 
     /// Opens the backend as the command's first use needs it: its socket is made where
     /// the command first talks to the kernel (x_tables: before the lock is waited for).
+    /// nf_tables' session is one-shot ([`crate::nft::SessionBuilder::one_shot`]): it ends
+    /// its socket's use itself, after its commit, without waiting for the kernel's reclaim.
     fn open_lazily(self) -> Result<Opened> {
         match self.backend {
             Backend::Nft => Ok(Opened::Nft(
@@ -208,6 +224,7 @@ impl Call<'_> {
                     .session()
                     .lock(self.lock)
                     .lock_mode(self.mode)
+                    .one_shot(true)
                     .open_lazily_in(self.netns),
             )),
             Backend::Legacy => {
@@ -217,19 +234,19 @@ impl Call<'_> {
         }
     }
 
-    /// Runs one iptables command (the one interpreter, over the chosen backend's tables)
-    /// and ends the use of the backend ([`Opened::close`]); what the command prints.
+    /// Runs one iptables command (the one interpreter, over the chosen backend's tables);
+    /// what the command prints. The backend ends its socket's use itself (see
+    /// [`Call::open_lazily`]): a failure to hand nf_tables' socket to its closer after the
+    /// commit is the command's error, as [`Opened::close`]'s.
     pub fn execute(self, inv: &Invocation) -> Result<String> {
-        let mut opened = self.open_lazily()?;
-        let text = opened.execute(inv)?;
-        opened.close()?;
-        Ok(text)
+        self.open_lazily()?.execute(inv)
     }
 
-    /// Applies parsed restore blocks handed over (see [`Opened::restore_owned`]) and ends
-    /// the use of the backend; the replaces or commits made. `first`, when given, runs on
-    /// the opened backend before anything is changed (`restore -v`'s lines read the tables
-    /// as they are): the backend is then opened before it.
+    /// Applies parsed restore blocks handed over (see [`Opened::restore_owned`]); the
+    /// replaces or commits made. The backend ends its socket's use itself, as in
+    /// [`Call::execute`]. `first`, when given, runs on the opened backend before anything
+    /// is changed (`restore -v`'s lines read the tables as they are): the backend is then
+    /// opened before it (and closed after the restore).
     pub fn restore(
         self,
         blocks: Vec<Block>,
@@ -238,16 +255,17 @@ impl Call<'_> {
         first: Option<&mut First<'_>>,
     ) -> Result<usize> {
         let family = self.family;
-        let mut opened = match first {
+        match first {
             Some(first) => {
                 let mut opened = self.open()?;
                 first(&mut opened, &blocks)?;
-                opened
+                let n = opened.restore_owned(blocks, reparse, family, noflush)?;
+                opened.close()?;
+                Ok(n)
             }
-            None => self.open_lazily()?,
-        };
-        let n = opened.restore_owned(blocks, reparse, family, noflush)?;
-        opened.close()?;
-        Ok(n)
+            None => self
+                .open_lazily()?
+                .restore_owned(blocks, reparse, family, noflush),
+        }
     }
 }

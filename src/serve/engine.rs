@@ -201,12 +201,17 @@ impl Engine {
             .auditor(Some(Arc::new(CurrentAuditor(self.current.clone()))))
     }
 
+    /// The namespace's session, made on its first request and kept. Its socket is opened
+    /// lazily, where the request first talks to the kernel (docs/architecture.md, "Three
+    /// walks"): a failure to open it is that request's error, through whatever the request
+    /// runs; an `apply` document opens it before its first transaction
+    /// ([`Opened::connect`]), so that it is no transaction's failure.
     fn session(&mut self, netns: &Option<Netns>) -> Result<&mut Session> {
         if !self.sessions.contains_key(netns) {
             if self.sessions.len() >= MAX_SESSIONS {
                 self.sessions.clear();
             }
-            let s = self.builder().open_in(netns.as_ref())?;
+            let s = self.builder().open_lazily_in(netns.as_ref());
             self.sessions.insert(netns.clone(), s);
         }
         self.sessions
@@ -468,16 +473,21 @@ impl Engine {
             )),
             Body::Apply(doc) => {
                 let family = doc.transactions.first().map_or(Family::Ipv4, |t| t.family);
-                // One backend for the whole document, opened before anything is sent (a
-                // failure to open is no transaction's failure), once per family it serves
-                // (one nf_tables session serves every family), held to the request's policy
-                // and audit whichever it is (`Engine::open`).
+                // One backend for the whole document, opened (its socket too) before
+                // anything is sent (a failure to open is no transaction's failure, but the
+                // request's error), once per family it serves (one nf_tables session serves
+                // every family), held to the request's policy and audit whichever it is
+                // (`Engine::open`).
                 let mut opened: Vec<Opened> = Vec::new();
                 for t in &doc.transactions {
                     if t.layout == crate::nathost::map::Layout::Chains
                         && !opened.iter().any(|o| o.serves(t.family))
                     {
-                        match self.open(req, netns, family, t.family) {
+                        let o = self.open(req, netns, family, t.family).and_then(|mut o| {
+                            o.connect()?;
+                            Ok(o)
+                        });
+                        match o {
                             Ok(o) => opened.push(o),
                             Err(e) => {
                                 for o in opened {

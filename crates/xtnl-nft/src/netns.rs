@@ -10,10 +10,12 @@ use xtnl_host::netns::Netns;
 impl SessionBuilder {
     /// Opens the session's socket in `netns` (`None`: the calling thread's namespace).
     pub fn open_in(self, netns: Option<&Netns>) -> Result<Session> {
-        match netns {
+        let mut s = match netns {
             None => self.open(),
             Some(ns) => ns.run_in(move || self.open()),
-        }
+        }?;
+        s.home = netns.cloned();
+        Ok(s)
     }
 }
 

@@ -102,6 +102,7 @@ pub struct SessionBuilder {
     lock: XtablesLock,
     max_attempts: u32,
     enforcement: Enforcement,
+    one_shot: bool,
 }
 
 impl Default for SessionBuilder {
@@ -111,6 +112,7 @@ impl Default for SessionBuilder {
             lock: XtablesLock::from_env(WaitPolicy::Forever),
             max_attempts: 32,
             enforcement: Enforcement::default(),
+            one_shot: false,
         }
     }
 }
@@ -143,6 +145,19 @@ impl SessionBuilder {
         self.enforcement.auditor = auditor;
         self
     }
+    /// A short-lived process's session (one command of `xtnl`): it ends its own socket's
+    /// use, so that its caller makes no close call. Once a transaction has committed, the
+    /// session hands the socket to a detached closer as [`Session::close_detached`] does,
+    /// before [`Session::transact`] returns (which then returns the hand-over's error, if
+    /// any); a later use (`-Z`'s counter reset after its transaction) opens a socket again,
+    /// in the same namespace. A socket still open when the session is dropped (a listing,
+    /// a refused change, one that committed nothing) goes to a detached closer then; a
+    /// failure to hand it over there closes it in this process. Default: off (a long-lived
+    /// session keeps its socket).
+    pub fn one_shot(mut self, one_shot: bool) -> Self {
+        self.one_shot = one_shot;
+        self
+    }
     /// The session with this builder's settings, its socket not opened yet: it is opened in
     /// `netns` (`None`: the namespace of the thread that first uses it) by the first call
     /// that talks to the kernel, so that a command handed to a backend whole opens it where
@@ -151,6 +166,7 @@ impl SessionBuilder {
     pub fn open_lazily_in(self, netns: Option<&xtnl_host::netns::Netns>) -> Session {
         let mut s = self.open_on(Conn::replay(crate::transport::Capture::default()));
         s.pending = Some(netns.cloned());
+        s.home = netns.cloned();
         s
     }
     /// Opens the NETLINK_NETFILTER socket, in the calling thread's network namespace, and returns
@@ -168,6 +184,8 @@ impl SessionBuilder {
         Session {
             sock: conn,
             pending: None,
+            home: None,
+            one_shot: self.one_shot,
             lock: (self.lock_mode == LockMode::Always).then_some(self.lock),
             max_attempts: self.max_attempts,
             enforcement: self.enforcement,
@@ -178,12 +196,18 @@ impl SessionBuilder {
 }
 
 /// One netlink socket serving any number of transactions and listings. A long-lived agent
-/// keeps one; a short-lived command ends it with [`Session::close_detached`].
+/// keeps one; a short-lived command ends it with [`Session::close_detached`], or is built
+/// [`SessionBuilder::one_shot`] and ends it by itself.
 pub struct Session {
     sock: Conn,
     /// Not connected yet ([`SessionBuilder::open_lazily_in`]): the namespace to open the
     /// socket in on first use (`sock` is an empty replay until then).
     pending: Option<Option<xtnl_host::netns::Netns>>,
+    /// The namespace it was opened in (`None`: the thread's own), where a one-shot session
+    /// opens its socket again after handing one over.
+    pub(crate) home: Option<xtnl_host::netns::Netns>,
+    /// Built [`SessionBuilder::one_shot`].
+    one_shot: bool,
     lock: Option<XtablesLock>,
     max_attempts: u32,
     enforcement: Enforcement,
@@ -230,8 +254,14 @@ impl Session {
         self.enforcement.guard.is_some()
     }
 
-    /// Opens the socket of a session opened lazily, on its first use.
-    fn connect(&mut self) -> Result<()> {
+    /// Opens the socket of a session opened lazily now, if it is not open yet (every call
+    /// that talks to the kernel does it on its first use): for a caller that must tell a
+    /// failure to open the socket from a failure of what it then sends (`xtnl serve`'s
+    /// `apply` documents).
+    ///
+    /// # Errors
+    /// An [`Error`] when the socket cannot be opened or bound, or the namespace joined.
+    pub fn connect(&mut self) -> Result<()> {
         if let Some(netns) = &self.pending {
             self.sock = match netns {
                 None => Conn::open()?,
@@ -348,6 +378,11 @@ impl Session {
                             Some((*i, RuleRepr::parse(fam, attrs).ok()?.handle?))
                         })
                         .collect();
+                    if self.one_shot {
+                        // The command's change is in: its socket's use ends here (its
+                        // caller does not come back to close it).
+                        self.hand_over()?;
+                    }
                     return Ok(Committed {
                         value,
                         attempts: attempt,
@@ -618,29 +653,22 @@ impl Session {
     /// so that neither the caller nor the next commit in the namespace waits. The rules are
     /// committed and visible before either way of closing.
     pub fn close_detached(mut self) -> Result<()> {
+        self.hand_over()
+    }
+
+    /// Hands the socket, if one is open, to the detached closer (see
+    /// [`Session::close_detached`]); the session is then as if opened lazily in its
+    /// namespace again.
+    fn hand_over(&mut self) -> Result<()> {
         if self.pending.is_some() {
             return Ok(()); // never opened: nothing to close
         }
-        // The closer's probe: GETGEN without an ACK, one reply message.
-        let seq = crate::transport::Transport::next_seq(&mut self.sock);
-        let mut w = crate::wire::netlink::MsgWriter::new();
-        w.message(
-            crate::wire::nftables::nft_type(msg::GETGEN),
-            crate::wire::netlink::NLM_F_REQUEST,
-            seq,
-            &crate::wire::nftables::nfgenmsg(nfproto::UNSPEC, 0),
-            |_| {},
+        let sock = std::mem::replace(
+            &mut self.sock,
+            Conn::replay(crate::transport::Capture::default()),
         );
-        let probe = w.into_bytes();
-        let Some(sock) = self.sock.into_kernel_socket() else {
-            return Ok(()); // a replay: no socket to close
-        };
-        crate::sys::close_in_detached_process(sock.into_socket(), &probe).map_err(|e| {
-            Error::Netlink {
-                context: "detached close",
-                source: e,
-            }
-        })
+        self.pending = Some(self.home.clone());
+        close_socket_detached(sock)
     }
 
     /// Replaces the xtables lock its mutating transactions take (`None`: they take none),
@@ -665,5 +693,39 @@ impl Session {
     /// (A session opened lazily and not used yet has an empty replay here.)
     pub fn socket(&mut self) -> &mut Conn {
         &mut self.sock
+    }
+}
+
+/// Hands `sock` to a process that closes it once the namespace's deferred destroy work has
+/// run (see [`Session::close_detached`]); a replay has nothing to close.
+fn close_socket_detached(mut sock: Conn) -> Result<()> {
+    // The closer's probe: GETGEN without an ACK, one reply message.
+    let seq = crate::transport::Transport::next_seq(&mut sock);
+    let mut w = crate::wire::netlink::MsgWriter::new();
+    w.message(
+        crate::wire::nftables::nft_type(msg::GETGEN),
+        crate::wire::netlink::NLM_F_REQUEST,
+        seq,
+        &crate::wire::nftables::nfgenmsg(nfproto::UNSPEC, 0),
+        |_| {},
+    );
+    let probe = w.into_bytes();
+    let Some(sock) = sock.into_kernel_socket() else {
+        return Ok(()); // a replay: no socket to close
+    };
+    crate::sys::close_in_detached_process(sock.into_socket(), &probe).map_err(|e| Error::Netlink {
+        context: "detached close",
+        source: e,
+    })
+}
+
+impl Drop for Session {
+    /// A one-shot session's socket still open (nothing committed since it was opened) goes
+    /// to the detached closer; if that fails, dropping it closes it here, as any other
+    /// session's. A panic closes it here too.
+    fn drop(&mut self) {
+        if self.one_shot && !std::thread::panicking() {
+            let _ = self.hand_over();
+        }
     }
 }

@@ -42,7 +42,11 @@ impl Engine {
         }
         let no_follow = self.config.no_follow;
         let lock = move |wait| XtablesLock::from_env(wait).with_no_follow(no_follow);
-        let out = runner(self.session(netns)?, d, &lock);
+        // The socket opened first: a failure to open it is the request's error, not the
+        // forwarded command's.
+        let session = self.session(netns)?;
+        session.connect()?;
+        let out = runner(session, d, &lock);
         if out.broken {
             // The socket may be broken: the next request opens a fresh one.
             self.sessions.remove(netns);
