@@ -47,6 +47,9 @@ pub struct Judge {
     /// reads the texts and the count), and at cluster scale it is a third of a restore's
     /// memory (five strings per rule).
     keep_touches: bool,
+    /// For a NAT-host plan (as nf_tables carries it): the tables ensured so far, by the
+    /// first chain created in each (`None`: the interpreter's table, which exists).
+    ensured: Option<Vec<String>>,
 }
 
 fn policy_word(p: ChainPolicy) -> &'static str {
@@ -74,6 +77,7 @@ impl Judge {
             judged: Vec::new(),
             text_len: 0,
             keep_touches: true,
+            ensured: None,
         }
     }
 
@@ -133,7 +137,7 @@ impl Judge {
     /// Derives what `edit` touches from `view`, as it stands before the edit is applied.
     pub fn note<T: IptTable + ?Sized>(&mut self, view: &mut T, edit: &Edit) -> Result<()> {
         let from = self.judged.len();
-        let r = self.note_touches(view, edit);
+        let r = self.judge(&mut TableView(view), edit);
         if !self.keep_touches {
             for j in self.judged.iter_mut().skip(from) {
                 j.touches = Vec::new();
@@ -142,7 +146,10 @@ impl Judge {
         r
     }
 
-    fn note_touches<T: IptTable + ?Sized>(&mut self, view: &mut T, edit: &Edit) -> Result<()> {
+    /// The one judgement of an edit, for every backend: the interpreter's edits of a table
+    /// view (by rule number, through [`Judge::note`]) and a NAT-host plan's changes (by
+    /// rule id, through [`of_changes`]) both come here and through [`touches_of`].
+    fn judge(&mut self, view: &mut dyn View, edit: &Edit) -> Result<()> {
         match edit {
             Edit::Append { chain, rule } => {
                 let t = self.touches(Planned::AddRule {
@@ -166,34 +173,19 @@ impl Judge {
                 };
                 self.push(t, text);
             }
-            Edit::Replace {
-                chain,
-                at: RuleRef::Number(index),
-                rule,
-            } => {
-                let old = view.rule_at(chain, *index)?;
+            Edit::Replace { chain, at, rule } => {
+                let (_, old) = self.removed(view, edit, chain, RemovedAt::of(at))?;
                 let t = self.touches(Planned::ReplaceRule {
                     chain,
-                    old: OldRule::Jumps(old.as_ref().and_then(jump_of)),
+                    old,
                     jump_to: jump_of(rule),
                 });
                 let text = self.rule_text("replace", chain, "-R", rule);
                 self.push(t, text);
             }
-            Edit::Delete {
-                chain,
-                at: RuleRef::Number(index),
-            } => {
-                let old = view.rule_at(chain, *index)?;
-                let t = self.touches(Planned::DeleteRule {
-                    chain,
-                    old: OldRule::Jumps(old.as_ref().and_then(jump_of)),
-                });
-                let text = match &old {
-                    Some(r) => self.rule_text("delete", chain, "-D", r),
-                    None => format!("delete rule {} {} {chain}", self.family, self.table),
-                };
-                self.push(t, text);
+            Edit::Delete { chain, at } => self.delete(view, edit, chain, RemovedAt::of(at))?,
+            Edit::DeleteGuessedJump { chain, id, .. } => {
+                self.delete(view, edit, chain, RemovedAt::Id(*id))?;
             }
             Edit::CreateChain(chain) => {
                 // A chain the block's reset removed and its declaration brings back was
@@ -202,14 +194,13 @@ impl Judge {
                     .before_reset
                     .as_ref()
                     .is_some_and(|b| b.contains(chain));
-                let (t, what) = if back {
-                    (self.touches(Planned::FlushChain(chain)), "flush")
+                if back {
+                    let t = self.touches(Planned::FlushChain(chain));
+                    let text = self.chain_text("flush", chain);
+                    self.push(t, text);
                 } else {
-                    let create = Planned::CreateChain { chain, base: false };
-                    (self.touches(create), "create")
-                };
-                let text = self.chain_text(what, chain);
-                self.push(t, text);
+                    self.create_chain(chain);
+                }
             }
             Edit::DeleteChain(chain) => {
                 let t = self.touches(Planned::DeleteChain(chain));
@@ -275,12 +266,154 @@ impl Judge {
                     self.push(t, text);
                 }
             }
-            Edit::Delete { .. } | Edit::Replace { .. } | Edit::DeleteGuessedJump { .. } => {
-                return Err(edit.not_by_number());
-            }
         }
         Ok(())
     }
+
+    /// A chain created. In a NAT-host plan (as nf_tables carries it) the first chain created
+    /// in a table ensures the table first (`add table`). A chain with a built-in's name is a
+    /// base chain (judged as `policy`): only a NAT-host plan creates one (the interpreter's
+    /// tables hold their built-ins; `:INPUT ACCEPT` declares one, [`Edit::DeclareBuiltin`]).
+    fn create_chain(&mut self, chain: &str) {
+        if let Some(ensured) = &mut self.ensured
+            && !ensured.contains(&self.table)
+        {
+            ensured.push(self.table.clone());
+            let t = self.touches(Planned::EnsureTable);
+            let text = format!("add table {} {}", self.family, self.table);
+            self.push(t, text);
+        }
+        let base = crate::ipt::tables::builtin(&self.table, chain).is_some();
+        let mut text = self.chain_text("create", chain);
+        if base {
+            text.push_str(&format!(": -t {} -P {chain} ACCEPT", self.table));
+        }
+        let t = self.touches(Planned::CreateChain { chain, base });
+        self.push(t, text);
+    }
+
+    /// A rule deleted, judged by the rule the view holds there.
+    fn delete(
+        &mut self,
+        view: &mut dyn View,
+        edit: &Edit,
+        chain: &str,
+        at: RemovedAt,
+    ) -> Result<()> {
+        let (r, old) = self.removed(view, edit, chain, at)?;
+        let t = self.touches(Planned::DeleteRule { chain, old });
+        let text = match &r {
+            Some(r) => self.rule_text("delete", chain, "-D", r),
+            None => format!("delete rule {} {} {chain}", self.family, self.table),
+        };
+        self.push(t, text);
+        Ok(())
+    }
+
+    /// The rule a delete or a replacement removes, as the view holds it, and how the policy
+    /// knows it: by its real target; a rule id the plan's view does not hold is absent (the
+    /// commit fails on it anyway). A view that reads no ids refuses an edit by id.
+    fn removed(
+        &self,
+        view: &mut dyn View,
+        edit: &Edit,
+        chain: &str,
+        at: RemovedAt,
+    ) -> Result<(Option<IptRule>, OldRule)> {
+        Ok(match at {
+            RemovedAt::Number(index) => {
+                let r = view.rule_at(chain, index)?;
+                let old = OldRule::Jumps(r.as_ref().and_then(jump_of));
+                (r, old)
+            }
+            RemovedAt::Id(id) => {
+                let r = view
+                    .rule_by_id(&self.table, chain, id)
+                    .ok_or_else(|| edit.not_by_number())?;
+                let old = match &r {
+                    Some(r) => OldRule::Jumps(jump_of(r)),
+                    None => OldRule::Absent,
+                };
+                (r, old)
+            }
+        })
+    }
+}
+
+/// Where the rule a delete or a replacement removes is.
+#[derive(Clone, Copy)]
+enum RemovedAt {
+    Number(usize),
+    Id(u64),
+}
+
+impl RemovedAt {
+    fn of(at: &RuleRef) -> RemovedAt {
+        match at {
+            RuleRef::Number(n) => RemovedAt::Number(*n),
+            RuleRef::Id { id, .. } => RemovedAt::Id(*id),
+        }
+    }
+}
+
+/// What the judgement reads of the tables an edit is planned on, before it is applied.
+trait View {
+    fn rule_count(&mut self, chain: &str) -> Result<usize>;
+    fn rule_at(&mut self, chain: &str, index: usize) -> Result<Option<IptRule>>;
+    /// The rule `id` of `table` `chain` (`Some(None)`: not there); `None` for a view that
+    /// reads no ids (an interpreter's table addresses rules by number).
+    fn rule_by_id(&mut self, table: &str, chain: &str, id: u64) -> Option<Option<IptRule>>;
+    fn user_chains(&mut self) -> Result<Vec<String>>;
+    fn chain_order(&mut self) -> Result<Vec<String>>;
+}
+
+/// The interpreter's view of one table.
+struct TableView<'a, T: ?Sized>(&'a mut T);
+
+impl<T: IptTable + ?Sized> View for TableView<'_, T> {
+    fn rule_count(&mut self, chain: &str) -> Result<usize> {
+        self.0.rule_count(chain)
+    }
+    fn rule_at(&mut self, chain: &str, index: usize) -> Result<Option<IptRule>> {
+        self.0.rule_at(chain, index)
+    }
+    fn rule_by_id(&mut self, _: &str, _: &str, _: u64) -> Option<Option<IptRule>> {
+        None
+    }
+    fn user_chains(&mut self) -> Result<Vec<String>> {
+        self.0.user_chains()
+    }
+    fn chain_order(&mut self) -> Result<Vec<String>> {
+        self.0.chain_order()
+    }
+}
+
+/// A NAT-host plan's view: the rules of the tables it read, by id. Its changes
+/// ([`Change::plannable`]) read nothing else; asked for more, it refuses.
+struct PlanView<F>(F);
+
+impl<F: FnMut(&str, &str, u64) -> Option<IptRule>> View for PlanView<F> {
+    fn rule_count(&mut self, _: &str) -> Result<usize> {
+        Err(plan_reads_no("rule counts"))
+    }
+    fn rule_at(&mut self, _: &str, _: usize) -> Result<Option<IptRule>> {
+        Err(plan_reads_no("rules by number"))
+    }
+    fn rule_by_id(&mut self, table: &str, chain: &str, id: u64) -> Option<Option<IptRule>> {
+        Some((self.0)(table, chain, id))
+    }
+    fn user_chains(&mut self) -> Result<Vec<String>> {
+        Err(plan_reads_no("chain lists"))
+    }
+    fn chain_order(&mut self) -> Result<Vec<String>> {
+        Err(plan_reads_no("chain lists"))
+    }
+}
+
+fn plan_reads_no(what: &str) -> crate::error::Error {
+    crate::error::Error::InvalidInput(format!(
+        "a NAT-host plan's changes read no {what} (not a change a NAT-host plan commits)"
+    ))
 }
 
 /// The chain a rule jumps or goes to.
@@ -305,108 +438,25 @@ pub fn zero(family: Family, table: &str, chain: Option<&str>) -> Judged {
 /// built-in's name is a base chain (judged as `policy`). `old` gives the rule a change
 /// deletes or replaces (by table, chain and id) as the plan's view holds it, for its real
 /// target; a rule it does not find is judged as absent (the commit fails on it anyway).
-/// Refuses changes a NAT-host plan does not commit ([`Change::plannable`]).
+/// Refuses changes a NAT-host plan does not commit ([`Change::plannable`]). Each change is
+/// judged by the same function as the interpreter's edits ([`Judge::note`]).
 pub fn of_changes(
     family: Family,
     changes: &[Change],
-    mut old: impl FnMut(&str, &str, u64) -> Option<IptRule>,
+    old: impl FnMut(&str, &str, u64) -> Option<IptRule>,
 ) -> Result<Vec<Judged>> {
     super::ruleset::plannable(changes)?;
-    let mut out = Vec::with_capacity(changes.len() + 1);
-    let mut ensured: Vec<&str> = Vec::new();
-    let mut len = 0;
-    // The rule a change deletes, as the plan's view holds it.
-    let mut was = |table: &str, chain: &str, id: u64| -> (Option<IptRule>, OldRule) {
-        let r = old(table, chain, id);
-        let o = match &r {
-            Some(r) => OldRule::Jumps(jump_of(r)),
-            None => OldRule::Absent,
-        };
-        (r, o)
+    let mut judge = Judge {
+        ensured: Some(Vec::new()),
+        ..Judge::new(family, "")
     };
+    judge.judged.reserve(changes.len() + 1);
+    let mut view = PlanView(old);
     for c in changes {
-        let table = c.table.as_str();
-        let j = Judge {
-            text_len: len,
-            ..Judge::new(family, table)
-        };
-        let mut add = |touches: Vec<Touch>, text: String| {
-            push(&mut out, &mut len, Judged { touches, text });
-        };
-        match &c.edit {
-            Edit::CreateChain(chain) => {
-                if !ensured.contains(&table) {
-                    ensured.push(table);
-                    add(
-                        j.touches(Planned::EnsureTable),
-                        format!("add table {family} {table}"),
-                    );
-                }
-                let base = crate::ipt::tables::builtin(table, chain).is_some();
-                let mut text = j.chain_text("create", chain);
-                if base {
-                    text.push_str(&format!(": -t {table} -P {chain} ACCEPT"));
-                }
-                add(j.touches(Planned::CreateChain { chain, base }), text);
-            }
-            Edit::Flush(chain) => {
-                add(
-                    j.touches(Planned::FlushChain(chain)),
-                    j.chain_text("flush", chain),
-                );
-            }
-            Edit::DeleteChain(chain) => {
-                add(
-                    j.touches(Planned::DeleteChain(chain)),
-                    j.chain_text("delete", chain),
-                );
-            }
-            Edit::Insert { chain, rule, .. } | Edit::Append { chain, rule } => {
-                let (what, flag) = if matches!(c.edit, Edit::Insert { .. }) {
-                    ("insert", "-I")
-                } else {
-                    ("add", "-A")
-                };
-                let t = j.touches(Planned::AddRule {
-                    chain,
-                    jump_to: jump_of(rule),
-                });
-                add(t, j.rule_text(what, chain, flag, rule));
-            }
-            Edit::Replace {
-                chain,
-                at: RuleRef::Id { id, .. },
-                rule,
-            } => {
-                let (_, old) = was(table, chain, *id);
-                let t = j.touches(Planned::ReplaceRule {
-                    chain,
-                    old,
-                    jump_to: jump_of(rule),
-                });
-                add(t, j.rule_text("replace", chain, "-R", rule));
-            }
-            Edit::Delete {
-                chain,
-                at: RuleRef::Id { id, .. },
-            }
-            | Edit::DeleteGuessedJump { chain, id, .. } => {
-                let (r, old) = was(table, chain, *id);
-                let text = match &r {
-                    Some(r) => j.rule_text("delete", chain, "-D", r),
-                    None => format!("delete rule {family} {table} {chain}"),
-                };
-                add(j.touches(Planned::DeleteRule { chain, old }), text);
-            }
-            // Refused above.
-            _ => return Err(c.unplannable()),
+        if judge.table != c.table {
+            judge.table.clone_from(&c.table);
         }
+        judge.judge(&mut view, &c.edit)?;
     }
-    Ok(out)
-}
-
-/// Adds a change, counting its text's length (see [`Judge::rule_text`]).
-fn push(out: &mut Vec<Judged>, len: &mut usize, j: Judged) {
-    *len += j.text.len() + 2;
-    out.push(j);
+    Ok(judge.judged)
 }

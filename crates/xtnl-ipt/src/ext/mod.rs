@@ -12,6 +12,9 @@
 //! crate-private `ipt::ext::native` (part of the nf_tables layer), which lists the
 //! expressions iptables-nft writes for each.
 //!
+//! The extension files, the registry's list and their tests are declared once, by the
+//! crate-private `registry!` below, gated as one unit by the cargo feature `extensions`.
+//!
 //! The hooks (crate-private): the command-line parser asks `find` when it meets
 //! `-m NAME`/`-j NAME` and hands unknown options to `Pending::claims`; the printers call
 //! `save_match` and `save_target`; decoding calls `decode`. Public, for the library's `-L`
@@ -23,120 +26,10 @@
 // with (option tables, `Given`, `Ctx`, the refusals) is compiled but has no user.
 #![cfg_attr(not(feature = "extensions"), allow(dead_code))]
 
-#[cfg(feature = "extensions")]
-mod addrtype;
-#[cfg(feature = "extensions")]
-mod bpf;
-#[cfg(feature = "extensions")]
-mod checksum;
-#[cfg(feature = "extensions")]
-mod cluster;
-#[cfg(feature = "extensions")]
-mod connlabel;
-#[cfg(feature = "extensions")]
-mod connlimit;
-#[cfg(feature = "extensions")]
-mod connmark;
-#[cfg(feature = "extensions")]
-mod conntrack;
-#[cfg(feature = "extensions")]
-mod ct;
-#[cfg(feature = "extensions")]
-mod dccp;
-#[cfg(feature = "extensions")]
-mod devgroup;
-#[cfg(feature = "extensions")]
-mod ecn_target;
-#[cfg(feature = "extensions")]
-mod hashlimit;
-#[cfg(feature = "extensions")]
-mod hmark;
-#[cfg(feature = "extensions")]
-mod icmp;
-#[cfg(feature = "extensions")]
-mod idletimer;
 mod index;
-#[cfg(feature = "extensions")]
-mod ip6hdr;
-#[cfg(feature = "extensions")]
-mod ipcomp;
-#[cfg(feature = "extensions")]
-mod iprange;
-#[cfg(feature = "extensions")]
-mod ipset;
-#[cfg(feature = "extensions")]
-mod ipv6header;
-#[cfg(feature = "extensions")]
-mod ipvs;
-#[cfg(feature = "extensions")]
-mod led;
-#[cfg(feature = "extensions")]
-mod length;
-#[cfg(feature = "extensions")]
-mod limit;
 mod log;
 pub use log::level_name;
-#[cfg(feature = "extensions")]
-mod mac;
-#[cfg(feature = "extensions")]
-mod mark;
-#[cfg(feature = "extensions")]
-mod misc;
-#[cfg(feature = "extensions")]
-mod nat;
-#[cfg(feature = "extensions")]
-mod netmap;
-#[cfg(feature = "extensions")]
-mod nfacct;
-#[cfg(feature = "extensions")]
-mod nflog;
-#[cfg(feature = "extensions")]
-mod npt;
-#[cfg(feature = "extensions")]
-mod osf;
-#[cfg(feature = "extensions")]
-mod pkttype;
-#[cfg(feature = "extensions")]
-mod policy;
-#[cfg(feature = "extensions")]
-mod rateest;
-#[cfg(feature = "extensions")]
-mod recent;
-#[cfg(feature = "extensions")]
-mod rt;
-#[cfg(feature = "extensions")]
-mod sctp;
-#[cfg(feature = "extensions")]
-mod secmark;
-#[cfg(feature = "extensions")]
-mod set;
-#[cfg(feature = "extensions")]
-mod simple;
-#[cfg(feature = "extensions")]
-mod srh;
-#[cfg(feature = "extensions")]
-mod statistic;
-#[cfg(feature = "extensions")]
-mod string;
-#[cfg(feature = "extensions")]
-mod synproxy;
-#[cfg(feature = "extensions")]
-mod tcp;
-#[cfg(feature = "extensions")]
-mod tcpoptstrip;
-#[cfg(feature = "extensions")]
-mod time;
-#[cfg(feature = "extensions")]
-mod tos;
-#[cfg(feature = "extensions")]
-mod tproxy;
 pub mod trace;
-#[cfg(feature = "extensions")]
-mod ttl;
-#[cfg(feature = "extensions")]
-mod u32_match;
-#[cfg(feature = "extensions")]
-mod values;
 
 use std::fmt::Write;
 
@@ -321,108 +214,155 @@ pub(crate) fn not_built(what: &str, name: &str) -> Error {
     ))
 }
 
-/// Every extension the registry knows, matches and targets: none without the feature.
-#[cfg(not(feature = "extensions"))]
-static REGISTRY: &[&dyn Ext] = &[];
+/// The registry as one unit gated by the feature `extensions`: its extension modules (each
+/// one file of this directory), `REGISTRY` and the helpers' re-exports. Adding an
+/// extension is its file's name under `modules` and its types under `extensions`; its tests
+/// are `tests`' files. Without
+/// the feature none of the files is compiled and `REGISTRY` is empty (tools/slim-check.sh
+/// proves it from the compiled files and symbols).
+macro_rules! registry {
+    (
+        modules: [$($module:ident),* $(,)?],
+        extensions: [$($ext:path),* $(,)?],
+        items: {$($item:item)*},
+        tests: [$($tests:ident),* $(,)?] $(,)?
+    ) => {
+        $(
+            #[cfg(feature = "extensions")]
+            mod $module;
+        )*
+        $(
+            #[cfg(feature = "extensions")]
+            $item
+        )*
+        /// Every extension the registry knows, matches and targets.
+        #[cfg(feature = "extensions")]
+        static REGISTRY: &[&dyn Ext] = &[$(&$ext),*];
+        /// Every extension the registry knows, matches and targets: none without the feature.
+        #[cfg(not(feature = "extensions"))]
+        static REGISTRY: &[&dyn Ext] = &[];
+        $(
+            #[cfg(all(test, feature = "extensions"))]
+            mod $tests;
+        )*
+    };
+}
 
-/// Every extension the registry knows, matches and targets.
-#[cfg(feature = "extensions")]
-static REGISTRY: &[&dyn Ext] = &[
-    &mark::Mark,
-    &mark::MarkTarget,
-    &addrtype::Addrtype,
-    &conntrack::Conntrack,
-    &icmp::Icmp,
-    &icmp::Icmp6,
-    &limit::Limit,
-    &statistic::Statistic,
-    &checksum::Checksum,
-    &connmark::Connmark,
-    &connmark::ConnmarkTarget,
-    &mac::Physdev,
-    &pkttype::Pkttype,
-    &iprange::Iprange,
-    &mac::Mac,
-    &iprange::Owner,
-    &length::Length,
-    &recent::Recent,
-    &nflog::Nflog,
-    &nflog::Nfqueue,
-    &ct::Ct,
-    &ct::Notrack,
-    &length::Tcpmss,
-    &length::TcpmssTarget,
-    &nat::DNAT,
-    &nat::SNAT,
-    &nat::MASQUERADE,
-    &nat::REDIRECT,
-    &log::Log,
-    &tcp::Tcp,
-    &ttl::TTL_MATCH,
-    &ttl::HL_MATCH,
-    &ttl::TTL_TARGET,
-    &ttl::HL_TARGET,
-    &ttl::Dscp,
-    &ttl::DscpSet,
-    &tos::Tos,
-    &tos::TosSet,
-    &simple::ESP,
-    &simple::AH,
-    &simple::Helper,
-    &simple::Cpu,
-    &simple::Quota,
-    &simple::Connbytes,
-    &sctp::Sctp,
-    &dccp::Dccp,
-    &hashlimit::Hashlimit,
-    &connlimit::Connlimit,
-    &tcpoptstrip::Tcpoptstrip,
-    &string::StringMatch,
-    &srh::Srh,
-    &ip6hdr::Ah6,
-    &ip6hdr::Frag,
-    &ip6hdr::HBH,
-    &ip6hdr::DST,
-    &ip6hdr::Mh,
-    &misc::Classify,
-    &misc::Audit,
-    &misc::Rpfilter,
-    &misc::Ecn,
-    &misc::Socket,
-    &misc::Cgroup,
-    &netmap::Netmap,
-    &synproxy::Synproxy,
-    &hmark::Hmark,
-    &ipv6header::Ipv6header,
-    &rt::Rt,
-    &connlabel::Connlabel,
-    &policy::Policy,
-    &set::Set,
-    &set::SetTarget,
-    &devgroup::Devgroup,
-    &devgroup::Realm,
-    &tproxy::Tproxy,
-    &tproxy::Tee,
-    &ecn_target::EcnTarget,
-    &time::Time,
-    &trace::Trace,
-    &ipcomp::Ipcomp,
-    &u32_match::U32Match,
-    &cluster::Cluster,
-    &bpf::Bpf,
-    &npt::DNPT,
-    &npt::SNPT,
-    &npt::Eui64,
-    &osf::Osf,
-    &ipvs::Ipvs,
-    &secmark::Connsecmark,
-    &secmark::Secmark,
-    &idletimer::Idletimer,
-    &nfacct::Nfacct,
-    &led::Led,
-    &rateest::RateestTarget,
-    &rateest::Rateest,
-];
+registry! {
+    // The files of the extensions (and their helpers: `values`' number and mark words,
+    // `list_ports`' `-L` port words).
+    modules: [
+        addrtype, bpf, checksum, cluster, connlabel, connlimit, connmark, conntrack, ct, dccp,
+        devgroup, ecn_target, hashlimit, hmark, icmp, idletimer, ip6hdr, ipcomp, iprange, ipset,
+        ipv6header, ipvs, led, length, limit, mac, mark, misc, nat, netmap, nfacct, nflog, npt, osf,
+        pkttype, policy, rateest, recent, rt, sctp, secmark, set, simple, srh, statistic, string,
+        synproxy, tcp, tcpoptstrip, time, tos, tproxy, ttl, u32_match, values, list_ports,
+    ],
+    // In the order `find` and `known_names` see them (the first of a name that fits wins).
+    extensions: [
+        mark::Mark,
+        mark::MarkTarget,
+        addrtype::Addrtype,
+        conntrack::Conntrack,
+        icmp::Icmp,
+        icmp::Icmp6,
+        limit::Limit,
+        statistic::Statistic,
+        checksum::Checksum,
+        connmark::Connmark,
+        connmark::ConnmarkTarget,
+        mac::Physdev,
+        pkttype::Pkttype,
+        iprange::Iprange,
+        mac::Mac,
+        iprange::Owner,
+        length::Length,
+        recent::Recent,
+        nflog::Nflog,
+        nflog::Nfqueue,
+        ct::Ct,
+        ct::Notrack,
+        length::Tcpmss,
+        length::TcpmssTarget,
+        nat::DNAT,
+        nat::SNAT,
+        nat::MASQUERADE,
+        nat::REDIRECT,
+        log::Log,
+        tcp::Tcp,
+        ttl::TTL_MATCH,
+        ttl::HL_MATCH,
+        ttl::TTL_TARGET,
+        ttl::HL_TARGET,
+        ttl::Dscp,
+        ttl::DscpSet,
+        tos::Tos,
+        tos::TosSet,
+        simple::ESP,
+        simple::AH,
+        simple::Helper,
+        simple::Cpu,
+        simple::Quota,
+        simple::Connbytes,
+        sctp::Sctp,
+        dccp::Dccp,
+        hashlimit::Hashlimit,
+        connlimit::Connlimit,
+        tcpoptstrip::Tcpoptstrip,
+        string::StringMatch,
+        srh::Srh,
+        ip6hdr::Ah6,
+        ip6hdr::Frag,
+        ip6hdr::HBH,
+        ip6hdr::DST,
+        ip6hdr::Mh,
+        misc::Classify,
+        misc::Audit,
+        misc::Rpfilter,
+        misc::Ecn,
+        misc::Socket,
+        misc::Cgroup,
+        netmap::Netmap,
+        synproxy::Synproxy,
+        hmark::Hmark,
+        ipv6header::Ipv6header,
+        rt::Rt,
+        connlabel::Connlabel,
+        policy::Policy,
+        set::Set,
+        set::SetTarget,
+        devgroup::Devgroup,
+        devgroup::Realm,
+        tproxy::Tproxy,
+        tproxy::Tee,
+        ecn_target::EcnTarget,
+        time::Time,
+        trace::Trace,
+        ipcomp::Ipcomp,
+        u32_match::U32Match,
+        cluster::Cluster,
+        bpf::Bpf,
+        npt::DNPT,
+        npt::SNPT,
+        npt::Eui64,
+        osf::Osf,
+        ipvs::Ipvs,
+        secmark::Connsecmark,
+        secmark::Secmark,
+        idletimer::Idletimer,
+        nfacct::Nfacct,
+        led::Led,
+        rateest::RateestTarget,
+        rateest::Rateest,
+    ],
+    // The helpers' items the extension files use through `super::`.
+    items: {
+        pub(crate) use values::{bang, markmask, num, xt_uint};
+        pub(crate) use list_ports::list_ports;
+    },
+    // The registry's unit tests (a slim build runs xtnl-ipt's others: slim-check.sh --tests).
+    tests: [tests, tests_ext6, tests_list_round3, tests_round3, tests_round4],
+}
 
 fn fits(e: &dyn Ext, family: Family) -> bool {
     match e.fams() {
@@ -682,9 +622,6 @@ pub(crate) fn get<'g>(given: &'g [Given], opt: &str) -> Option<&'g Given> {
     given.iter().rev().find(|g| g.opt == opt)
 }
 
-#[cfg(feature = "extensions")]
-pub(crate) use values::{bang, markmask, num, xt_uint};
-
 /// A decode then an encode through the typed struct.
 macro_rules! canonical_via {
     ($ty:ty) => {
@@ -694,18 +631,3 @@ macro_rules! canonical_via {
     };
 }
 pub(crate) use canonical_via;
-
-#[cfg(feature = "extensions")]
-mod list_ports;
-#[cfg(feature = "extensions")]
-pub(crate) use list_ports::list_ports;
-#[cfg(all(test, feature = "extensions"))]
-mod tests;
-#[cfg(all(test, feature = "extensions"))]
-mod tests_ext6;
-#[cfg(all(test, feature = "extensions"))]
-mod tests_list_round3;
-#[cfg(all(test, feature = "extensions"))]
-mod tests_round3;
-#[cfg(all(test, feature = "extensions"))]
-mod tests_round4;
