@@ -51,7 +51,8 @@ pub use xtnl_nft as nft;
 pub use xtnl_nft_front as nftjson;
 #[doc(inline)]
 pub use xtnl_policy as policy;
-pub mod seam;
+#[doc(inline)]
+pub use xtnl_seam as seam;
 pub mod serve;
 // The workspace's only `unsafe` code, each use with its reason (see the crate's docs); the
 // library reaches it as `crate::sys`, as before it became a crate.

@@ -4,9 +4,9 @@
 //! tested without root, without a kernel and in microseconds.
 //!
 //! ```
-//! use xtnl::ipt::parse::parse;
-//! use xtnl::model::Family;
-//! use xtnl::seam::{Flavour, interpret, memory::MemoryTable};
+//! use xtnl_core::model::Family;
+//! use xtnl_ipt::parse::parse;
+//! use xtnl_seam::{Flavour, interpret, memory::MemoryTable};
 //!
 //! let mut t = MemoryTable::new(Family::Ipv4, "filter", Flavour::Nft);
 //! let args: Vec<String> = ["-A", "INPUT", "-p", "tcp", "--dport", "22", "-j", "ACCEPT"]

@@ -2,10 +2,12 @@
 //! offers. Below it sit the rule model ([`crate::model`]) and iptables' syntax
 //! ([`crate::ipt`]); above it the two backends implement [`IptTable`]: nf_tables
 //! ([`crate::ipt::exec::Planner`], which turns the edits into one transaction of
-//! operations, re-planned on a generation conflict) and x_tables ([`crate::legacy`], which
-//! applies them to the table read whole and commits it with one replace, retried when a
-//! writer bypassing the lock changed it). [`memory`] is a third, in memory, for tests
-//! (the NAT-host operations' in-memory ruleset is [`crate::nathost::memory`]).
+//! operations, re-planned on a generation conflict) and x_tables (the library's
+//! `xtnl::legacy`, which applies them to the table read whole and commits it with one
+//! replace, retried when a writer bypassing the lock changed it). [`memory`] is a third, in
+//! memory, for tests (the NAT-host operations' in-memory ruleset is the library's
+//! `xtnl::nathost::memory`). The library re-exports this crate as `xtnl::seam`, and its
+//! [`ipt::exec`] and [`ipt::restore`] as `xtnl::ipt::{exec, restore}`.
 //!
 //! [`interpret`] checks a command against the table as the backend shows it, in iptables'
 //! order and words ([`crate::ipt::messages`]), and emits [`Edit`]s: backend-neutral changes
@@ -18,8 +20,42 @@
 //! Every trait a backend implements is defined here: [`IptTable`] (the iptables commands),
 //! [`ListTables`] (the listings), [`RulesetBackend`] and [`TableAccess`] (the NAT-host
 //! operations and `apply`, in [`ruleset`]), and [`Backend`], the two a whole backend is.
+//!
+//! A restore block interpreted against a table in memory (no kernel, no root): the edits it
+//! makes, in iptables terms, and the table it leaves.
+//!
+//! ```
+//! use xtnl_core::model::Family;
+//! use xtnl_ipt::restore_file::parse_file;
+//! use xtnl_seam::{Edit, Flavour, memory::MemoryTable, restore_block};
+//!
+//! let file = "*filter\n:web - [0:0]\n-A web -p tcp --dport 443 -j ACCEPT\n\
+//!             -A INPUT -j web\nCOMMIT\n";
+//! let blocks = parse_file(file, Family::Ipv4)?;
+//! let mut table = MemoryTable::new(Family::Ipv4, "filter", Flavour::Nft);
+//! let edits = restore_block(&mut table, &blocks[0], false)?;
+//! assert!(edits.iter().any(|e| matches!(e, Edit::CreateChain(c) if c == "web")));
+//! assert_eq!(table.rules("web").len(), 1);
+//! assert_eq!(table.rules("INPUT").len(), 1);
+//! # Ok::<(), xtnl_core::Error>(())
+//! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+// The old paths: this crate was the root package's `seam` module (with nf_tables' executor
+// and restore loop, `ipt::{exec, restore}`), and its files keep the `crate::seam::...`,
+// `crate::model::...`, `crate::nft::...` paths they had there (as the crates below did).
+use crate as seam;
+#[cfg(test)]
+use xtnl_core::ErrorKind;
+use xtnl_core::{error, limits, model};
+#[cfg(test)]
+use xtnl_host::privilege;
+use xtnl_nft as nft;
+use xtnl_policy as policy;
+
+pub mod ipt;
 
 pub mod dispatch;
 mod enforce;
@@ -47,8 +83,9 @@ pub use crate::ipt::Flavour;
 
 /// One change of one table, in iptables terms (chains by name, rules as [`IptRule`]): the
 /// one vocabulary of changes the iptables interpreter ([`interpret`]) and the NAT-host plans
-/// ([`crate::nathost`], as [`Change`]s: an edit with its table) speak to both backends, and
-/// what the policy check and the audit see of them, whichever backend carries them.
+/// (the library's `xtnl::nathost`, as [`Change`]s: an edit with its table) speak to both
+/// backends, and what the policy check and the audit see of them, whichever backend carries
+/// them.
 ///
 /// The interpreter's edits address rules by number ([`RuleRef::Number`]), as the table
 /// stood when the edit was made, and are applied by each backend's [`IptTable::apply`]; a
@@ -190,7 +227,7 @@ impl Edit {
 
     /// The refusal of an edit that addresses a rule otherwise than by number, given to an
     /// [`IptTable`] (which only the interpreter feeds, by number).
-    pub(crate) fn not_by_number(&self) -> crate::error::Error {
+    pub fn not_by_number(&self) -> crate::error::Error {
         crate::error::Error::InvalidInput(format!(
             "{self:?}: an iptables table view addresses rules by number"
         ))
@@ -298,7 +335,7 @@ pub trait ListTables {
 /// `apply`), and driven by iptables' commands and restore files (below); `save` is its
 /// listings rendered ([`crate::ipt::listing::render_save_counters`]). nf_tables'
 /// [`crate::nft::Session`] (its adapters in [`crate::ipt::exec`]) and x_tables'
-/// [`crate::legacy::Legacy`] are both; both carry the iptables commands through the one
+/// `xtnl::legacy::Legacy` are both; both carry the iptables commands through the one
 /// interpreter ([`interpret`]) over their [`IptTable`] views.
 pub trait Backend: ListTables + RulesetBackend {
     /// Which iptables this backend answers as.

@@ -1,9 +1,9 @@
 //! What the NAT-host operations need from a backend: a view of a few chains of a table
 //! ([`TableAccess`]), and an atomic commit of changes planned from that view
-//! ([`RulesetBackend`]). The operations ([`crate::nathost`]) are written once against them;
-//! nf_tables ([`crate::nft::Session`], in `nathost/backend.rs`), x_tables
-//! ([`crate::legacy::Legacy`]) and the in-memory ruleset of the tests
-//! ([`crate::nathost::memory`]) implement them. Changes are in iptables terms (tables and
+//! ([`RulesetBackend`]). The operations (the library's `xtnl::nathost`) are written once
+//! against them; nf_tables ([`crate::nft::Session`], in [`crate::ipt::ruleset`]), x_tables
+//! (`xtnl::legacy::Legacy`) and the in-memory ruleset of the tests
+//! (`xtnl::nathost::memory`) implement them. Changes are in iptables terms (tables and
 //! chains by name, rules as [`IptRule`]), so the policy check and the audit see the same
 //! whichever backend carries them.
 
@@ -217,13 +217,13 @@ impl Change {
     }
 
     /// The refusal of a change [`Change::plannable`] refuses.
-    pub(crate) fn unplannable(&self) -> Error {
+    pub fn unplannable(&self) -> Error {
         Error::InvalidInput(format!("{self}: not a change a NAT-host plan commits"))
     }
 }
 
 /// Refuses `changes` unless each is [`Change::plannable`], naming the first that is not.
-pub(crate) fn plannable(changes: &[Change]) -> Result<()> {
+pub fn plannable(changes: &[Change]) -> Result<()> {
     for (i, c) in changes.iter().enumerate() {
         c.plannable().map_err(|_| {
             Error::InvalidInput(format!(

@@ -1,8 +1,9 @@
 //! nf_tables' side of the NAT-host seam: [`crate::nft::Session`] as a
 //! [`RulesetBackend`] (a view over one generation of the ruleset, the changes turned into
 //! one transaction of operations, re-planned on a conflict). The traits and their neutral
-//! types are the seam's ([`crate::seam::ruleset`]); x_tables implements them in
-//! [`crate::legacy`].
+//! types are the seam's ([`crate::seam::ruleset`]); x_tables implements them in the
+//! library's `xtnl::legacy`. The NAT-host operations (the library's `xtnl::nathost`)
+//! re-export [`check_chain_name`].
 
 use crate::error::{ErrorKind, Result};
 use crate::ipt::{compat, tables};
