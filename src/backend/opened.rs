@@ -235,9 +235,9 @@ impl Call<'_> {
     }
 
     /// Runs one iptables command (the one interpreter, over the chosen backend's tables);
-    /// what the command prints. The backend ends its socket's use itself (see
-    /// [`Call::open_lazily`]): a failure to hand nf_tables' socket to its closer after the
-    /// commit is the command's error, as [`Opened::close`]'s.
+    /// what the command prints. The backend ends its socket's use itself (nf_tables' session
+    /// is one-shot, see [`crate::nft::SessionBuilder::one_shot`]): a failure to hand its
+    /// socket to the closer after the commit is the command's error, as [`Opened::close`]'s.
     pub fn execute(self, inv: &Invocation) -> Result<String> {
         self.open_lazily()?.execute(inv)
     }

@@ -277,9 +277,13 @@ impl Engine {
     }
 
     /// Ends a request's use of a backend [`Engine::open`] opened: the namespace's session
-    /// goes back to the engine for the next request.
+    /// goes back to the engine for the next request, if its socket is open (one the request
+    /// could not open is not kept: the next request makes a new one, so that the engine
+    /// keeps only opened sessions, as when it opened them before the request).
     fn give_back(&mut self, netns: &Option<Netns>, opened: Opened) {
-        if let Opened::Nft(s) = opened {
+        if let Opened::Nft(s) = opened
+            && s.is_open()
+        {
             self.sessions.insert(netns.clone(), s);
         }
     }
@@ -442,6 +446,9 @@ impl Engine {
         let result = self
             .session(&netns)
             .and_then(|s| crate::nathost::transact(s, family, &ops));
+        if self.sessions.get(&netns).is_some_and(|s| !s.is_open()) {
+            self.sessions.remove(&netns); // it could not open its socket (see `give_back`)
+        }
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Current::default();
         let (mut results, attempts) = result.ok()?;
         let mut out = Vec::with_capacity(reqs.len());

@@ -254,6 +254,12 @@ impl Session {
         self.enforcement.guard.is_some()
     }
 
+    /// Whether its socket is open (a lazily opened session: once its first use opened it;
+    /// a one-shot one: until it handed it over).
+    pub fn is_open(&self) -> bool {
+        self.pending.is_none()
+    }
+
     /// Opens the socket of a session opened lazily now, if it is not open yet (every call
     /// that talks to the kernel does it on its first use): for a caller that must tell a
     /// failure to open the socket from a failure of what it then sends (`xtnl serve`'s

@@ -45,7 +45,10 @@ impl Engine {
         // The socket opened first: a failure to open it is the request's error, not the
         // forwarded command's.
         let session = self.session(netns)?;
-        session.connect()?;
+        if let Err(e) = session.connect() {
+            self.sessions.remove(netns); // not kept unopened (see `Engine::give_back`)
+            return Err(e);
+        }
         let out = runner(session, d, &lock);
         if out.broken {
             // The socket may be broken: the next request opens a fresh one.
