@@ -3,9 +3,9 @@
 //! gives it, docs/json.md names every JSON error kind and its example document is one
 //! `xtnl apply` accepts, the bounds docs/privileged-helper.md states are `xtnl::limits`'s,
 //! the README's library example is examples/readme.rs (which tests/readme_example.rs runs),
-//! and every relative link of the README and docs/ leads to a file that exists. (The example
-//! policy of docs/privileged-helper.md and its sample denial are checked by the unit test
-//! `policy::tests::the_documented_example_parses`.)
+//! every relative link of the README and docs/ leads to a file that exists, and the example
+//! policy of docs/privileged-helper.md parses and gives its sample denial (here rather than
+//! in xtnl-policy's unit tests, so that its package reads no file outside it).
 
 mod common;
 
@@ -477,4 +477,51 @@ fn the_nat_host_only_dependency_line_turns_off_the_registry() {
             "{b:?}"
         );
     }
+}
+
+/// A rule that jumps to `target` (nf_tables expressions, as the policy reads them).
+fn jump_rule(target: &str) -> xtnl::nft::EncodedRule {
+    use xtnl::wire::expr::{Expr, Immediate, ImmediateData, Verdict};
+    xtnl::nft::EncodedRule {
+        exprs: vec![Expr::Immediate(Immediate {
+            dreg: 0,
+            data: ImmediateData::Verdict(Verdict::Jump(target.into())),
+        })],
+        userdata: None,
+        compat: None,
+        sets: Vec::new(),
+    }
+}
+
+#[test]
+fn the_documented_example_policy_parses_and_gives_its_sample_denial() {
+    use xtnl::model::Family;
+    use xtnl::nft::{Op, RulePosition, TableRef, Transaction};
+    use xtnl::policy::Policy;
+
+    let readme = doc("docs/privileged-helper.md");
+    let start = readme
+        .find("```toml\n# /etc/xtnl/policy.toml")
+        .expect("docs/privileged-helper.md has the example policy");
+    let body = &readme[start + "```toml\n".len()..];
+    let end = body.find("```").expect("the example's end");
+    let p = Policy::parse(&body[..end], Path::new("/etc/xtnl/policy.toml")).expect("parses");
+    assert_eq!(p.allow.len(), 6);
+    // The documented sample denial names this line.
+    assert_eq!(p.allow[1].line, 12);
+    assert!(readme.contains("policy /etc/xtnl/policy.toml:12 allows add-rule, delete-rule in ip nat chains PREROUTING only (rules must jump to vcld-*); denied: add-rule in ip nat PREROUTING (a rule jumping to foo)"));
+    let mut tx = Transaction::new();
+    tx.push(Op::AddEncodedRule {
+        chain: TableRef::new(Family::Ipv4, "nat").chain("PREROUTING"),
+        rule: jump_rule("foo"),
+        position: RulePosition::Head,
+    });
+    let checked = p
+        .check_size(tx.len())
+        .and_then(|()| p.check(&xtnl::policy::touches(&tx)));
+    let m = match checked {
+        Err(Error::PolicyDenied(m)) => m,
+        other => panic!("expected a denial, got {other:?}"),
+    };
+    assert!(readme.contains(&m), "{m}");
 }

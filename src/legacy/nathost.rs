@@ -10,13 +10,15 @@ use std::collections::BTreeMap;
 
 use super::Legacy;
 use super::convert;
+use super::exec::LegacyTable;
 use super::kernel::{MAX_ATTEMPTS, XtError};
 use super::table::{Carry, Chain, Table};
 use crate::error::{Error, OpFailure, Result};
 use crate::ipt::tables;
 use crate::model::Family;
 use crate::seam::{
-    Applied, ChainInfo, Change, Edit, Lookup, RuleEntry, RuleRef, RulesetBackend, TableAccess,
+    Applied, ChainInfo, Change, Edit, IptTable, Lookup, RuleEntry, RuleRef, RulesetBackend,
+    TableAccess,
 };
 
 /// Tables read for one run of a plan, each once.
@@ -154,6 +156,17 @@ fn refusal(errno: i32, op: String) -> Error {
 }
 
 /// Applies one change to a table in memory, with the refusals the kernel would make.
+///
+/// One path for the edit itself: a NAT-host change is checked here as nf_tables' kernel
+/// would check the same operation (a missing chain ENOENT, an existing one EEXIST, a chain
+/// still jumped to EBUSY, a rule id not found ENOENT, a guessed jump that is not the jump
+/// EBUSY; refusals the plan retries on or reports as the other backend does), its rule id
+/// resolved to the rule's number in the table as it stands, and then applied by the
+/// interpreter's own [`IptTable::apply`] ([`LegacyTable`], the one place an x_tables table is
+/// edited). What stays here is what the interpreter does not do: it addresses rules by
+/// number and checks its commands in iptables' words before they reach `apply`, while a
+/// NAT-host plan addresses rules by stable id ([`RuleRef::Id`]) and must meet the kernel's
+/// refusals (docs/architecture.md, "NAT-host changes on x_tables").
 fn apply(t: &mut Table, change: &Change) -> Result<()> {
     let table = t.name.clone();
     let missing = |chain: &str| refusal(libc::ENOENT, format!("chain {chain} in table {table}"));
@@ -165,24 +178,32 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
         }
         convert::to_rule(t.family, &t.name, rule)
     };
-    match &change.edit {
+    // The rule `id` of `chain`: its number, or ENOENT.
+    let number = |t: &Table, chain: &str, id: u64, is_it: &dyn Fn(&super::table::Rule) -> bool| {
+        let c = t.chain(chain).ok_or_else(|| missing(chain))?;
+        c.rules
+            .iter()
+            .position(|x| id_of(x) == Some(id) && is_it(x))
+            .map(|i| RuleRef::Number(i + 1))
+            .ok_or_else(|| refusal(libc::ENOENT, format!("rule {id} in chain {chain}")))
+    };
+    let (edit, encoded) = match &change.edit {
         Edit::CreateChain(chain) => {
             if tables::builtin(&table, chain).is_some() {
                 // Built-in chains always exist in x_tables.
-                if t.chain(chain).is_none() {
-                    return Err(missing(chain));
-                }
-            } else if t.chain(chain).is_some() {
-                return Err(refusal(libc::EEXIST, format!("create chain {chain}")));
-            } else {
-                t.insert_user_chain(Chain::user(chain));
+                return match t.chain(chain) {
+                    Some(_) => Ok(()),
+                    None => Err(missing(chain)),
+                };
             }
+            if t.chain(chain).is_some() {
+                return Err(refusal(libc::EEXIST, format!("create chain {chain}")));
+            }
+            (change.edit.clone(), None)
         }
         Edit::Flush(chain) => {
-            t.chain_mut(chain)
-                .ok_or_else(|| missing(chain))?
-                .rules
-                .clear();
+            t.chain(chain).ok_or_else(|| missing(chain))?;
+            (change.edit.clone(), None)
         }
         Edit::DeleteChain(chain) => {
             let c = t.chain(chain).ok_or_else(|| missing(chain))?;
@@ -195,7 +216,7 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
             if t.references(chain) > 0 {
                 return Err(refusal(libc::EBUSY, format!("delete chain {chain}")));
             }
-            t.chains.retain(|c| c.name != *chain);
+            (change.edit.clone(), None)
         }
         Edit::Insert {
             chain,
@@ -204,12 +225,8 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
         }
         | Edit::Append { chain, rule } => {
             let r = rule_for(t, rule)?;
-            let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
-            if matches!(change.edit, Edit::Insert { .. }) {
-                c.rules.insert(0, r);
-            } else {
-                c.rules.push(r);
-            }
+            t.chain(chain).ok_or_else(|| missing(chain))?;
+            (change.edit.clone(), Some(r))
         }
         Edit::Replace {
             chain,
@@ -217,41 +234,45 @@ fn apply(t: &mut Table, change: &Change) -> Result<()> {
             rule,
         } => {
             let r = rule_for(t, rule)?;
-            let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
-            let slot = c
-                .rules
-                .iter_mut()
-                .find(|x| id_of(x) == Some(*id))
-                .ok_or_else(|| refusal(libc::ENOENT, format!("rule {id} in chain {chain}")))?;
-            *slot = r;
+            let at = number(t, chain, *id, &|_| true)?;
+            let edit = Edit::Replace {
+                chain: chain.clone(),
+                at,
+                rule: rule.clone(),
+            };
+            (edit, Some(r))
         }
         Edit::DeleteGuessedJump { chain, id, target } => {
-            let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
-            let i = c
-                .rules
-                .iter()
-                .position(|x| {
-                    id_of(x) == Some(*id)
-                        && matches!(&x.verdict, super::table::Verdict::Jump(j) | super::table::Verdict::Goto(j) if j == target)
-                })
-                .ok_or_else(|| refusal(libc::EBUSY, format!("rule {id} in chain {chain} is not the jump to {target}")))?;
-            c.rules.remove(i);
+            let is_jump = |x: &super::table::Rule| matches!(&x.verdict, super::table::Verdict::Jump(j) | super::table::Verdict::Goto(j) if j == target);
+            t.chain(chain).ok_or_else(|| missing(chain))?;
+            let at = number(t, chain, *id, &is_jump).map_err(|e| match e {
+                Error::NotFound(_) => refusal(
+                    libc::EBUSY,
+                    format!("rule {id} in chain {chain} is not the jump to {target}"),
+                ),
+                e => e,
+            })?;
+            let edit = Edit::Delete {
+                chain: chain.clone(),
+                at,
+            };
+            (edit, None)
         }
         Edit::Delete {
             chain,
             at: RuleRef::Id { id, .. },
         } => {
-            let c = t.chain_mut(chain).ok_or_else(|| missing(chain))?;
-            let i = c
-                .rules
-                .iter()
-                .position(|x| id_of(x) == Some(*id))
-                .ok_or_else(|| refusal(libc::ENOENT, format!("rule {id} in chain {chain}")))?;
-            c.rules.remove(i);
+            let at = number(t, chain, *id, &|_| true)?;
+            let edit = Edit::Delete {
+                chain: chain.clone(),
+                at,
+            };
+            (edit, None)
         }
         _ => return Err(change.unplannable()),
-    }
-    Ok(())
+    };
+    // The view leaves the table in libiptc's chain order when it is dropped.
+    IptTable::apply(&mut LegacyTable::new(t, false), &edit, encoded)
 }
 
 impl RulesetBackend for Legacy {
@@ -353,5 +374,161 @@ impl RulesetBackend for Legacy {
         Err(Error::GenerationConflict {
             attempts: MAX_ATTEMPTS,
         })
+    }
+}
+
+/// [`apply`] on the table captured from the kernel in `legacy/tests.rs` (filter: INPUT
+/// jumps and goes to the user chain `web`), without root: the kernel's refusals a NAT-host
+/// change meets on x_tables, and what the changes do through [`IptTable::apply`].
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipt::{IptRule, IptTarget};
+
+    fn change(edit: Edit) -> Change {
+        Change::new("filter", edit)
+    }
+
+    fn ids(t: &Table, chain: &str) -> Vec<Option<u64>> {
+        t.chain(chain)
+            .map(|c| c.rules.iter().map(id_of).collect())
+            .unwrap_or_default()
+    }
+
+    fn by_id(id: u64) -> RuleRef {
+        RuleRef::Id {
+            id,
+            rule: Box::default(),
+        }
+    }
+
+    fn jump(to: &str) -> IptRule {
+        IptRule {
+            target: Some(IptTarget::Jump(to.into())),
+            ..IptRule::default()
+        }
+    }
+
+    fn errno(r: Result<()>) -> i32 {
+        match r {
+            Err(
+                Error::NotFound(f) | Error::AlreadyExists(f) | Error::InUse(f) | Error::Rejected(f),
+            ) => f.errno,
+            other => panic!("expected a kernel refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn refusals_are_the_kernel_s_and_change_nothing() {
+        let mut t = super::super::tests::table();
+        let before = t.clone();
+        let input = ids(&t, "INPUT");
+        assert_eq!(input.len(), 2);
+        let first = input[0].expect("a rule read from the kernel has an id");
+        for (edit, want) in [
+            (Edit::CreateChain("web".into()), libc::EEXIST),
+            (Edit::DeleteChain("web".into()), libc::EBUSY),
+            (Edit::DeleteChain("INPUT".into()), libc::EINVAL),
+            (Edit::Flush("nope".into()), libc::ENOENT),
+            (
+                Edit::Append {
+                    chain: "web".into(),
+                    rule: jump("OUTPUT"),
+                },
+                libc::ENOENT,
+            ),
+            (
+                Edit::Delete {
+                    chain: "INPUT".into(),
+                    at: by_id(9999),
+                },
+                libc::ENOENT,
+            ),
+            (
+                Edit::DeleteGuessedJump {
+                    chain: "INPUT".into(),
+                    id: first,
+                    target: "other".into(),
+                },
+                libc::EBUSY,
+            ),
+            (
+                Edit::DeleteGuessedJump {
+                    chain: "nope".into(),
+                    id: first,
+                    target: "web".into(),
+                },
+                libc::ENOENT,
+            ),
+        ] {
+            assert_eq!(
+                errno(apply(&mut t, &change(edit.clone()))),
+                want,
+                "{edit:?}"
+            );
+            assert_eq!(t, before, "{edit:?} changed the table");
+        }
+        // A built-in chain is there already: nothing to do.
+        apply(&mut t, &change(Edit::CreateChain("INPUT".into()))).expect("built-in");
+        assert_eq!(t, before);
+    }
+
+    #[test]
+    fn changes_by_id_edit_the_table_as_the_interpreter_does() {
+        let mut t = super::super::tests::table();
+        let input = ids(&t, "INPUT");
+        let web = ids(&t, "web");
+        let apply_ok = |t: &mut Table, edit: Edit| {
+            apply(t, &change(edit.clone())).unwrap_or_else(|e| panic!("{edit:?}: {e}"));
+        };
+        // Created in libiptc's sorted place among the user chains.
+        apply_ok(&mut t, Edit::CreateChain("a-new".into()));
+        let names: Vec<&str> = t.chains.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["INPUT", "FORWARD", "OUTPUT", "a-new", "web"]);
+        apply_ok(
+            &mut t,
+            Edit::Insert {
+                chain: "a-new".into(),
+                index: 1,
+                rule: jump("web"),
+            },
+        );
+        // The guessed jump is the jump: deleted, the other rule keeps its id.
+        apply_ok(
+            &mut t,
+            Edit::DeleteGuessedJump {
+                chain: "INPUT".into(),
+                id: input[0].expect("id"),
+                target: "web".into(),
+            },
+        );
+        assert_eq!(ids(&t, "INPUT"), [input[1]]);
+        // Replaced by id: the second rule of `web`, whatever its number.
+        apply_ok(
+            &mut t,
+            Edit::Replace {
+                chain: "web".into(),
+                at: by_id(web[1].expect("id")),
+                rule: jump("a-new"),
+            },
+        );
+        let w = t.chain("web").expect("web");
+        assert_eq!(w.rules.len(), 2);
+        assert!(
+            matches!(&w.rules[1].verdict, super::super::table::Verdict::Jump(j) if j == "a-new")
+        );
+        assert_eq!(id_of(&w.rules[0]), web[0]);
+        apply_ok(
+            &mut t,
+            Edit::Delete {
+                chain: "INPUT".into(),
+                at: by_id(input[1].expect("id")),
+            },
+        );
+        apply_ok(&mut t, Edit::Flush("web".into()));
+        assert!(t.chain("web").expect("web").rules.is_empty());
+        apply_ok(&mut t, Edit::Flush("a-new".into()));
+        apply_ok(&mut t, Edit::DeleteChain("web".into()));
+        assert!(t.chain("web").is_none());
     }
 }

@@ -73,7 +73,7 @@ const NONE: u32 = u32::MAX;
 const HOOKS: [u32; 5] = [NONE, 0, 504, 656, NONE];
 const UNDERFLOWS: [u32; 5] = [NONE, 352, 504, 656, NONE];
 
-fn table() -> Table {
+pub(super) fn table() -> Table {
     Table::from_blob(Family::Ipv4, "filter", 14, &HOOKS, &UNDERFLOWS, &captured()).unwrap()
 }
 

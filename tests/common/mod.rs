@@ -58,8 +58,9 @@ macro_rules! require_kernel {
 #[allow(unused_imports)]
 pub(crate) use require_kernel;
 
-/// The NAT host's test policy, `tests/common/nat_host_policy.toml` (the one copy; the unit
-/// tests include the same file): reservation chains `vcld-*` made, flushed, deleted and
+/// The NAT host's test policy, `crates/xtnl-policy/fixtures/nat_host_policy.toml` (the one
+/// copy, in the crate whose unit tests read it so that its package holds it; the library's
+/// unit tests include the same file): reservation chains `vcld-*` made, flushed, deleted and
 /// filled, PREROUTING holding only jumps to them. `nat_host_policy!()` is the file as it is;
 /// `nat_host_policy!(N)` puts `max_ops = N` and a blank line before it, so that its entries
 /// start on lines 3 and 9. A `&'static str` usable in a `const`.
@@ -68,7 +69,7 @@ macro_rules! nat_host_policy {
     () => {
         include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/common/nat_host_policy.toml"
+            "/crates/xtnl-policy/fixtures/nat_host_policy.toml"
         ))
     };
     ($max_ops:literal) => {
@@ -78,7 +79,7 @@ macro_rules! nat_host_policy {
             "\n\n",
             include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/tests/common/nat_host_policy.toml"
+                "/crates/xtnl-policy/fixtures/nat_host_policy.toml"
             ))
         )
     };

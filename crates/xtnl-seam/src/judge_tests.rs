@@ -210,10 +210,10 @@ fn restore_blocks_are_judged_as_their_net_change() {
     }
 }
 
-/// The NAT host's test policy (tests/common/nat_host_policy.toml), at most 4 operations.
+/// The NAT host's test policy (crates/xtnl-policy/fixtures/nat_host_policy.toml), at most 4 operations.
 const POLICY: &str = concat!(
     "max_ops = 4\n\n",
-    include_str!("../../../tests/common/nat_host_policy.toml")
+    include_str!("../../xtnl-policy/fixtures/nat_host_policy.toml")
 );
 
 fn check(cmd: &str) -> crate::Result<()> {
