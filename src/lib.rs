@@ -44,7 +44,8 @@ pub mod json;
 pub mod legacy;
 #[doc(inline)]
 pub use xtnl_host::{lock, netns, privilege};
-pub mod nathost;
+#[doc(inline)]
+pub use xtnl_nathost as nathost;
 #[doc(inline)]
 pub use xtnl_nft as nft;
 #[doc(inline)]

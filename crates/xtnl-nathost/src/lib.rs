@@ -14,6 +14,50 @@
 //! with a scan of the whole table). Neither lists the table.
 //!
 //! The planners of the chain layout are in `plan.rs`, the map layout in `map*.rs`.
+//!
+//! The operations are written once against [`RulesetBackend`] (the seam's): nf_tables'
+//! session, x_tables (the library's `xtnl::legacy`) and [`memory::MemoryRuleset`], the
+//! in-memory ruleset of the tests, which this example uses (no kernel, no root). The library
+//! re-exports this crate as `xtnl::nathost`.
+//!
+//! ```
+//! use xtnl_core::model::Family;
+//! use xtnl_nathost::{Forward, Outcome, Reservation, memory::MemoryRuleset, setup};
+//!
+//! let mut ruleset = MemoryRuleset::new(Family::Ipv4);
+//! let mut res = Reservation::new("vcld-5205");
+//! res.forwards.push(Forward::parse_spec("eth1:tcp/50443=192.0.2.10:3389")?);
+//! assert_eq!(setup(&mut ruleset, &res)?.outcome, Outcome::Changed);
+//! assert_eq!(ruleset.chain_names("nat"), ["PREROUTING", "vcld-5205"]);
+//! // Idempotent: asked again, it finds everything there and commits nothing.
+//! assert_eq!(setup(&mut ruleset, &res)?.outcome, Outcome::Unchanged);
+//! assert_eq!(ruleset.commits, 1);
+//! # Ok::<(), xtnl_core::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+// The old paths: this crate was the root package's `nathost` module, and its files keep the
+// `crate::nathost::...`, `crate::seam::...`, `crate::ipt::...` paths they had there (as the
+// crates below did).
+use crate as nathost;
+#[cfg(test)]
+use xtnl_core::ErrorKind;
+use xtnl_core::{error, limits, model};
+use xtnl_nft as nft;
+#[cfg(test)]
+use xtnl_policy as policy;
+use xtnl_seam as seam;
+use xtnl_wire as wire;
+
+/// iptables' syntax and iptables-nft's encoding under the library's paths
+/// (`crate::ipt::parse`, `crate::ipt::compat`, ...), with which the operations write their
+/// rules as iptables-nft does.
+mod ipt {
+    pub(crate) use xtnl_ipt::{IptMatch, IptRule, IptTarget, parse, print, tables};
+    pub(crate) use xtnl_nft::ipt::compat;
+}
 
 /// nf_tables' side (`impl RulesetBackend for Session`) is the seam crate's, where Rust's
 /// orphan rule puts it; the chain-name check beside it, under its old path.
