@@ -41,9 +41,10 @@ pub mod backend;
 pub use xtnl_core::{error, limits, model};
 pub mod ipt;
 pub mod json;
-pub mod legacy;
 #[doc(inline)]
 pub use xtnl_host::{lock, netns, privilege};
+#[doc(inline)]
+pub use xtnl_legacy as legacy;
 #[doc(inline)]
 pub use xtnl_nathost as nathost;
 #[doc(inline)]

@@ -1,7 +1,7 @@
 //! The layer check, for what cargo cannot see. The bottom layers are crates of their own
 //! (crates/: xtnl-sys, xtnl-wire, xtnl-core, xtnl-xt, xtnl-transport, xtnl-host, xtnl-ipt,
-//! xtnl-nft-json, xtnl-nft-rules, xtnl-nft, xtnl-policy, xtnl-nft-front, xtnl-seam and
-//! xtnl-nathost), whose dependencies cargo enforces;
+//! xtnl-nft-json, xtnl-nft-rules, xtnl-nft, xtnl-policy, xtnl-nft-front, xtnl-seam,
+//! xtnl-nathost and xtnl-legacy), whose dependencies cargo enforces;
 //! inside the root package `xtnl`, dependencies between modules point one way, lowest first,
 //! as [`LAYERS`] lists them; no two units import each other (directly or round a longer loop),
 //! within a layer too; no two files of one module import each other in a loop, in every crate
@@ -32,9 +32,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The iptables syntax is the xtnl-ipt crate; `ipt` here is src/ipt/mod.rs, which
     // re-exports it (a path through it names the crate, below every layer of this list).
     // The seam (with nf_tables' `ipt::{exec, restore}`) is the xtnl-seam crate, re-exported
-    // the same way; the NAT-host operations are the xtnl-nathost crate.
+    // the same way; the NAT-host operations are the xtnl-nathost crate, the x_tables backend
+    // the xtnl-legacy crate.
     ("ipt syntax", &["ipt"]),
-    ("legacy", &["legacy"]),
     // The one `open` of a backend, above both (the CLI and serve open through it).
     ("backend", &["backend"]),
     ("json", &["json"]),
@@ -52,18 +52,18 @@ const ALLOWED_CYCLES: &[(&str, &str, &str)] = &[
     ("src/cli/dropin.rs", "src/cli/iptables.rs", CLI),
     ("src/cli/dropin.rs", "src/cli/restore.rs", CLI),
     (
-        "src/legacy/abi.rs",
-        "src/legacy/blob.rs",
+        "crates/xtnl-legacy/src/abi.rs",
+        "crates/xtnl-legacy/src/blob.rs",
         "abi.rs checks blob.rs's sizes at compile time, blob.rs uses abi.rs's structs",
     ),
     (
-        "src/legacy/abi.rs",
-        "src/legacy/sockopt.rs",
+        "crates/xtnl-legacy/src/abi.rs",
+        "crates/xtnl-legacy/src/sockopt.rs",
         "abi.rs checks sockopt.rs's sizes at compile time, sockopt.rs uses abi.rs's offsets",
     ),
     (
-        "src/legacy/sockopt.rs",
-        "src/legacy/blob.rs",
+        "crates/xtnl-legacy/src/sockopt.rs",
+        "crates/xtnl-legacy/src/blob.rs",
         "the loop runs through abi.rs, which checks both files' sizes at compile time",
     ),
 ];
@@ -774,6 +774,11 @@ fn the_scanner_reads_use_trees_comments_and_strings() {
     assert!(unit_of(&m("ipt/x")).unwrap().1 < unit_of(&m("cli/x")).unwrap().1);
     assert_eq!(
         unit_of(&m("seam/x")),
+        None,
+        "a crate under crates/, not a unit"
+    );
+    assert_eq!(
+        unit_of(&m("legacy/x")),
         None,
         "a crate under crates/, not a unit"
     );

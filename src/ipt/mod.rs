@@ -6,7 +6,6 @@
 //! ([`listing`]: the `xtnl-nft` crate's), nf_tables' executor of a parsed command
 //! ([`exec`]) and its restore loop ([`restore`]: the `xtnl-seam` crate's).
 
-pub(crate) use xtnl_ipt::xt_bridge;
 pub use xtnl_ipt::{
     CtStates, Flavour, IptMatch, IptRule, IptTarget, LogOpts, Multiport, MultiportDir, NatRange,
     Neg, PortsMatch, RejectWith, XtPayload,

@@ -11,6 +11,66 @@
 //! the table between our read and our replace; the kernel then refuses the replace with
 //! EAGAIN (it compares the entry count we read with the table's), and [`Legacy::transact`]
 //! reads again, applies the operations again and retries, a bounded number of times.
+//!
+//! The library re-exports this crate as `xtnl::legacy`; the command line and `xtnl serve`
+//! open it through the library's `xtnl::backend`. Opening a [`Legacy`] needs root; a
+//! [`Table`] is changed in memory and laid out without it, as a plan does before its
+//! replace:
+//!
+//! ```
+//! use xtnl_core::model::Family;
+//! use xtnl_ipt::parse::parse;
+//! use xtnl_legacy::Table;
+//!
+//! // A table as `Table::from_blob` builds it from the kernel's entries (here: none).
+//! let mut table = Table {
+//!     family: Family::Ipv4,
+//!     name: "filter".into(),
+//!     valid_hooks: 0,
+//!     chains: Vec::new(),
+//!     entries_read: 0,
+//! };
+//! for line in ["-N web", "-A web -p tcp --dport 443 -j ACCEPT"] {
+//!     let words: Vec<String> = line.split(' ').map(String::from).collect();
+//!     table.apply(&parse(&words, Family::Ipv4)?.command)?;
+//! }
+//! assert_eq!(table.chain("web").map(|c| c.rules.len()), Some(1));
+//! // Laid out for IPT_SO_SET_REPLACE: the chain's head, its rule, its return, the end.
+//! let layout = table.to_blob()?;
+//! assert_eq!(layout.carry.len(), 4);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+// The old paths: this crate was the root package's `legacy` module, and its files keep the
+// `crate::seam::...`, `crate::ipt::...`, `crate::sys::...` paths they had there (as the
+// crates below did).
+#[cfg(test)]
+use crate as legacy;
+use xtnl_core::{ErrorKind, OpFailure, error, limits, model};
+use xtnl_host::{lock, netns};
+use xtnl_nft as nft;
+#[cfg(test)]
+use xtnl_policy as policy;
+use xtnl_seam as seam;
+use xtnl_sys as sys;
+use xtnl_wire as wire;
+use xtnl_xt as xt;
+
+/// iptables' syntax and iptables-nft's encoding and listings under the library's paths
+/// (`crate::ipt::parse`, `crate::ipt::listing`, ...), which the backend reads and prints
+/// rules with.
+mod ipt {
+    #[cfg(test)]
+    pub(crate) use xtnl_ipt::print;
+    pub(crate) use xtnl_ipt::{
+        Flavour, IptMatch, IptRule, IptTarget, Neg, messages, parse, restore_file, tables,
+        xt_bridge,
+    };
+    pub(crate) use xtnl_nft::ipt::{compat, listing};
+}
 
 // Private (issue 14): the kernel structs mirrored byte for byte are the backend's business;
 // the public API shows only what `raw`, `table` and `kernel` make of them.
@@ -132,7 +192,7 @@ impl Legacy {
     /// As [`Legacy::open`], the socket opened on first use, in `netns` (`None`: the
     /// thread's own): before the lock is taken, so that a socket that cannot be opened
     /// fails the command as [`Legacy::open`] would, without waiting for the lock.
-    pub(crate) fn open_lazily(
+    pub fn open_lazily(
         family: Family,
         lock: XtablesLock,
         netns: Option<crate::netns::Netns>,

@@ -1,4 +1,4 @@
-//! The NAT-host operations ([`crate::nathost`]) on x_tables: [`Legacy`] implements
+//! The NAT-host operations (the library's `xtnl::nathost`) on x_tables: [`Legacy`] implements
 //! [`RulesetBackend`]. A plan reads whole tables (x_tables has no smaller read), its changes
 //! are applied in memory, and each table it changed is replaced once, under the xtables
 //! lock. x_tables has no transaction across tables: a plan that changes `nat` and `filter`
