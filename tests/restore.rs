@@ -331,3 +331,48 @@ fn delete_jump_flush_and_delete_chain_in_one_block() {
         assert!(!left.contains("v1") && !left.contains("v2"), "{left}");
     });
 }
+
+/// A `--noflush` file jumping to 200 existing chains: past 64 chains looked up one request
+/// each, the plan reads every chain in one dump. The tables come out as iptables-nft-restore
+/// leaves them, and a jump to a missing chain is still refused naming its line (status 2,
+/// as iptables-nft-restore: "Chain 'gone' does not exist"), changing nothing.
+#[test]
+fn a_noflush_restore_naming_many_chains_reads_them_in_one_dump() {
+    common::require_kernel!();
+    let mut setup = String::from("*filter\n:INPUT ACCEPT [0:0]\n");
+    for i in 0..200 {
+        setup.push_str(&format!(":c{i} - [0:0]\n"));
+    }
+    for i in 0..200 {
+        setup.push_str(&format!("-A c{i} -s 192.0.2.{i}/32 -j RETURN\n"));
+    }
+    setup.push_str("COMMIT\n");
+    let mut update = String::from("*filter\n:c7 - [0:0]\n");
+    for i in 0..200 {
+        update.push_str(&format!("-A INPUT -j c{i}\n"));
+    }
+    update.push_str("-A c7 -j c8\nCOMMIT\n");
+    let setup: &'static str = Box::leak(setup.into_boxed_str());
+    let update: &'static str = Box::leak(update.into_boxed_str());
+    let steps: &'static [(&'static str, bool)] =
+        Box::leak(vec![(setup, false), (update, true)].into_boxed_slice());
+    let theirs = state_after("iptables-nft-restore", steps);
+    let ours = state_after("xtnl", steps);
+    assert_eq!(ours, theirs);
+    let bad = update.replacen(
+        "-A INPUT -j c150\n",
+        "-A INPUT -j gone\n-A INPUT -j c150\n",
+        1,
+    );
+    in_netns(move || {
+        let o = xtnl_restore(&[], setup);
+        assert!(o.status.success(), "{}", text(&o));
+        let before = nft_ruleset();
+        let o = xtnl_restore(&["--noflush"], &bad);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let said = text(&o);
+        assert!(said.contains("line 153 failed"), "{said}");
+        assert!(said.contains("Chain 'gone' does not exist"), "{said}");
+        assert_eq!(nft_ruleset(), before, "a refused restore changes nothing");
+    });
+}

@@ -261,6 +261,18 @@ pub fn normalize_net(s: &str, family: crate::model::Family) -> String {
     }
 }
 
+/// Whether [`normalize_net`] would return `s` unchanged, told without a copy: an address
+/// as it is written (`1.2.3.4`, `2001:db8::1`: an IPv4 address of four parts has nothing
+/// to complete) with no mask or a mask of decimal digits (never an address mask).
+pub fn is_normal_net(s: &str) -> bool {
+    let (addr, mask) = match s.rsplit_once('/') {
+        Some((a, m)) => (a, Some(m)),
+        None => (s, None),
+    };
+    mask.is_none_or(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+        && addr.parse::<std::net::IpAddr>().is_ok()
+}
+
 /// The address part iptables names in "host/network `...' not found": all before the last
 /// '/' when what follows it is a mask iptables would read.
 pub fn address_part(s: &str) -> &str {
@@ -360,6 +372,40 @@ mod tests {
         assert_eq!(address_part("1.2.3.4/32/3"), "1.2.3.4/32");
         assert_eq!(address_part("192.0.2.0/33"), "192.0.2.0/33");
         assert_eq!(address_part("host/24"), "host");
+    }
+
+    #[test]
+    fn an_address_said_normal_is_one_normalize_leaves_alone() {
+        use crate::model::Family::{Ipv4, Ipv6};
+        let inputs = [
+            "192.0.2.1",
+            "192.0.2.0/24",
+            "192.0.2.0/032",
+            "0/0",
+            "10.1/16",
+            "10",
+            "1.2.3.4/",
+            "1.2.3.4/255.255.0.0",
+            "1.2.3.4/32/3",
+            "::/0",
+            "2001:db8::1/64",
+            "::ffff:1.2.3.4",
+            "2001:db8::/ffff:ffff::",
+            "host.example",
+            "host/24",
+            "192.0.2.1/33",
+            "",
+        ];
+        let mut normal = 0;
+        for s in inputs {
+            for fam in [Ipv4, Ipv6] {
+                if is_normal_net(s) {
+                    normal += 1;
+                    assert_eq!(normalize_net(s, fam), s, "{s} {fam:?}");
+                }
+            }
+        }
+        assert_eq!(normal, 14, "7 of the inputs are normal, in both families");
     }
 
     #[test]

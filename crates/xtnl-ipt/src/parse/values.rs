@@ -25,7 +25,11 @@ fn parse_host_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
     };
     let addr = crate::ipt::args::address_part(s);
     let mask = s.get(addr.len()..).unwrap_or_default();
+    // A mask of decimal digits other than zero is not a zero mask: no address to try.
+    let nonzero =
+        |m: &str| m.bytes().all(|b| b.is_ascii_digit()) && m.parse::<u32>().is_ok_and(|n| n > 0);
     if let Some(m) = mask.strip_prefix('/')
+        && !nonzero(m)
         && let Ok(zero) = parse_net(&format!("{any}/{m}"), family)
         && zero.prefix() == Some(0)
     {
@@ -55,14 +59,20 @@ fn parse_host_nets(s: &str, family: Family) -> Result<Vec<IpNet>> {
 }
 
 pub(super) fn parse_net(s: &str, family: Family) -> Result<IpNet> {
-    let net: IpNet = crate::ipt::args::normalize_net(s, family)
-        .parse()
-        .map_err(|_| {
-            bad(format!(
-                "host/network `{}' not found",
-                crate::ipt::args::address_part(s)
-            ))
-        })?;
+    // An address already in its normal form (most are) is parsed as it is, not copied.
+    let normalized;
+    let text = if crate::ipt::args::is_normal_net(s) {
+        s
+    } else {
+        normalized = crate::ipt::args::normalize_net(s, family);
+        normalized.as_str()
+    };
+    let net: IpNet = text.parse().map_err(|_| {
+        bad(format!(
+            "host/network `{}' not found",
+            crate::ipt::args::address_part(s)
+        ))
+    })?;
     if net.is_ipv4() != (family != Family::Ipv6) {
         return Err(bad(format!(
             "host/network `{s}' is not an {} address",

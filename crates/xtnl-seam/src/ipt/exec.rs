@@ -118,6 +118,10 @@ impl ChainState {
     }
 }
 
+/// Chains a plan looks up one request each before it reads them all in one dump: a command
+/// names one or two, a restore's lines may name every chain of the table.
+const LOOKUPS_BEFORE_LOAD: usize = 64;
+
 /// Plans iptables commands for one table into operations.
 pub struct Planner {
     table: TableRef,
@@ -130,6 +134,9 @@ pub struct Planner {
     /// Names looked up and found absent, or deleted by this plan.
     absent: std::collections::BTreeSet<String>,
     all_loaded: bool,
+    /// Chains looked up one by one so far: past [`LOOKUPS_BEFORE_LOAD`], every chain is
+    /// read at once instead.
+    lookups: usize,
     /// Jumps to a chain added (+) or removed (-) by this plan, for `-X`'s reference check.
     ref_delta: BTreeMap<String, i64>,
     ops: Vec<Op>,
@@ -173,6 +180,7 @@ impl Planner {
             chains: BTreeMap::new(),
             absent: Default::default(),
             all_loaded: false,
+            lookups: 0,
             ref_delta: BTreeMap::new(),
             ops: Vec::new(),
             created_builtins: BTreeMap::new(),
@@ -194,7 +202,18 @@ impl Planner {
         if self.absent.contains(name) {
             return Ok(false);
         }
+        if self.table_exists && !self.all_loaded && self.lookups >= LOOKUPS_BEFORE_LOAD {
+            // A plan that names many chains (a `--noflush` restore jumping to thousands):
+            // one dump of them all, not a request and its answer for each.
+            self.load_all(r)?;
+            if self.chains.contains_key(name) {
+                return Ok(true);
+            }
+            self.absent.insert(name.to_string());
+            return Ok(false);
+        }
         let found = if self.table_exists && !self.all_loaded {
+            self.lookups += 1;
             r.chain(&self.table.chain(name))?
         } else {
             None
