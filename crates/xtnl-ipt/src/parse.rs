@@ -230,15 +230,39 @@ pub fn split_words(line: &str) -> Result<Vec<String>> {
     // of a buffer kept for the next: one allocation a word, not one a doubling.
     let mut out = Vec::with_capacity(line.bytes().filter(|b| *b == b' ').count() + 1);
     let (mut cur, mut quoted, mut any) = (String::with_capacity(line.len()), false, false);
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // A run of characters copied as they are, a slice at a time: ASCII, not a quote,
+        // not a backslash inside quotes, not a blank outside them (char::is_whitespace's
+        // ASCII blanks; the others are not ASCII and go one at a time below).
+        let start = i;
+        while let Some(&b) = bytes.get(i) {
+            let blank = matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+            if !b.is_ascii() || b == b'"' || (quoted && b == b'\\') || (!quoted && blank) {
+                break;
+            }
+            i += 1;
+        }
+        if i > start {
+            cur.push_str(&line[start..i]);
+            any = true;
+            continue;
+        }
+        let Some(c) = line[i..].chars().next() else {
+            break;
+        };
+        i += c.len_utf8();
         match c {
             '"' => {
                 quoted = !quoted;
                 any = true;
             }
-            '\\' if quoted => match chars.next() {
-                Some(e) => cur.push(e),
+            '\\' if quoted => match line[i..].chars().next() {
+                Some(e) => {
+                    cur.push(e);
+                    i += e.len_utf8();
+                }
                 None => return Err(bad("a backslash ends the line")),
             },
             c if c.is_whitespace() && !quoted => {
