@@ -36,13 +36,15 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod backend;
+#[doc(inline)]
+pub use xtnl_backend as backend;
 #[doc(inline)]
 pub use xtnl_core::{error, limits, model};
 pub mod ipt;
-pub mod json;
 #[doc(inline)]
 pub use xtnl_host::{lock, netns, privilege};
+#[doc(inline)]
+pub use xtnl_json as json;
 #[doc(inline)]
 pub use xtnl_legacy as legacy;
 #[doc(inline)]
@@ -55,10 +57,8 @@ pub use xtnl_nft_front as nftjson;
 pub use xtnl_policy as policy;
 #[doc(inline)]
 pub use xtnl_seam as seam;
-pub mod serve;
-// The workspace's only `unsafe` code, each use with its reason (see the crate's docs); the
-// library reaches it as `crate::sys`, as before it became a crate.
-use xtnl_sys as sys;
+#[doc(inline)]
+pub use xtnl_serve as serve;
 #[doc(inline)]
 pub use xtnl_transport as transport;
 #[doc(inline)]

@@ -1,7 +1,8 @@
 //! The layer check, for what cargo cannot see. The bottom layers are crates of their own
 //! (crates/: xtnl-sys, xtnl-wire, xtnl-core, xtnl-xt, xtnl-transport, xtnl-host, xtnl-ipt,
 //! xtnl-nft-json, xtnl-nft-rules, xtnl-nft, xtnl-policy, xtnl-nft-front, xtnl-seam,
-//! xtnl-nathost and xtnl-legacy), whose dependencies cargo enforces;
+//! xtnl-nathost, xtnl-legacy, xtnl-backend, xtnl-json and xtnl-serve), whose dependencies
+//! cargo enforces;
 //! inside the root package `xtnl`, dependencies between modules point one way, lowest first,
 //! as [`LAYERS`] lists them; no two units import each other (directly or round a longer loop),
 //! within a layer too; no two files of one module import each other in a loop, in every crate
@@ -33,12 +34,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // re-exports it (a path through it names the crate, below every layer of this list).
     // The seam (with nf_tables' `ipt::{exec, restore}`) is the xtnl-seam crate, re-exported
     // the same way; the NAT-host operations are the xtnl-nathost crate, the x_tables backend
-    // the xtnl-legacy crate.
+    // the xtnl-legacy crate; the backend choice, the JSON front and serve are xtnl-backend,
+    // xtnl-json and xtnl-serve.
     ("ipt syntax", &["ipt"]),
-    // The one `open` of a backend, above both (the CLI and serve open through it).
-    ("backend", &["backend"]),
-    ("json", &["json"]),
-    ("serve", &["serve"]),
     // The binaries' own modules (src/main.rs declares both; tests include scratch.rs too).
     ("cli", &["cli", "scratch"]),
 ];

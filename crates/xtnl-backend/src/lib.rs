@@ -2,8 +2,38 @@
 //! (as iptables-legacy). `auto` follows what the host's own `iptables` command is; [`Call`]
 //! opens the one chosen, runs a command on it and closes it ([`open`] opens it for a caller
 //! that uses it in several steps).
+//!
+//! The library re-exports this crate as `xtnl::backend`. Opening a backend needs root; the
+//! choice itself does not:
+//!
+//! ```
+//! use xtnl_backend::{Backend, BackendChoice};
+//!
+//! assert_eq!("legacy".parse::<BackendChoice>()?, BackendChoice::Legacy);
+//! assert!("iptables".parse::<BackendChoice>().is_err());
+//! // nf_tables commits several tables in one batch; x_tables replaces one table at a time.
+//! assert!(Backend::Nft.groups() && !Backend::Legacy.groups());
+//! assert_eq!(Backend::Legacy.as_str(), "legacy");
+//! # Ok::<(), xtnl_core::Error>(())
+//! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+// The old paths: this crate was the root package's `backend` module, and its files keep the
+// `crate::seam::...`, `crate::legacy::...`, `crate::ipt::...` paths they had there (as the
+// crates below did).
+use xtnl_core::{error, model};
+use xtnl_host::{lock, netns};
+use xtnl_legacy as legacy;
+use xtnl_nathost as nathost;
+use xtnl_nft as nft;
+use xtnl_seam as seam;
+
+/// iptables' syntax under the library's paths (`crate::ipt::parse`, ...).
+mod ipt {
+    pub(crate) use xtnl_ipt::{Flavour, parse, restore_file};
+}
 
 use std::path::{Path, PathBuf};
 

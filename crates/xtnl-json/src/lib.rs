@@ -1,7 +1,43 @@
 //! The JSON front for programs: `xtnl apply` documents in, results and listings out. The
 //! schema (documented in docs/json.md, version 1) is stable: fields are only ever added.
+//!
+//! The library re-exports this crate as `xtnl::json`. A document applied to the NAT-host
+//! operations' in-memory ruleset (no kernel, no root), with its JSON result:
+//!
+//! ```
+//! use xtnl_core::model::Family;
+//! use xtnl_nathost::memory::MemoryRuleset;
+//!
+//! let doc = xtnl_json::parse(
+//!     br#"{"version": 1, "transactions": [{"family": "ipv4", "operations": [
+//!         {"op": "reservation_setup", "chain": "vcld-5205", "forwards": [
+//!             {"protocol": "tcp", "public_port": 50443, "to": "192.0.2.10:3389"}]}]}]}"#,
+//! )?;
+//! let mut ruleset = MemoryRuleset::new(Family::Ipv4);
+//! let (result, status) = xtnl_json::apply(&mut ruleset, &doc);
+//! assert_eq!(status, 0, "{result}");
+//! assert_eq!(result["transactions"][0]["status"], "committed");
+//! assert_eq!(result["transactions"][0]["operations"][0]["outcome"], "changed");
+//! # Ok::<(), xtnl_core::Error>(())
+//! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+// The old paths: this crate was the root package's `json` module, and its files keep the
+// `crate::nathost::...`, `crate::ipt::...` paths they had there (as the crates below did).
+#[cfg(test)]
+use xtnl_core::OpFailure;
+use xtnl_core::{Result, error, limits, model};
+use xtnl_nathost as nathost;
+use xtnl_seam as seam;
+
+/// iptables' syntax and its `-L` listings under the library's paths (`crate::ipt::parse`,
+/// `crate::ipt::listing`, ...).
+mod ipt {
+    pub(crate) use xtnl_ipt::{IptMatch, IptRule, parse, print};
+    pub(crate) use xtnl_nft::ipt::listing;
+}
 
 pub mod document;
 
@@ -15,7 +51,7 @@ use serde_json::{Value, json};
 use crate::error::{Error, ErrorKind};
 use crate::ipt::listing::{ChainListing, policy_name};
 use crate::ipt::{IptRule, print};
-use crate::nathost::{self, OperationResult, Report, RulesetBackend};
+use crate::nathost::{OperationResult, Report, RulesetBackend};
 
 /// The name of an error kind in JSON output ([`ErrorKind::name`]).
 pub fn kind_name(kind: ErrorKind) -> &'static str {

@@ -9,8 +9,41 @@
 //! atomic batch, so a client that goes away mid-request leaves nothing half sent. SIGTERM
 //! and SIGINT are taken by a thread of their own: the request in flight finishes and its
 //! response is written, then the process exits 0.
+//!
+//! The library re-exports this crate as `xtnl::serve`. Serving needs root; a request line
+//! is parsed whole, unknown keys refused, without it:
+//!
+//! ```
+//! use xtnl_serve::request::{Body, parse};
+//!
+//! let req = parse(br#"{"id": 5, "iptables": ["-t", "nat", "-N", "vcld-5206"]}"#)?;
+//! assert_eq!(req.id, 5);
+//! assert!(matches!(req.body, Body::Iptables(ref args) if args.len() == 4));
+//! assert!(parse(br#"{"id": 6, "ping": {}, "pong": {}}"#).is_err());
+//! # Ok::<(), xtnl_core::Error>(())
+//! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+// The old paths: this crate was the root package's `serve` module, and its files keep the
+// `crate::serve::...`, `crate::backend::...`, `crate::json::...` paths they had there (as
+// the crates below did).
+use crate as serve;
+use xtnl_backend as backend;
+use xtnl_core::{error, model};
+use xtnl_host::{lock, netns, privilege};
+use xtnl_json as json;
+use xtnl_nathost as nathost;
+use xtnl_nft as nft;
+use xtnl_policy as policy;
+use xtnl_seam as seam;
+use xtnl_sys as sys;
+
+/// iptables' syntax under the library's paths (`crate::ipt::parse`).
+mod ipt {
+    pub(crate) use xtnl_ipt::parse;
+}
 
 pub mod engine;
 mod limits;
