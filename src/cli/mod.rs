@@ -18,6 +18,7 @@ mod netns_opt;
 mod nft;
 mod privileged;
 mod restore;
+mod restore_input;
 mod restore_verbose;
 mod saveopts;
 mod serve;

@@ -1,7 +1,7 @@
 //! `xtnl restore [--noflush] [-w [secs]] [-W usecs] [-4|-6] [FILE]` and
 //! `xtnl save [-t table] [-4|-6]`: iptables-restore/save formats.
 
-use std::io::{BufRead, Read, Write};
+use std::io::Write;
 
 use super::context::{Ctx, Opened};
 use super::io_error;
@@ -10,64 +10,33 @@ use xtnl::ipt::restore;
 use xtnl::lock::{LockMode, WaitPolicy};
 use xtnl::model::Family;
 
-/// Restore files are parsed whole before anything is sent; this bounds the input.
-const MAX_INPUT: u64 = xtnl::limits::MAX_RESTORE_BYTES;
+use super::restore_input::{Lines, Source, Streamed, rereadable, scan};
 
 /// Reads and parses a restore file line by line, enforcing the bounds as it goes: the input
-/// size ([`MAX_INPUT`]), the line length ([`xtnl::limits::MAX_RESTORE_LINE`]), and the
-/// number of operations (the policy's `max_ops`, else the transaction limit), so that an
-/// input that would be refused anyway is refused before it is held in memory. Memory is the
-/// current line plus the parsed commands (see docs/privileged-helper.md for the figures),
-/// and the text itself (its lines, each without its line end): a plan made anew (nf_tables'
-/// generation moved under it) parses it again, while the first plan frees each parsed line
-/// as it goes.
+/// size and the line length ([`Lines`]), and the number of operations (the policy's
+/// `max_ops`, else the transaction limit), so that an input that would be refused anyway is
+/// refused before it is held in memory. Memory is the current line plus the parsed commands
+/// (see docs/privileged-helper.md for the figures); the first plan frees each parsed line
+/// as it goes, and a plan made anew (the table or the generation moved under it) reads the
+/// input again ([`Source`]): piped input is kept in `keep` for it (its lines, each ended by
+/// `\n`). Returns the digest of the lines read.
 fn read_restore(
-    mut input: impl std::io::BufRead,
+    input: impl std::io::BufRead,
     name: &str,
     family: Family,
     counters: bool,
     enforcement: &xtnl::seam::Enforcement,
-) -> Result<(Vec<restore::Block>, String)> {
+    mut keep: Option<&mut String>,
+) -> Result<(Vec<restore::Block>, super::restore_input::Digest)> {
     let policy = enforcement.policy.clone();
-    let max_line = xtnl::limits::MAX_RESTORE_LINE;
     let mut parser = restore::Parser::new(family).with_counters(counters);
-    let mut buf = Vec::new();
-    let mut total: u64 = 0;
-    let mut text = String::new();
-    loop {
-        buf.clear();
-        let n = (&mut input)
-            .take(max_line as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| bad(format!("cannot read {name}: {e}")))?;
-        if n == 0 {
-            break;
-        }
-        total += n as u64;
-        if total > MAX_INPUT {
-            return Err(bad(format!("input larger than {} MiB", MAX_INPUT >> 20)));
-        }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-        } else if n > max_line {
-            return Err(bad(format!(
-                "line {}: longer than {} MiB",
-                parser.line_number() + 1,
-                max_line >> 20
-            )));
-        }
-        if buf.last() == Some(&b'\r') {
-            buf.pop();
-        }
-        let line = std::str::from_utf8(&buf).map_err(|e| {
-            bad(format!(
-                "input is not UTF-8 (byte {})",
-                total - n as u64 + e.valid_up_to() as u64
-            ))
-        })?;
+    let mut lines = Lines::new(input, name);
+    while let Some(line) = lines.next_line()? {
         parser.line(line)?;
-        text.push_str(line);
-        text.push('\n');
+        if let Some(text) = keep.as_deref_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
         let changes = parser.changes();
         if let Some(p) = &policy {
             // Every changing line is at least one operation: past max_ops the transaction
@@ -103,7 +72,7 @@ fn read_restore(
             )));
         }
     }
-    Ok((parser.finish()?, text))
+    Ok((parser.finish()?, lines.digest))
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -122,25 +91,111 @@ pub(super) fn run_restore(
         super::privileged::caller_file(path)?;
     }
     let name = file.as_deref().unwrap_or("standard input");
-    let (mut blocks, text) = match &file {
+    let input = match &file {
         Some(path) => {
-            let f =
-                std::fs::File::open(path).map_err(|e| bad(format!("cannot read {name}: {e}")))?;
-            read_restore(
-                std::io::BufReader::new(f),
-                name,
-                family,
-                opts.counters,
-                &ctx.enforcement,
-            )?
+            Some(std::fs::File::open(path).map_err(|e| bad(format!("cannot read {name}: {e}")))?)
         }
-        None => read_restore(
-            std::io::stdin().lock(),
-            name,
-            family,
-            opts.counters,
-            &ctx.enforcement,
-        )?,
+        // Standard input redirected from a file can be read again too.
+        None => {
+            use std::os::fd::AsFd;
+            std::io::stdin()
+                .as_fd()
+                .try_clone_to_owned()
+                .ok()
+                .map(std::fs::File::from)
+        }
+    };
+    // One table's block on x_tables outside a policy (kube-proxy's input) is parsed line by
+    // line as it is planned, never held whole: a first look at the input (no parse) tells
+    // whether it is one. Any other restore parses the input as it reads it, so that a
+    // policy's bound refuses it before the rest is read.
+    let may_stream = !opts.test
+        && !verbose
+        && opts.table.is_none()
+        && ctx.enforcement.policy.is_none()
+        && ctx.backend(family, verbose) == xtnl::backend::Backend::Legacy;
+    let read = |input: &mut dyn std::io::BufRead, keep: Option<&mut String>| {
+        read_restore(input, name, family, opts.counters, &ctx.enforcement, keep)
+    };
+    // A regular file is read again for a plan made anew; piped input is kept as text.
+    let (source, look, parsed) = match input.map(rereadable) {
+        Some(Ok((f, start))) => {
+            let (look, parsed, digest) = if may_stream {
+                let look = scan(std::io::BufReader::new(&f), name, false);
+                let digest = look.digest;
+                (Some(look), None, digest)
+            } else {
+                let (blocks, digest) = read(&mut std::io::BufReader::new(&f), None)?;
+                (None, Some(blocks), digest)
+            };
+            let source = Source::File {
+                file: f,
+                start,
+                digest,
+            };
+            (source, look, parsed)
+        }
+        other => {
+            let mut input: Box<dyn std::io::BufRead> = match other {
+                // A named pipe or a device.
+                Some(Err(f)) if file.is_some() => Box::new(std::io::BufReader::new(f)),
+                _ => Box::new(std::io::stdin().lock()),
+            };
+            if may_stream {
+                let mut look = scan(input, name, true);
+                (
+                    Source::Text(look.text.take().unwrap_or_default()),
+                    Some(look),
+                    None,
+                )
+            } else {
+                let mut text = String::new();
+                let (blocks, _) = read(&mut input, Some(&mut text))?;
+                (Source::Text(text), None, Some(blocks))
+            }
+        }
+    };
+    let mut lock = ctx.lock(opts.wait);
+    if let Some(i) = opts.interval {
+        lock = lock.with_poll_interval(i);
+    }
+    let streamed = match look.as_ref().map(|l| (l, &l.first)) {
+        Some((l, Some((line, table))))
+            if l.error.is_none()
+                && l.tables == 1
+                && xtnl::model::validate_name("table", table).is_ok() =>
+        {
+            Some((*line, table.clone()))
+        }
+        _ => None,
+    };
+    if let Some((line, table)) = streamed {
+        let opened = ctx.open(family, verbose, lock, LockMode::Always)?;
+        if let Opened::Legacy(legacy) = &opened {
+            let mut src = Streamed::new(&source, name, family, opts.counters)?;
+            xtnl::legacy::restore_streamed(legacy, &table, line, &mut src, opts.noflush)?;
+        }
+        opened.close()?;
+        return out.flush().map_err(io_error);
+    }
+    let reread = |source: &Source| {
+        let (blocks, digest) = read(&mut source.reader(name)?, None)?;
+        source.check(digest, name)?;
+        Ok::<_, Error>(blocks)
+    };
+    if let Some(e) = look.and_then(|l| l.error) {
+        // Reading failed at some line: a parse error on a line before it is named first,
+        // as when the input is parsed as it is read.
+        let mut parser = restore::Parser::new(family).with_counters(opts.counters);
+        let mut lines = Lines::new(source.reader(name)?, name);
+        while let Some(l) = lines.next_line()? {
+            parser.line(l)?;
+        }
+        return Err(e);
+    }
+    let mut blocks = match parsed {
+        Some(b) => b,
+        None => reread(&source)?,
     };
     // `-T TABLE`: only that table's blocks.
     if let Some(t) = &opts.table {
@@ -159,13 +214,9 @@ pub(super) fn run_restore(
         }
         return out.flush().map_err(io_error);
     }
-    let mut lock = ctx.lock(opts.wait);
-    if let Some(i) = opts.interval {
-        lock = lock.with_poll_interval(i);
-    }
-    let (counters, only) = (opts.counters, opts.table.clone());
+    let only = opts.table.clone();
     let mut reparse = || {
-        let mut blocks = restore::parse_file_opts(&text, family, counters)?;
+        let mut blocks = reread(&source)?;
         if let Some(t) = &only {
             blocks.retain(|b| b.table == *t);
         }

@@ -106,6 +106,13 @@ impl Parser {
         self.last
     }
 
+    /// The last line parsed into the open block, taken out of it: a reader that applies
+    /// each line as it comes takes it after every [`Parser::line`] and never holds the
+    /// block whole (the block then ends without lines).
+    pub fn pop_line(&mut self) -> Option<(usize, Line)> {
+        self.open.as_mut()?.lines.pop()
+    }
+
     /// Parses the next line (without its newline).
     pub fn line(&mut self, raw: &str) -> Result<()> {
         self.last += 1;

@@ -196,14 +196,16 @@ impl XtSocket {
             }
             return Err(failure(format!("replace x_tables table {name}"), &e).into());
         }
+        // The kernel has its copy: the blob goes before the counters are gathered.
+        drop(req);
         let old = sockopt::decode_counters(&old);
         let counters: Vec<Counters> = layout
             .carry
             .iter()
             .map(|c| match c {
-                Carry::From(i) => old.get(*i).copied().unwrap_or_default(),
+                Carry::From(i) => old.get(i).copied().unwrap_or_default(),
                 Carry::Zero => Counters::default(),
-                Carry::Start(c) => *c,
+                Carry::Start(c) => c,
             })
             .collect();
         // The new table counts from zero; adding is only needed where something was counted.

@@ -517,6 +517,56 @@ pub fn restore_owned(
     Ok(usize::from(out.committed.is_some()))
 }
 
+/// The one block of a restore input, parsed line by line as it is read, and read again
+/// each time it is planned ([`restore_streamed`]).
+pub trait BlockSource {
+    /// The next line of the block, with its number; `None` at the end of the input, or at
+    /// the first error reading or parsing it (which [`BlockSource::finish`] then returns).
+    fn next_line(&mut self) -> Option<(usize, crate::ipt::restore_file::Line)>;
+    /// Starts again from the first line (a plan made anew).
+    fn rewind(&mut self) -> Result<()>;
+    /// After the last line: the error that ended the input early, if any; else the line of
+    /// the block's `COMMIT`.
+    fn finish(&mut self) -> Result<usize>;
+}
+
+/// [`restore_owned`] of an input of one block (on table `name`, opened at line
+/// `table_line`) that is parsed as it is planned: each line is parsed, applied to the table
+/// in memory and freed before the next is read, so that the parsed file (some 6 times its
+/// text) is never held whole beside the table, and the largest the heap grows is the
+/// table's rules (iptables-legacy-restore reads its input the same way). An error reading
+/// or parsing a line ends the plan before anything is replaced; a line the table refuses
+/// is named as before (`line N failed`), and a parse error after it is not reached
+/// (iptables-legacy-restore stops there too). Outside a policy only: a policy judges a
+/// file whole before anything is sent.
+pub fn restore_streamed(
+    legacy: &Legacy,
+    name: &str,
+    table_line: usize,
+    src: &mut dyn BlockSource,
+    noflush: bool,
+) -> Result<usize> {
+    if legacy.enforcement.policy.is_some() {
+        return Err(Error::InvalidInput(
+            "a restore under a policy is judged whole before it is applied".into(),
+        ));
+    }
+    let mut first = true;
+    let mut commit = 0;
+    let out = legacy.transact_judged(name, |t| {
+        if !std::mem::take(&mut first) {
+            src.rewind()?;
+        }
+        let mut a = LegacyTable::new(t, false).judging_for(&legacy.enforcement);
+        let lines = std::iter::from_fn(|| src.next_line());
+        crate::seam::restore_lines_with(&mut a, table_line, lines, noflush, |_, _, _| ())?;
+        commit = src.finish()?;
+        Ok(((), a.changed, a.judged()))
+    });
+    let out = out.map_err(|e| at_lines(e, name, table_line, commit))?;
+    Ok(usize::from(out.committed.is_some()))
+}
+
 /// Where a restore's error about table `name` is named, as iptables-legacy-restore names
 /// it: a missing table at the line of its first block (`line`); the kernel's refusal of the
 /// table the blocks made (the replace) at the block's `COMMIT` line (`commit`), where

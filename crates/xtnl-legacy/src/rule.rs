@@ -21,27 +21,60 @@ pub enum Carry {
 /// An entry's bytes: a slice of the blob it was read in (shared), or its own.
 #[derive(Clone)]
 pub struct Raw {
-    pub(super) buf: Arc<Vec<u8>>,
-    pub(super) at: usize,
-    pub(super) len: usize,
+    bytes: Bytes,
     pub(super) family: Family,
+}
+
+/// Where a [`Raw`]'s bytes are. A rule encoded on its own owns them exactly (one allocation
+/// per rule, not a shared buffer's counts and header beside them: at 80,000 rules that was
+/// some 4 MiB of a restore's peak).
+#[derive(Clone)]
+enum Bytes {
+    /// `len` bytes at `at` of a blob read from the kernel, shared by the rules read with it.
+    Shared {
+        buf: Arc<Vec<u8>>,
+        at: u32,
+        len: u32,
+    },
+    Own(Box<[u8]>),
 }
 
 impl Raw {
     pub fn owned(family: Family, bytes: Vec<u8>) -> Raw {
-        let len = bytes.len();
         Raw {
-            buf: Arc::new(bytes),
-            at: 0,
-            len,
+            bytes: Bytes::Own(bytes.into_boxed_slice()),
             family,
         }
     }
 
+    /// The `len` bytes at `at` of `buf`, shared; `None` past 4 GiB (a table is smaller).
+    pub(super) fn shared(family: Family, buf: Arc<Vec<u8>>, at: usize, len: usize) -> Option<Raw> {
+        Some(Raw {
+            bytes: Bytes::Shared {
+                buf,
+                at: u32::try_from(at).ok()?,
+                len: u32::try_from(len).ok()?,
+            },
+            family,
+        })
+    }
+
     pub fn bytes(&self) -> &[u8] {
-        self.buf
-            .get(self.at..self.at + self.len)
-            .unwrap_or_default()
+        match &self.bytes {
+            Bytes::Shared { buf, at, len } => {
+                let at = *at as usize;
+                buf.get(at..at + *len as usize).unwrap_or_default()
+            }
+            Bytes::Own(b) => b,
+        }
+    }
+
+    /// The entry's size in bytes.
+    pub fn size(&self) -> usize {
+        match &self.bytes {
+            Bytes::Shared { len, .. } => *len as usize,
+            Bytes::Own(b) => b.len(),
+        }
     }
 
     /// The same entry, but for what the kernel fills in (`comefrom`, the counters) and, when
@@ -70,7 +103,7 @@ impl Raw {
 
 impl std::fmt::Debug for Raw {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Raw({} bytes)", self.len)
+        write!(f, "Raw({} bytes)", self.size())
     }
 }
 
