@@ -7,7 +7,9 @@
 # messages and reads
 #   - the source files rustc compiled for it (its dep-info `.d` file) and their lines;
 #   - the registry's code in the object files: symbols of `xtnl_ipt::ext::<extension>::`
-#     (`nm -C`), in xtnl-ipt's rlib and in the library's own.
+#     (`nm -C`), in every rlib of the workspace the library is built from (xtnl-ipt's, the
+#     crates above it: seam, nathost, legacy, backend, json, serve, and the library's own),
+#     since generic or inlined registry code would be instantiated in the crate that calls it.
 # The default build must hold registry symbols (so the probe can see them) and the slim one
 # none, nor any of the registry's files.
 #
@@ -44,6 +46,22 @@ for line in sys.stdin:
 ' "$pkg"
 }
 
+# Every rlib of the workspace's crates (names xtnl*) in the build `cargo build $1...` makes.
+workspace_rlibs() {
+    cargo build --release --lib --message-format=json "$@" 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"].startswith("xtnl") and "lib" in m["target"]["kind"]:
+        for f in m["filenames"]:
+            if f.endswith(".rlib"):
+                print(f)
+'
+}
+
 # The .rs files rustc read for an rlib (its dep-info file beside it).
 sources() {
     local rlib=$1
@@ -71,13 +89,17 @@ for build in default slim; do
     ipt=$(artifacts xtnl_ipt "${flags[@]}")
     lib=$(artifacts xtnl "${flags[@]}")
     [[ -n $ipt && -n $lib ]] || { echo "$build: cargo build ${flags[*]} --lib gave no artifacts" >&2; exit 1; }
+    mapfile -t rlibs < <(workspace_rlibs "${flags[@]}")
+    for crate in xtnl_seam xtnl_legacy xtnl_nathost; do
+        printf '%s\n' "${rlibs[@]}" | grep -q "/lib${crate}-" || { echo "$build: no rlib of $crate in the build" >&2; exit 1; }
+    done
     mapfile -t files < <(sources "$ipt")
     lines=$(cat "${files[@]}" | wc -l)
     ext_files=$(printf '%s\n' "${files[@]}" | grep -c '/src/ext/' || true)
     ext_lines=$(printf '%s\n' "${files[@]}" | grep '/src/ext/' | xargs -r cat | wc -l)
-    syms=$(registry_symbols "$ipt" "$lib")
-    printf '%-7s xtnl-ipt: %3d files, %6d lines compiled (ext/: %2d files, %5d lines); registry symbols in xtnl-ipt and xtnl: %d\n' \
-        "$build" "${#files[@]}" "$lines" "$ext_files" "$ext_lines" "$syms"
+    syms=$(registry_symbols "${rlibs[@]}")
+    printf '%-7s xtnl-ipt: %3d files, %6d lines compiled (ext/: %2d files, %5d lines); registry symbols in %d workspace rlibs: %d\n' \
+        "$build" "${#files[@]}" "$lines" "$ext_files" "$ext_lines" "${#rlibs[@]}" "$syms"
     if [[ $build == default && $syms -eq 0 ]]; then
         echo "the default build shows no registry symbols: the probe sees nothing" >&2
         status=1
@@ -92,7 +114,7 @@ for build in default slim; do
         fi
         if [[ $syms -ne 0 ]]; then
             echo "the slim build holds $syms registry symbols:" >&2
-            { nm -C "$ipt" "$lib" 2>/dev/null || true; } | grep -E "$registry_re" | sed 10q >&2
+            { nm -C "${rlibs[@]}" 2>/dev/null || true; } | grep -E "$registry_re" | sed 10q >&2
             status=1
         fi
     fi
