@@ -1,6 +1,7 @@
 //! xtnl(8)'s ENVIRONMENT section names every environment variable xtnl reads (no root
-//! needed): each is a `NAME_ENV: &str = "..."` constant in src/ (XTNL_LOCK_WAIT was
-//! missing from the page).
+//! needed): each is a `NAME_ENV: &str = "..."` constant in src/ or a workspace crate's
+//! src/ (crates/*/src: the backend choice, serve and the host crate read them; XTNL_LOCK_WAIT
+//! was missing from the page).
 
 use std::path::Path;
 
@@ -21,6 +22,12 @@ fn the_man_page_environment_names_every_variable_xtnl_reads() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     sources(&root.join("src"), &mut files);
+    for krate in std::fs::read_dir(root.join("crates")).expect("read crates") {
+        let src = krate.expect("entry").path().join("src");
+        if src.is_dir() {
+            sources(&src, &mut files);
+        }
+    }
     let mut vars = Vec::new();
     for (path, text) in &files {
         // The test harness's switch (src/scratch.rs, shared with tests/common) is not
