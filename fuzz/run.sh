@@ -29,7 +29,12 @@ run_one() {
     mkdir -p "corpus/$t" "artifacts/$t" logs
     echo "== $t for ${secs}s"
     set +e
-    cargo fuzz run -O "$t" "corpus/$t" "seeds/$t" -- \
+    # Built first (crates may be fetched), then run in a network namespace of its own with
+    # no interfaces up: a host name in a fuzzed `-s`/`-d` goes to xtnl's DNS resolver, which
+    # must not ask the host's nameservers (their timeouts read as hangs, and the inputs
+    # would leave the machine). There every question fails at once (ENETUNREACH).
+    cargo fuzz build -O "$t" >"logs/$t.build.log" 2>&1 || { tail -20 "logs/$t.build.log"; return 1; }
+    CARGO_NET_OFFLINE=true unshare -n cargo fuzz run -O "$t" "corpus/$t" "seeds/$t" -- \
         -max_total_time="$secs" -rss_limit_mb=2048 -malloc_limit_mb=256 \
         -max_len=65536 -timeout=10 -print_final_stats=1 \
         -artifact_prefix="artifacts/$t/" >"logs/$t.log" 2>&1

@@ -158,6 +158,9 @@ pub(crate) fn lookup_with(conf: &Conf, name: &str, family: Family) -> Vec<IpAddr
     if name.is_empty() || name.len() > 253 || Name::new(name.trim_end_matches('.')).is_err() {
         return Vec::new();
     }
+    if name != "." && !labels_encodable(name) {
+        return Vec::new();
+    }
     for fqdn in candidates(conf, name) {
         match query(conf, &fqdn, family) {
             Answer::Addrs(a) if !a.is_empty() => return a,
@@ -167,6 +170,17 @@ pub(crate) fn lookup_with(conf: &Conf, name: &str, family: Family) -> Vec<IpAddr
         }
     }
     Vec::new()
+}
+
+/// Whether glibc's resolver can put `name` in a question (`ns_name_pton`): no empty label
+/// (`a..b`, `.a`, `a..`) and none longer than 63 bytes. glibc asks no server for a name it
+/// cannot encode, so iptables fails at once there (`host/network ... not found`); simple-dns
+/// would encode an empty label, and the question would wait out every server's timeout.
+fn labels_encodable(name: &str) -> bool {
+    name.strip_suffix('.')
+        .unwrap_or(name)
+        .split('.')
+        .all(|label| !label.is_empty() && label.len() <= 63)
 }
 
 /// A random query id: `RandomState`'s keys come from the system's random source (a hash

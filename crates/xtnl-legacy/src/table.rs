@@ -408,8 +408,11 @@ impl Table {
     {
         let family = self.family;
         let l = blob::layout(family)?;
+        // The head's template carries an empty name: each chain's name is copied over its
+        // zeros, so nothing of the template's own name may show through a shorter one (an
+        // empty name, which the kernel accepts from any writer, laid out as "x" before).
         let mut head = Vec::new();
-        Entry::plain(family, Ext::error("x")?).encode(family, &mut head)?;
+        Entry::plain(family, Ext::error("")?).encode(family, &mut head)?;
         let mut tail = Vec::new();
         Entry::plain(family, Ext::standard(0)).encode(family, &mut tail)?;
         // Both templates' payloads (chain name, verdict) start right after the target header.

@@ -283,3 +283,20 @@ fn the_policy_sees_what_a_replace_changes() {
     t.chains.retain(|c| c.name != "web");
     assert_eq!(summary(&t), [(Verb::Delete, some("web"), None)]);
 }
+
+/// A user chain with an empty name (the kernel takes one from any writer of the blob) lays
+/// out with an empty name: the chain heads' template once showed its own name, `x`,
+/// through it (found by the `xt_blob` fuzz target).
+#[test]
+fn an_empty_chain_name_lays_out_empty() {
+    let mut t = table();
+    t.insert_user_chain(super::table::Chain::user(""));
+    let l = t.to_blob().unwrap();
+    let mut hooks = HOOKS;
+    let mut underflows = UNDERFLOWS;
+    hooks[1..4].copy_from_slice(&l.hook_entry[1..4]);
+    underflows[1..4].copy_from_slice(&l.underflow[1..4]);
+    let again = Table::from_blob(Family::Ipv4, "filter", 14, &hooks, &underflows, &l.blob).unwrap();
+    let names: Vec<&str> = again.chains.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["INPUT", "FORWARD", "OUTPUT", "", "web"]);
+}
