@@ -124,7 +124,7 @@ struct PackedBlock {
 /// Piped input kept for a plan made anew, compressed: its lines (each ended by `\n`) in
 /// blocks of some [`PACK_BLOCK`] bytes, each compressed on its own (lz4's block format) as
 /// it fills. kube-proxy's restore input shrinks about 6 times (10.3 MiB to 1.7 MiB at
-/// 10,000 services), at some 10 ms of CPU per 10 MiB each way.
+/// 10,000 services); compressing it is 0.8% of that restore's CPU (some 7 ms, `perf`).
 #[derive(Default)]
 pub(super) struct Packed {
     blocks: Vec<PackedBlock>,
