@@ -156,6 +156,7 @@ fn a_restore_planned_again_reads_its_input_again() {
         let chains = 300;
         let mut full = String::from("*nat\n:POSTROUTING ACCEPT [0:0]\n");
         let mut sync = String::from("*nat\n");
+        let pad = "p".repeat(200);
         for i in 0..chains {
             // The sync declares no chain (a declared chain is flushed): its rules add up.
             full.push_str(&format!(":SVC-{i} - [0:0]\n"));
@@ -169,12 +170,15 @@ fn a_restore_planned_again_reads_its_input_again() {
                 ));
             }
             sync.push_str(&format!(
-                "-A SVC-{i} -s 203.0.113.{}/32 -m comment --comment \"sync {i}\" -j RETURN\n",
+                "-A SVC-{i} -s 203.0.113.{}/32 -m comment --comment \"sync {i} {pad}\" -j RETURN\n",
                 i % 250 + 1
             ));
         }
         full.push_str("COMMIT\n");
         sync.push_str("COMMIT\n");
+        // Piped input is kept compressed in blocks of some 64 KiB: the sync spans more
+        // than one, so a plan made anew reads the kept input back across blocks.
+        assert!(sync.len() > 64 * 1024, "{} bytes", sync.len());
         let o = restore(
             common::xtnl_bin(),
             &["--backend", "legacy", "restore"],
@@ -243,7 +247,9 @@ fn a_restore_planned_again_reads_its_input_again() {
         // Every chain holds its three rules and the sync's one, once (six syncs, each
         // appending: the rule is there six times, never half a restore).
         for i in 0..chains {
-            let n = saved.matches(&format!("--comment \"sync {i}\"")).count();
+            let n = saved
+                .matches(&format!("--comment \"sync {i} {pad}\""))
+                .count();
             assert_eq!(n, 6, "chain SVC-{i}");
             let n = saved.matches(&format!("-A SVC-{i} -d ")).count();
             assert_eq!(n, 3, "chain SVC-{i}");

@@ -10,7 +10,7 @@ use xtnl::ipt::restore;
 use xtnl::lock::{LockMode, WaitPolicy};
 use xtnl::model::Family;
 
-use super::restore_input::{Lines, Source, Streamed, rereadable, scan};
+use super::restore_input::{Lines, Packer, Source, Streamed, rereadable, scan};
 
 /// Reads and parses a restore file line by line, enforcing the bounds as it goes: the input
 /// size and the line length ([`Lines`]), and the number of operations (the policy's
@@ -18,15 +18,15 @@ use super::restore_input::{Lines, Source, Streamed, rereadable, scan};
 /// refused before it is held in memory. Memory is the current line plus the parsed commands
 /// (see docs/privileged-helper.md for the figures); the first plan frees each parsed line
 /// as it goes, and a plan made anew (the table or the generation moved under it) reads the
-/// input again ([`Source`]): piped input is kept in `keep` for it (its lines, each ended by
-/// `\n`). Returns the digest of the lines read.
+/// input again ([`Source`]): piped input is kept in `keep` for it (its lines, compressed).
+/// Returns the digest of the lines read.
 fn read_restore(
     input: impl std::io::BufRead,
     name: &str,
     family: Family,
     counters: bool,
     enforcement: &xtnl::seam::Enforcement,
-    mut keep: Option<&mut String>,
+    mut keep: Option<&mut Packer>,
 ) -> Result<(Vec<restore::Block>, super::restore_input::Digest)> {
     let policy = enforcement.policy.clone();
     let mut parser = restore::Parser::new(family).with_counters(counters);
@@ -34,8 +34,7 @@ fn read_restore(
     while let Some(line) = lines.next_line()? {
         parser.line(line)?;
         if let Some(text) = keep.as_deref_mut() {
-            text.push_str(line);
-            text.push('\n');
+            text.line(line);
         }
         let changes = parser.changes();
         if let Some(p) = &policy {
@@ -114,10 +113,10 @@ pub(super) fn run_restore(
         && opts.table.is_none()
         && ctx.enforcement.policy.is_none()
         && ctx.backend(family, verbose) == xtnl::backend::Backend::Legacy;
-    let read = |input: &mut dyn std::io::BufRead, keep: Option<&mut String>| {
+    let read = |input: &mut dyn std::io::BufRead, keep: Option<&mut Packer>| {
         read_restore(input, name, family, opts.counters, &ctx.enforcement, keep)
     };
-    // A regular file is read again for a plan made anew; piped input is kept as text.
+    // A regular file is read again for a plan made anew; piped input is kept, compressed.
     let (source, look, parsed) = match input.map(rereadable) {
         Some(Ok((f, start))) => {
             let (look, parsed, digest) = if may_stream {
@@ -144,14 +143,14 @@ pub(super) fn run_restore(
             if may_stream {
                 let mut look = scan(input, name, true);
                 (
-                    Source::Text(look.text.take().unwrap_or_default()),
+                    Source::Packed(look.text.take().unwrap_or_default()),
                     Some(look),
                     None,
                 )
             } else {
-                let mut text = String::new();
-                let (blocks, _) = read(&mut input, Some(&mut text))?;
-                (Source::Text(text), None, Some(blocks))
+                let mut text = Packer::default();
+                let (blocks, digest) = read(&mut input, Some(&mut text))?;
+                (Source::Packed(text.finish(digest)), None, Some(blocks))
             }
         }
     };

@@ -319,6 +319,7 @@ fn replace_of(t: &Table) -> crate::seam::Judged {
             t.name,
             t.chains.len()
         ),
+        more: 0,
     }
 }
 

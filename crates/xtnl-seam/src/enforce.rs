@@ -64,19 +64,23 @@ impl Enforcement {
     /// operations). A denial is recorded and returned; nothing is recorded when allowed (see
     /// [`Enforcement::record`]).
     pub fn check(&self, changes: &mut [Judged]) -> Result<()> {
-        for (i, j) in changes.iter_mut().enumerate() {
+        let mut i = 0;
+        for j in changes.iter_mut() {
             let short = j.text.split(": ").next().unwrap_or(&j.text);
             for t in &mut j.touches {
                 t.op_index = i;
                 t.op = short.to_owned();
             }
+            i += 1 + j.more;
         }
         let Some(p) = &self.policy else {
             return Ok(());
         };
         let touches: Vec<crate::policy::Touch> =
             changes.iter().flat_map(|j| j.touches.clone()).collect();
-        let r = p.check_size(changes.len()).and_then(|()| p.check(&touches));
+        let r = p
+            .check_size(Judged::count(changes))
+            .and_then(|()| p.check(&touches));
         if let Err(e) = &r {
             self.record(changes, AuditOutcome::Denied(e));
         }
@@ -87,7 +91,7 @@ impl Enforcement {
     pub fn record(&self, changes: &[Judged], outcome: AuditOutcome<'_>) {
         if let Some(a) = &self.auditor {
             a.record(
-                changes.len(),
+                Judged::count(changes),
                 &mut changes.iter().map(|j| j.text.clone()),
                 outcome,
             );

@@ -27,6 +27,17 @@ pub struct Judged {
     pub touches: Vec<Touch>,
     /// Its description (audit records, denial messages).
     pub text: String,
+    /// Changes after this one that are counted only: for an auditor alone, the changes past
+    /// what an audit record shows are not kept one by one but counted on the first of them
+    /// (which has an empty text and touches nothing, as they do). 0 for every other change.
+    pub more: usize,
+}
+
+impl Judged {
+    /// How many changes `changes` stand for (each one and its [`Judged::more`]).
+    pub fn count(changes: &[Judged]) -> usize {
+        changes.iter().map(|j| 1 + j.more).sum()
+    }
 }
 
 /// Derives the [`Judged`] changes of the edits of one table, in order. The interpreter
@@ -87,14 +98,29 @@ impl Judge {
     }
 
     fn push(&mut self, touches: Vec<Touch>, text: String) {
-        // For an auditor alone, a text past what a record shows is not kept: the record
+        // For an auditor alone, a change past what a record shows is not kept: the record
         // counts it only ([`crate::policy::audit`] stops at the first empty text). At
         // 80,000 rules those small strings, strewn among the rules, kept every page of
-        // the heap from being handed back while an x_tables table is laid out.
+        // the heap from being handed back while an x_tables table is laid out, and an
+        // entry each (48 bytes) was 4-6 MB of an x_tables restore's peak.
         let past = !self.keep_touches && self.text_len > crate::policy::audit::MAX_OPS_TEXT;
         self.text_len += text.len() + 2;
-        let text = if past { String::new() } else { text };
-        self.judged.push(Judged { touches, text });
+        if past {
+            match self.judged.last_mut() {
+                Some(last) if last.text.is_empty() => last.more += 1,
+                _ => self.judged.push(Judged {
+                    touches: Vec::new(),
+                    text: String::new(),
+                    more: 0,
+                }),
+            }
+            return;
+        }
+        self.judged.push(Judged {
+            touches,
+            text,
+            more: 0,
+        });
     }
 
     fn chain_text(&self, what: &str, chain: &str) -> String {
@@ -430,6 +456,7 @@ pub fn zero(family: Family, table: &str, chain: Option<&str>) -> Judged {
     Judged {
         touches: touches_of(family, table, &Planned::Zero(chain)),
         text,
+        more: 0,
     }
 }
 
