@@ -3,7 +3,7 @@
     packaging/measure-startup.py STATIC_XTNL DYNAMIC_XTNL
 400 interleaved runs of each (`xtnl version`); prints min, 10th percentile and median.
 A dynamic build: CC=/bin/false CARGO_TARGET_DIR=/tmp/dyn packaging/build-deb --out /tmp/dyn-deb
-(no libc.a found, so it links dynamically) leaves it in /tmp/dyn/<host triple>/release/xtnl."""
+(no libc.a found, so it links dynamically) leaves it in /tmp/dyn/<host triple>/dist/xtnl."""
 import subprocess, time, statistics, sys
 bins = {"true": ["/bin/true"], "static": [sys.argv[1], "version"], "dynamic": [sys.argv[2], "version"]}
 res = {k: [] for k in bins}

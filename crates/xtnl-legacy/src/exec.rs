@@ -12,7 +12,7 @@ use crate::ipt::messages::{self, Msg};
 use crate::model::ChainPolicy;
 use crate::model::Counters;
 use crate::model::Family;
-use crate::seam::{Edit, Flavour, IptTable, RuleRef};
+use crate::seam::{Edit, Flavour, IptTable, RuleRef, chain_rules};
 use std::collections::HashMap;
 
 fn not_found(chain: &str, t: &Table) -> Error {
@@ -282,29 +282,15 @@ impl IptTable for LegacyTable<'_> {
 
     fn apply(&mut self, edit: &Edit, encoded: Option<super::table::Rule>) -> Result<()> {
         let missing = || Error::InvalidInput("a rule to add without its encoding".into());
-        let bad_index = |chain: &str, index: usize| {
-            Error::InvalidInput(format!("no rule {index} in chain {chain}"))
-        };
         match edit {
             Edit::Append { chain, .. } => {
                 let r = encoded.ok_or_else(missing)?;
-                let rules = &mut self.chain_mut(chain)?.rules;
-                // Small chains grow 1, 2, 4 rules, not straight to the 4 a vector starts
-                // with: kube-proxy's endpoint chains hold 2 rules each, a third of a
-                // restore's chains (some 4 MiB of 100-byte rules never used at 10,000
-                // services).
-                if rules.len() == rules.capacity() && rules.len() < 4 {
-                    rules.reserve_exact(rules.len().max(1));
-                }
-                rules.push(r);
+                // Grows small chains 1, 2, 4 rules (kube-proxy's 2-rule chains).
+                chain_rules::append(&mut self.chain_mut(chain)?.rules, r);
             }
             Edit::Insert { chain, index, .. } => {
                 let r = encoded.ok_or_else(missing)?;
-                let c = self.chain_mut(chain)?;
-                if *index == 0 || *index > c.rules.len() + 1 {
-                    return Err(bad_index(chain, *index));
-                }
-                c.rules.insert(index - 1, r);
+                chain_rules::insert_at(&mut self.chain_mut(chain)?.rules, chain, *index, r)?;
             }
             Edit::Replace {
                 chain,
@@ -312,21 +298,13 @@ impl IptTable for LegacyTable<'_> {
                 ..
             } => {
                 let r = encoded.ok_or_else(missing)?;
-                let c = self.chain_mut(chain)?;
-                let Some(slot) = index.checked_sub(1).and_then(|i| c.rules.get_mut(i)) else {
-                    return Err(bad_index(chain, *index));
-                };
-                *slot = r;
+                chain_rules::replace_at(&mut self.chain_mut(chain)?.rules, chain, *index, r)?;
             }
             Edit::Delete {
                 chain,
                 at: RuleRef::Number(index),
             } => {
-                let c = self.chain_mut(chain)?;
-                if *index == 0 || *index > c.rules.len() {
-                    return Err(bad_index(chain, *index));
-                }
-                c.rules.remove(index - 1);
+                chain_rules::delete_at(&mut self.chain_mut(chain)?.rules, chain, *index)?;
             }
             Edit::CreateChain(chain) => {
                 self.check_name(chain)?;

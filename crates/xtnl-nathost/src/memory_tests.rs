@@ -114,7 +114,7 @@ fn a_transaction_that_fails_changes_nothing() {
 #[test]
 fn under_a_policy_a_plan_is_judged_before_it_is_applied() {
     let policy = crate::policy::Policy::parse(
-        include_str!("../../xtnl-policy/fixtures/nat_host_policy.toml"),
+        xtnl_policy::fixtures::NAT_HOST_POLICY,
         std::path::Path::new("/etc/xtnl/policy.toml"),
     )
     .expect("policy");

@@ -78,6 +78,8 @@ mod ipt {
 pub mod audit;
 mod caller;
 mod file;
+#[cfg(feature = "test-fixtures")]
+pub mod fixtures;
 mod touch;
 
 use std::fmt;

@@ -210,14 +210,10 @@ fn restore_blocks_are_judged_as_their_net_change() {
     }
 }
 
-/// The NAT host's test policy (crates/xtnl-policy/fixtures/nat_host_policy.toml), at most 4 operations.
-const POLICY: &str = concat!(
-    "max_ops = 4\n\n",
-    include_str!("../../xtnl-policy/fixtures/nat_host_policy.toml")
-);
-
 fn check(cmd: &str) -> crate::Result<()> {
-    let p = Policy::parse(POLICY, Path::new("p.toml")).expect("policy");
+    // The NAT host's test policy (xtnl-policy's fixture), at most 4 operations.
+    let policy = xtnl_policy::fixtures::nat_host_policy(4);
+    let p = Policy::parse(&policy, Path::new("p.toml")).expect("policy");
     let e = Enforcement::new(Some(Arc::new(p)), None);
     let mut t = table(Flavour::Legacy);
     run(&mut t, cmd);

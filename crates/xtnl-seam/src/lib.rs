@@ -57,6 +57,7 @@ use xtnl_policy as policy;
 
 pub mod ipt;
 
+pub mod chain_rules;
 pub mod dispatch;
 mod enforce;
 mod interp;

@@ -15,7 +15,7 @@
 //! assert_eq!(t.rules("INPUT").len(), 1);
 //! ```
 
-use super::{Edit, Flavour, IptTable, RuleRef};
+use super::{Edit, Flavour, IptTable, RuleRef, chain_rules};
 use crate::error::{Error, Result};
 use crate::ipt::listing::ChainListing;
 use crate::ipt::messages::{self, Msg};
@@ -118,10 +118,6 @@ impl MemoryTable {
     }
 }
 
-fn bad_index(chain: &str, index: usize) -> Error {
-    Error::InvalidInput(format!("no rule {index} in chain {chain}"))
-}
-
 impl IptTable for MemoryTable {
     type Encoded = ();
 
@@ -222,34 +218,26 @@ impl IptTable for MemoryTable {
 
     fn apply(&mut self, edit: &Edit, _: Option<()>) -> Result<()> {
         match edit {
-            Edit::Append { chain, rule } => self.chain_mut(chain)?.rules.push(rule.clone()),
+            Edit::Append { chain, rule } => {
+                chain_rules::append(&mut self.chain_mut(chain)?.rules, rule.clone());
+            }
             Edit::Insert { chain, index, rule } => {
-                let c = self.chain_mut(chain)?;
-                if *index == 0 || *index > c.rules.len() + 1 {
-                    return Err(bad_index(chain, *index));
-                }
-                c.rules.insert(index - 1, rule.clone());
+                let rules = &mut self.chain_mut(chain)?.rules;
+                chain_rules::insert_at(rules, chain, *index, rule.clone())?;
             }
             Edit::Replace {
                 chain,
                 at: RuleRef::Number(index),
                 rule,
             } => {
-                let c = self.chain_mut(chain)?;
-                let Some(slot) = index.checked_sub(1).and_then(|i| c.rules.get_mut(i)) else {
-                    return Err(bad_index(chain, *index));
-                };
-                *slot = rule.clone();
+                let rules = &mut self.chain_mut(chain)?.rules;
+                chain_rules::replace_at(rules, chain, *index, rule.clone())?;
             }
             Edit::Delete {
                 chain,
                 at: RuleRef::Number(index),
             } => {
-                let c = self.chain_mut(chain)?;
-                if *index == 0 || *index > c.rules.len() {
-                    return Err(bad_index(chain, *index));
-                }
-                c.rules.remove(index - 1);
+                chain_rules::delete_at(&mut self.chain_mut(chain)?.rules, chain, *index)?;
             }
             Edit::CreateChain(chain) => self.insert_user_chain(MemoryChain {
                 name: chain.clone(),

@@ -10,7 +10,7 @@ use crate::ipt::compat;
 use crate::model::{ChainPolicy, Counters, Family};
 use crate::nft::{ChainSpec, EncodedRule, Op, Reader, RulePosition};
 
-use crate::seam::{Edit, Flavour, IptTable, RuleRef};
+use crate::seam::{Edit, Flavour, IptTable, RuleRef, chain_rules};
 
 /// What a pending slot keeps of the rule it adds: nothing when the rule can be read back
 /// from its encoding ([`Planner::slot_rule`]), as a rule of the kernel is; a restore of
@@ -182,6 +182,7 @@ impl IptTable for NftTable<'_, '_, '_> {
                     RulePosition::Head
                 } else {
                     let slots = p.rules(r, chain)?;
+                    chain_rules::check_insert(slots.len(), chain, *index)?;
                     let position = match slots.get(index - 1) {
                         Some(Slot::Kernel { handle, .. }) => RulePosition::Before(*handle),
                         Some(Slot::Pending { op: Some(j), .. }) => {
@@ -195,12 +196,8 @@ impl IptTable for NftTable<'_, '_, '_> {
                                 "inserting at {index} before a rule replaced earlier in the same transaction is not supported"
                             )));
                         }
-                        None if *index == slots.len() + 1 => RulePosition::Append,
-                        None => {
-                            return Err(Error::InvalidInput(format!(
-                                "no rule {index} in chain {chain}"
-                            )));
-                        }
+                        // Rule len + 1 (`check_insert`).
+                        None => RulePosition::Append,
                     };
                     let op = Some(p.ops.len());
                     let slots = p.rules(r, chain)?;
@@ -224,12 +221,7 @@ impl IptTable for NftTable<'_, '_, '_> {
                 at: RuleRef::Number(index),
             } => {
                 let slots = p.rules(r, chain)?;
-                if *index == 0 || *index > slots.len() {
-                    return Err(Error::InvalidInput(format!(
-                        "no rule {index} in chain {chain}"
-                    )));
-                }
-                match slots.remove(index - 1) {
+                match chain_rules::delete_at(slots, chain, *index)? {
                     Slot::Kernel { handle, rule } => {
                         p.note_jump(&rule, -1);
                         p.ops.push(Op::DeleteRule {
@@ -256,11 +248,7 @@ impl IptTable for NftTable<'_, '_, '_> {
                 let encoded = encoded.ok_or_else(missing)?;
                 let next_op = p.ops.len();
                 let slots = p.rules(r, chain)?;
-                let Some(slot) = index.checked_sub(1).and_then(|i| slots.get_mut(i)) else {
-                    return Err(Error::InvalidInput(format!(
-                        "no rule {index} in chain {chain}"
-                    )));
-                };
+                let slot = chain_rules::rule_at_mut(slots, chain, *index)?;
                 let Slot::Kernel { handle, rule: old } = slot.clone() else {
                     return Err(unsupported("changing a rule added"));
                 };
