@@ -15,7 +15,7 @@ pub(super) fn split_long(arg: &str) -> (&str, Option<&str>) {
 }
 
 pub(super) struct Args<'a> {
-    args: &'a [String],
+    args: &'a [&'a str],
     pos: usize,
     /// A value given inline as `--opt=value`.
     inline: Option<&'a str>,
@@ -25,10 +25,10 @@ impl<'a> Args<'a> {
     fn next(&mut self) -> Option<&'a str> {
         let a = self.args.get(self.pos)?;
         self.pos += 1;
-        Some(a.as_str())
+        Some(a)
     }
     fn peek(&self) -> Option<&'a str> {
-        self.args.get(self.pos).map(String::as_str)
+        self.args.get(self.pos).copied()
     }
     fn value(&mut self, opt: &str) -> Result<&'a str> {
         if let Some(v) = self.inline.take() {
@@ -96,8 +96,8 @@ fn no_neg(neg: bool, opt: &str) -> Result<()> {
 }
 
 impl<'a> Parser<'a> {
-    pub(super) fn new(args: &'a [String], family: Family) -> Result<Self> {
-        Ok(Parser {
+    pub(super) fn new(args: &'a [&'a str], family: Family, wait: WaitPolicy) -> Self {
+        Parser {
             a: Args {
                 args,
                 pos: 0,
@@ -106,7 +106,7 @@ impl<'a> Parser<'a> {
             family,
             table: None,
             command: None,
-            wait: WaitPolicy::default_for_command()?,
+            wait,
             wait_given: false,
             wait_interval: None,
             numeric: false,
@@ -123,7 +123,7 @@ impl<'a> Parser<'a> {
             srcs: Vec::new(),
             dsts: Vec::new(),
             seen: [false; 5],
-        })
+        }
     }
 
     /// Reads every option; each goes to the first family that knows it.
