@@ -55,7 +55,30 @@ pub const MAX_POLICY_BYTES: u64 = 1024 * 1024;
 
 /// Whether a name contains a NUL or another control character (refused in every name).
 pub fn has_control(s: &str) -> bool {
-    s.chars().any(char::is_control)
+    // A byte at a time, one pass: `char::is_control`'s ASCII members are 0x00-0x1f and 0x7f
+    // (no byte of a multi-byte character is below 0x80); the others (0x80-0x9f) are looked
+    // for only in a name that is not ASCII.
+    let mut ascii = true;
+    for b in s.bytes() {
+        if b.is_ascii_control() {
+            return true;
+        }
+        ascii &= b.is_ascii();
+    }
+    !ascii && s.chars().any(char::is_control)
+}
+
+/// Whether `s` holds a blank (`char::is_whitespace`), ASCII a byte at a time.
+fn has_blank(s: &str) -> bool {
+    // char::is_whitespace's ASCII members (u8::is_ascii_whitespace leaves out 0x0b).
+    let mut ascii = true;
+    for b in s.bytes() {
+        if matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ') {
+            return true;
+        }
+        ascii &= b.is_ascii();
+    }
+    !ascii && s.chars().any(char::is_whitespace)
 }
 
 /// Object names in nf_tables (tables, sets, and chains referred to): 1 to [`MAX_NAME_LEN`]
@@ -170,7 +193,7 @@ pub fn chain_name_problem(dialect: NameDialect, name: &str) -> Option<NameProble
         })
     } else if has_control(name) {
         Some(NameProblem::Control)
-    } else if dialect.refuses_blanks() && name.chars().any(char::is_whitespace) {
+    } else if dialect.refuses_blanks() && has_blank(name) {
         Some(NameProblem::Blank)
     } else if leading && name.starts_with('!') {
         Some(NameProblem::LeadingBang)
@@ -255,6 +278,19 @@ mod tests {
         assert!(check_chain_name(NameDialect::NftablesCommand, "t", "a b").is_err());
         assert!(check_chain_name(nft, "t", "-a").is_ok());
         assert_eq!(MAX_IPTABLES_COMMENT_LEN, 255);
+    }
+
+    #[test]
+    fn ascii_checks_answer_as_the_char_checks() {
+        for b in 0..=0x7fu8 {
+            let s = format!("a{}b", b as char);
+            assert_eq!(has_control(&s), s.chars().any(char::is_control), "{b:#x}");
+            assert_eq!(has_blank(&s), s.chars().any(char::is_whitespace), "{b:#x}");
+        }
+        for s in ["a\u{85}b", "a\u{a0}b", "a\u{2028}b", "é", "a\u{9f}"] {
+            assert_eq!(has_control(s), s.chars().any(char::is_control), "{s:?}");
+            assert_eq!(has_blank(s), s.chars().any(char::is_whitespace), "{s:?}");
+        }
     }
 
     #[test]

@@ -69,20 +69,20 @@ fn long_without_value(opt: &str) -> bool {
 
 /// Rewrites bundled short options into one option per word, as getopt reads them; option
 /// values (the word after an option that takes one) are kept as they are.
-pub fn unbundle(argv: &[String]) -> Vec<String> {
+pub fn unbundle<S: AsRef<str>>(argv: &[S]) -> Vec<String> {
     words(argv).into_iter().map(|(w, _)| w).collect()
 }
 
 /// The family a line is restricted to by `-4`/`--ipv4` or `-6`/`--ipv6` given as options
 /// (not as another option's value): iptables-restore ignores a `-6` line, ip6tables-restore
 /// a `-4` line.
-pub fn family_flag(argv: &[String]) -> Option<crate::model::Family> {
+pub fn family_flag<S: AsRef<str>>(argv: &[S]) -> Option<crate::model::Family> {
     // Every `-4`/`-6` option, bundled or not, is in a word that starts with '-' and holds
     // the digit: without one, nothing to unbundle (a restore asks this of every line).
-    if !argv
-        .iter()
-        .any(|a| a.starts_with('-') && a.contains(['4', '6']))
-    {
+    if !argv.iter().any(|a| {
+        let a = a.as_ref();
+        a.starts_with('-') && a.contains(['4', '6'])
+    }) {
         return None;
     }
     words(argv)
@@ -98,8 +98,19 @@ pub fn family_flag(argv: &[String]) -> Option<crate::model::Family> {
 /// [`unbundle`], borrowing `argv` when no word is a bundle getopt would split (a restore's
 /// every line, usually): the same words without a copy of each.
 pub fn unbundled(argv: &[String]) -> std::borrow::Cow<'_, [String]> {
+    if needs_unbundling(argv) {
+        std::borrow::Cow::Owned(unbundle(argv))
+    } else {
+        std::borrow::Cow::Borrowed(argv)
+    }
+}
+
+/// Whether some word of `argv` is a bundle getopt would split ([`unbundle`] would change
+/// the words); a restore's every line, usually, is not.
+pub fn needs_unbundling<S: AsRef<str>>(argv: &[S]) -> bool {
     let mut value_next = false;
     for a in argv {
+        let a = a.as_ref();
         if std::mem::take(&mut value_next) || a == "!" || a == "-" {
             continue;
         }
@@ -114,37 +125,38 @@ pub fn unbundled(argv: &[String]) -> std::borrow::Cow<'_, [String]> {
         match (chars.next().and_then(short), chars.next()) {
             (None, _) => {}
             (Some(t), None) => value_next = t == Takes::Required,
-            (Some(_), Some(_)) => return std::borrow::Cow::Owned(unbundle(argv)),
+            (Some(_), Some(_)) => return true,
         }
     }
-    std::borrow::Cow::Borrowed(argv)
+    false
 }
 
 /// [`unbundle`]'s words, each marked whether it is an option (true) or a value/positional.
-fn words(argv: &[String]) -> Vec<(String, bool)> {
+fn words<S: AsRef<str>>(argv: &[S]) -> Vec<(String, bool)> {
     let mut out: Vec<(String, bool)> = Vec::with_capacity(argv.len());
     let mut value_next = false;
     for a in argv {
+        let a = a.as_ref();
         if std::mem::take(&mut value_next) || a == "!" || a == "-" {
-            out.push((a.clone(), false));
+            out.push((a.to_owned(), false));
             continue;
         }
         if let Some(long) = a.strip_prefix("--") {
             value_next = !long.is_empty() && !long.contains('=') && !long_without_value(a);
-            out.push((a.clone(), true));
+            out.push((a.to_owned(), true));
             continue;
         }
         let Some(body) = a.strip_prefix('-') else {
-            out.push((a.clone(), false));
+            out.push((a.to_owned(), false));
             continue;
         };
         let chars: Vec<char> = body.chars().collect();
         let known = chars.first().and_then(|&c| short(c));
         match known {
-            None => out.push((a.clone(), true)),
+            None => out.push((a.to_owned(), true)),
             Some(_) if chars.len() == 1 => {
                 value_next = short(chars[0]) == Some(Takes::Required);
-                out.push((a.clone(), true));
+                out.push((a.to_owned(), true));
             }
             Some(_) => {
                 // Expand only what getopt would: letters up to the first one that takes a
@@ -175,7 +187,7 @@ fn words(argv: &[String]) -> Vec<(String, bool)> {
                     out.extend(words);
                 } else {
                     value_next = false;
-                    out.push((a.clone(), true));
+                    out.push((a.to_owned(), true));
                 }
             }
         }

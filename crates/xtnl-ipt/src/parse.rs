@@ -195,6 +195,11 @@ fn bad(msg: impl Into<String>) -> Error {
 
 /// Which command letter a long or short option names, for "multiple commands" errors.
 fn command_letter(opt: &str) -> Option<char> {
+    // A short option by its letter: a match of `opt` against the strings below compares it
+    // with each one of its length (13 calls of `memcmp` for every `-d`, `-p`, `-m`, `-j`).
+    if let [b'-', c] = opt.as_bytes() {
+        return b"AIDRCNXFZPESL".contains(c).then_some(char::from(*c));
+    }
     Some(match opt {
         "-A" | "--append" => 'A',
         "-I" | "--insert" => 'I',
@@ -216,8 +221,32 @@ fn command_letter(opt: &str) -> Option<char> {
 /// Parses one iptables command line (without the program name). `default_family` is IPv6
 /// when invoked as `ip6tables`/`xtnl6`.
 pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
-    let argv = super::args::unbundled(argv);
-    let mut p = Parser::new(&argv, default_family)?;
+    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    parse_words(&words, default_family)
+}
+
+/// [`parse`] of borrowed words (a restore's line, split into one buffer kept for the next
+/// line: no allocation a word).
+pub fn parse_words(argv: &[&str], default_family: Family) -> Result<Invocation> {
+    parse_words_waiting(argv, default_family, WaitPolicy::default_for_command)
+}
+
+/// [`parse_words`] with the default lock wait (no `-w`) given by `default_wait`: a restore
+/// asks `$XTNL_LOCK_WAIT` once, not once a line.
+pub(crate) fn parse_words_waiting(
+    argv: &[&str],
+    default_family: Family,
+    default_wait: impl FnOnce() -> Result<WaitPolicy>,
+) -> Result<Invocation> {
+    let (unbundled, words);
+    let argv = if super::args::needs_unbundling(argv) {
+        unbundled = super::args::unbundle(argv);
+        words = unbundled.iter().map(String::as_str).collect::<Vec<_>>();
+        &words
+    } else {
+        argv
+    };
+    let mut p = Parser::new(argv, default_family, default_wait()?);
     p.read_options()?;
     p.finish()
 }
@@ -226,10 +255,27 @@ pub fn parse(argv: &[String], default_family: Family) -> Result<Invocation> {
 /// these): whitespace separates words, double quotes group, and inside quotes a backslash
 /// takes the next character literally.
 pub fn split_words(line: &str) -> Result<Vec<String>> {
-    // Room for every word at once (at most one a blank, plus one), and each word copied out
-    // of a buffer kept for the next: one allocation a word, not one a doubling.
-    let mut out = Vec::with_capacity(line.bytes().filter(|b| *b == b' ').count() + 1);
-    let (mut cur, mut quoted, mut any) = (String::with_capacity(line.len()), false, false);
+    let (mut buf, mut ends) = (String::new(), Vec::new());
+    split_words_into(line, &mut buf, &mut ends)?;
+    let mut start = 0;
+    Ok(ends
+        .iter()
+        .map(|&end| {
+            let word = buf[start..end].to_owned();
+            start = end;
+            word
+        })
+        .collect())
+}
+
+/// [`split_words`] into `buf`, the words one after the other, and `ends`, where each word
+/// ends in `buf` (the first starts at 0): both cleared first, and kept by a caller for the
+/// next line, so that splitting a line allocates nothing once they are large enough.
+pub fn split_words_into(line: &str, buf: &mut String, ends: &mut Vec<usize>) -> Result<()> {
+    buf.clear();
+    ends.clear();
+    let (cur, out) = (buf, ends);
+    let (mut quoted, mut any) = (false, false);
     let bytes = line.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -267,8 +313,7 @@ pub fn split_words(line: &str) -> Result<Vec<String>> {
             },
             c if c.is_whitespace() && !quoted => {
                 if any {
-                    out.push(cur.as_str().to_owned());
-                    cur.clear();
+                    out.push(cur.len());
                     any = false;
                 }
             }
@@ -282,9 +327,9 @@ pub fn split_words(line: &str) -> Result<Vec<String>> {
         return Err(bad("unterminated quote"));
     }
     if any {
-        out.push(cur.as_str().to_owned());
+        out.push(cur.len());
     }
-    Ok(out)
+    Ok(())
 }
 
 fn unknown_option(opt: &str) -> Error {

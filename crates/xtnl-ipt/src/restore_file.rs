@@ -74,6 +74,12 @@ pub struct Parser {
     /// Lines that change something (`:CHAIN` declarations and commands): each becomes at
     /// least one operation of the transaction.
     changes: usize,
+    /// The words of the line being parsed, one after the other, and where each ends: kept
+    /// for the next line, so that a line's words cost no allocation each.
+    words: String,
+    ends: Vec<usize>,
+    /// The lock wait a line's parse defaults to, read from the environment once.
+    wait: Option<crate::lock::WaitPolicy>,
 }
 
 impl Parser {
@@ -86,6 +92,9 @@ impl Parser {
             open: None,
             last: 0,
             changes: 0,
+            words: String::new(),
+            ends: Vec::new(),
+            wait: None,
         }
     }
 
@@ -232,23 +241,37 @@ impl Parser {
             }
             None => (line, None),
         };
-        let mut args = parse::split_words(rule).map_err(|e| match e {
+        let (buf, ends) = (&mut self.words, &mut self.ends);
+        parse::split_words_into(rule, buf, ends).map_err(|e| match e {
             Error::InvalidInput(m) => at(n, m),
             other => other,
         })?;
+        // `-t TABLE` and the line's words, borrowed from the buffer.
+        let mut args: Vec<&str> = Vec::with_capacity(ends.len() + 2);
+        args.extend(["-t", block.table.as_str()]);
+        let mut start = 0;
+        args.extend(ends.iter().map(|&end| {
+            let word = &buf[start..end];
+            start = end;
+            word
+        }));
+        let words = &args[2..];
         // A `-6` line is ip6tables-restore's only, a `-4` line iptables-restore's only.
-        if super::args::family_flag(&args).is_some_and(|f| f != family) {
+        if super::args::family_flag(words).is_some_and(|f| f != family) {
             return Ok(());
         }
-        if args
+        if words
             .iter()
-            .any(|a| a == "-t" || a == "--table" || a.starts_with("--table="))
+            .any(|a| *a == "-t" || *a == "--table" || a.starts_with("--table="))
         {
             return Err(at(n, "the table is given by the *table line, not -t"));
         }
-        args.insert(0, block.table.clone());
-        args.insert(0, "-t".into());
-        let inv = parse::parse(&args, family).map_err(|e| match e {
+        let cached = &mut self.wait;
+        let default_wait = || match *cached {
+            Some(w) => Ok(w),
+            None => crate::lock::WaitPolicy::default_for_command().inspect(|w| *cached = Some(*w)),
+        };
+        let inv = parse::parse_words_waiting(&args, family, default_wait).map_err(|e| match e {
             Error::InvalidInput(m) => at(n, m),
             other => other,
         })?;

@@ -78,7 +78,8 @@ fn no_equal_rule(flavour: Flavour, rule: &IptRule) -> Msg {
 pub fn interpret<T: IptTable>(t: &mut T, cmd: &Command) -> Result<Vec<Edit>> {
     let family = t.family();
     let flavour = t.flavour();
-    let mut edits = Vec::new();
+    // Room for the one edit of most commands (a first push would make room for four).
+    let mut edits = Vec::with_capacity(1);
     match cmd {
         Command::Expanded(each) => {
             for c in each {

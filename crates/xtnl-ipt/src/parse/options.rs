@@ -15,7 +15,7 @@ pub(super) fn split_long(arg: &str) -> (&str, Option<&str>) {
 }
 
 pub(super) struct Args<'a> {
-    args: &'a [String],
+    args: &'a [&'a str],
     pos: usize,
     /// A value given inline as `--opt=value`.
     inline: Option<&'a str>,
@@ -25,10 +25,10 @@ impl<'a> Args<'a> {
     fn next(&mut self) -> Option<&'a str> {
         let a = self.args.get(self.pos)?;
         self.pos += 1;
-        Some(a.as_str())
+        Some(a)
     }
     fn peek(&self) -> Option<&'a str> {
-        self.args.get(self.pos).map(String::as_str)
+        self.args.get(self.pos).copied()
     }
     fn value(&mut self, opt: &str) -> Result<&'a str> {
         if let Some(v) = self.inline.take() {
@@ -86,6 +86,14 @@ pub(super) fn address(net: IpNet, neg: bool) -> Option<Neg<IpNet>> {
     (neg || net.mask_octets().iter().any(|b| *b != 0)).then(|| Neg::new(net, neg))
 }
 
+/// Whether `opt` is a short option (`-X`) whose letter is none of `letters`: an option
+/// family that knows only those short options answers it without comparing it with each of
+/// its strings (a `match` of a word against strings calls `memcmp` for each one of its
+/// length).
+fn other_short(opt: &str, letters: &[u8]) -> bool {
+    matches!(opt.as_bytes(), [b'-', c] if !letters.contains(c))
+}
+
 /// `!` before an option that cannot be negated.
 fn no_neg(neg: bool, opt: &str) -> Result<()> {
     if neg {
@@ -96,8 +104,8 @@ fn no_neg(neg: bool, opt: &str) -> Result<()> {
 }
 
 impl<'a> Parser<'a> {
-    pub(super) fn new(args: &'a [String], family: Family) -> Result<Self> {
-        Ok(Parser {
+    pub(super) fn new(args: &'a [&'a str], family: Family, wait: WaitPolicy) -> Self {
+        Parser {
             a: Args {
                 args,
                 pos: 0,
@@ -106,7 +114,7 @@ impl<'a> Parser<'a> {
             family,
             table: None,
             command: None,
-            wait: WaitPolicy::default_for_command()?,
+            wait,
             wait_given: false,
             wait_interval: None,
             numeric: false,
@@ -123,7 +131,7 @@ impl<'a> Parser<'a> {
             srcs: Vec::new(),
             dsts: Vec::new(),
             seen: [false; 5],
-        })
+        }
     }
 
     /// Reads every option; each goes to the first family that knows it.
@@ -236,6 +244,9 @@ impl<'a> Parser<'a> {
 
     /// `-t -4 -6 -w -W -n -v -x --line-numbers`.
     fn global_option(&mut self, opt: &str, neg: bool) -> Result<bool> {
+        if other_short(opt, b"t46wWnvx") {
+            return Ok(false);
+        }
         match opt {
             "-t" | "--table" => {
                 no_neg(neg, opt)?;
@@ -281,6 +292,9 @@ impl<'a> Parser<'a> {
 
     /// `-s -d -i -o -p` (each at most once, each negatable), `-f`, `-c`.
     fn rule_option(&mut self, opt: &str, neg: bool) -> Result<bool> {
+        if other_short(opt, b"sdiopfc") {
+            return Ok(false);
+        }
         let slot = match opt {
             "-s" | "--source" | "--src" => Some((0, "-s")),
             "-d" | "--destination" | "--dst" => Some((1, "-d")),
@@ -341,6 +355,9 @@ impl<'a> Parser<'a> {
     /// `-m NAME` and the options of the modules parsed here (tcp/udp ports, multiport,
     /// comment, state); registry modules take theirs in [`Parser::claim_ext`].
     fn module_option(&mut self, opt: &str, neg: bool) -> Result<bool> {
+        if other_short(opt, b"m") {
+            return Ok(false);
+        }
         match opt {
             "-m" | "--match" => {
                 no_neg(neg, opt)?;
@@ -445,6 +462,9 @@ impl<'a> Parser<'a> {
     /// `-j`/`-g` and the options of the targets parsed here; registry targets take theirs
     /// in [`Parser::claim_ext`].
     fn target_option(&mut self, opt: &str, neg: bool) -> Result<bool> {
+        if other_short(opt, b"jg") {
+            return Ok(false);
+        }
         match opt {
             "-j" | "--jump" | "-g" | "--goto" => {
                 no_neg(neg, opt)?;
