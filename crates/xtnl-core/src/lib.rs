@@ -7,7 +7,8 @@
 //! [`error::Error::Netlink`] and the family numbers) and `xtnl-sys` (for
 //! [`error::exit_on_closed_output`]); nothing here does I/O. The library re-exports the three
 //! modules under their old paths (`xtnl::model`, `xtnl::limits`, `xtnl::error`), and
-//! [`Error`], [`ErrorKind`], [`OpFailure`] and [`Result`] at its root.
+//! [`Error`], [`ErrorKind`], [`OpFailure`] and [`Result`] at its root. [`hash`] is the one
+//! FNV-1a hasher of the layers' name-keyed maps.
 //!
 //! ```
 //! use xtnl_core::model::{Action, Family, L4Proto, Rule};
@@ -34,6 +35,7 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+pub mod hash;
 pub mod limits;
 pub mod model;
 

@@ -516,30 +516,8 @@ impl Table {
 /// with 2 or 1 MiB (what stays resident is pages a live allocation still holds).
 pub const RELEASE_EVERY: usize = 4 << 20;
 
-/// FNV-1a for the chain-name maps: short keys of our own table, where SipHash's protection
-/// against chosen keys buys nothing and costs a good part of laying out a large table.
-#[derive(Clone, Copy)]
-pub struct FnvHasher(u64);
-
-impl Default for FnvHasher {
-    fn default() -> Self {
-        FnvHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl std::hash::Hasher for FnvHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
-pub type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
+/// The chain-name maps' hasher (FNV-1a: short keys of our own table).
+pub use xtnl_core::hash::Fnv;
 
 /// A table laid out for the kernel.
 #[derive(Debug, Clone)]

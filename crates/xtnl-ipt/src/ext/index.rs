@@ -3,7 +3,8 @@
 //! entry was about a tenth of `xtnl save`'s time on 10,000 rules.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+
+use xtnl_core::hash::Fnv;
 
 use super::{Ext, REGISTRY, fits};
 use crate::model::Family;
@@ -16,7 +17,7 @@ pub(super) fn by_wire(
     family: Family,
 ) -> Option<&'static dyn Ext> {
     // Each name's list in registry order, so the first that fits is the one a scan finds.
-    type Index = HashMap<&'static str, Vec<&'static dyn Ext>, BuildHasherDefault<Fnv>>;
+    type Index = HashMap<&'static str, Vec<&'static dyn Ext>, Fnv>;
     static BY_WIRE: std::sync::LazyLock<Index> = std::sync::LazyLock::new(|| {
         let mut m = Index::default();
         for e in REGISTRY {
@@ -29,26 +30,4 @@ pub(super) fn by_wire(
         .iter()
         .copied()
         .find(|e| e.is_target() == target && e.reads(rev) && fits(*e, family))
-}
-
-/// FNV-1a, for [`by_wire`]'s short, fixed keys (names from the registry, not from a caller
-/// who could choose collisions), cheaper than SipHash on them.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 = h;
-    }
 }

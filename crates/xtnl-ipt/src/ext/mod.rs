@@ -378,11 +378,8 @@ pub(crate) fn find(name: &str, target: bool, family: Family) -> Option<&'static 
     // line, and a jump to a user chain (no extension) would otherwise scan the registry.
     // FNV-1a, not SipHash: the keys are the registry's own names, and a short name hashes in
     // a few instructions (SipHash was most of the lookup's ~350).
-    type ByName = std::collections::HashMap<
-        &'static str,
-        Vec<&'static dyn Ext>,
-        std::hash::BuildHasherDefault<Fnv>,
-    >;
+    type ByName =
+        std::collections::HashMap<&'static str, Vec<&'static dyn Ext>, xtnl_core::hash::Fnv>;
     static BY_NAME: std::sync::OnceLock<ByName> = std::sync::OnceLock::new();
     BY_NAME
         .get_or_init(|| {
@@ -396,26 +393,6 @@ pub(crate) fn find(name: &str, target: bool, family: Family) -> Option<&'static 
         .iter()
         .copied()
         .find(|e| e.is_target() == target && fits(*e, family))
-}
-
-/// FNV-1a, the hash of [`find`]'s index.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
 }
 
 /// The module `-p PROTO` loads implicitly when one of its options follows.
