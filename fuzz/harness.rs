@@ -84,12 +84,68 @@ fn one(args: &[String], family: Family) {
         if !tables::is_iptables_table(&inv.table) {
             return;
         }
+        let read = print::rule_spec(&back.without_counters());
+        if read == spec {
+            return;
+        }
+        // iptables-nft itself reads one of its encodings back in other words of the same
+        // meaning: `! --sport :200` is the expression `sport > 200`, listed by iptables-nft
+        // 1.8.9 as `--sport 201:65535` (checked with the real tool; the words encode as a
+        // range, another expression of the same match). Only a port may differ so, and the
+        // words read back must be a fixed point: parsed, encoded and read back again, they
+        // say the same.
         assert_eq!(
-            print::rule_spec(&back.without_counters()),
-            spec,
+            without_ports(&read),
+            without_ports(&spec),
             "rule read back differs from the rule added: {args:?}"
         );
+        let again = parse::split_words(&format!("-t {} -A X{read}", inv.table))
+            .ok()
+            .and_then(|w| parse::parse(&w, inv.family).ok());
+        let again = match again.as_ref().map(|i| &i.command) {
+            Some(Command::Append { rule, .. }) => rule,
+            _ => panic!("the rule read back does not parse: {read} (added: {args:?})"),
+        };
+        let Ok(enc_again) = compat::encode(&table, again) else {
+            panic!("the rule read back does not encode: {read} (added: {args:?})");
+        };
+        let mut sets = SetElements::new();
+        if let Some(s) = enc_again.sets.first() {
+            sets.insert(codec::ANON_SET_NAME.to_owned(), s.elements.clone());
+        }
+        let raw = RawRule {
+            chain: table.chain("X"),
+            handle: 1,
+            exprs: enc_again.exprs,
+            userdata: enc_again.userdata,
+            sets,
+        };
+        assert_eq!(
+            print::rule_spec(&compat::decode(&table, &raw).without_counters()),
+            read,
+            "rule read back differs from the rule added: {args:?}, and its words read back \
+             differently again"
+        );
     }
+}
+
+/// A rule's words without its tcp/udp port options (`[!] --sport/--dport P`).
+fn without_ports(spec: &str) -> Vec<&str> {
+    let words: Vec<&str> = spec.split(' ').collect();
+    let mut out = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let port = |w: &str| matches!(w, "--sport" | "--dport");
+        if words[i] == "!" && words.get(i + 1).is_some_and(|w| port(w)) {
+            i += 3;
+        } else if port(words[i]) {
+            i += 2;
+        } else {
+            out.push(words[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// The iptables-restore format: arbitrary bytes as a restore file (the CLI refuses
@@ -511,6 +567,18 @@ pub fn ext_decode(data: &[u8]) {
     if !rule.is_expressible() {
         return;
     }
+    // physdev prints its interface names as they are, as libxt_physdev does (`printf("
+    // --physdev-in %s", ...)`): a name with a blank, a quote, a backslash or a control
+    // character (the kernel allows most in a device name, and any writer of its bytes all)
+    // does not read back, in iptables-restore neither; nor does an empty one.
+    let raw_names = spec.contains(" --physdev-in ") || spec.contains(" --physdev-out ");
+    if raw_names
+        && spec
+            .chars()
+            .any(|c| c.is_control() || (c != ' ' && c.is_whitespace()) || "\"'\\".contains(c))
+    {
+        return;
+    }
     let Ok(words) = parse::split_words(&format!("-t {} -A X{spec}", table.name)) else {
         panic!("the printed rule splits: {spec}");
     };
@@ -520,6 +588,16 @@ pub fn ext_decode(data: &[u8]) {
     let Command::Append { rule: again, .. } = &inv.command else {
         return;
     };
+    // An empty name in a payload (physdev's `--physdev-out` with the flag set and no name:
+    // any writer of the kernel's bytes can make one) prints as iptables prints it, nothing
+    // between two blanks, which no parser reads back, iptables' neither.
+    let words: Vec<&str> = spec.split(' ').collect();
+    if words
+        .windows(2)
+        .any(|w| w[0].starts_with("--") && w[1].is_empty())
+    {
+        return;
+    }
     // A rate iptables prints rounded (`limit`, `hashlimit`: `N/unit` of a period that is no
     // whole fraction of the unit) reads back as another period, in iptables too.
     if spec.contains("limit") {
