@@ -129,6 +129,23 @@ fn one(args: &[String], family: Family) {
     }
 }
 
+/// Whether `spec` holds a control character or a blank other than a space outside double
+/// quotes (what the printers quote, a comment, keeps its characters when split again).
+fn unquoted_blank_or_control(spec: &str) -> bool {
+    let mut quoted = false;
+    let mut escaped = false;
+    for c in spec.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            _ if !quoted && (c.is_control() || (c != ' ' && c.is_whitespace())) => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// A rule's words without its tcp/udp port options (`[!] --sport/--dport P`).
 fn without_ports(spec: &str) -> Vec<&str> {
     let words: Vec<&str> = spec.split(' ').collect();
@@ -567,15 +584,14 @@ pub fn ext_decode(data: &[u8]) {
     if !rule.is_expressible() {
         return;
     }
-    // physdev prints its interface names as they are, as libxt_physdev does (`printf("
-    // --physdev-in %s", ...)`): a name with a blank, a quote, a backslash or a control
-    // character (the kernel allows most in a device name, and any writer of its bytes all)
-    // does not read back, in iptables-restore neither; nor does an empty one.
-    let raw_names = spec.contains(" --physdev-in ") || spec.contains(" --physdev-out ");
-    if raw_names
-        && spec
-            .chars()
-            .any(|c| c.is_control() || (c != ' ' && c.is_whitespace()) || "\"'\\".contains(c))
+    // Names iptables' printers write as they are (physdev's interfaces, as libxt_physdev
+    // `printf(" --physdev-in %s", ...)`; CT's `--helper`, as libxt_CT): one holding a blank
+    // other than a space or a control character outside quotes (any writer of the kernel's
+    // bytes can put one there) does not read back, in iptables-restore neither; nor does a
+    // physdev name with a quote or a backslash, or an empty name (below).
+    if unquoted_blank_or_control(&spec)
+        || ((spec.contains(" --physdev-in ") || spec.contains(" --physdev-out "))
+            && spec.contains(['"', '\'', '\\']))
     {
         return;
     }
