@@ -65,19 +65,7 @@ fn one(args: &[String], family: Family) {
         }
     }
     let table = TableRef::new(inv.family, inv.table.clone());
-    if let Ok(enc) = compat::encode(&table, rule) {
-        let mut sets = SetElements::new();
-        if let Some(s) = enc.sets.first() {
-            sets.insert(codec::ANON_SET_NAME.to_owned(), s.elements.clone());
-        }
-        let raw = RawRule {
-            chain: table.chain("X"),
-            handle: 1,
-            exprs: enc.exprs,
-            userdata: enc.userdata,
-            sets,
-        };
-        let back = compat::decode(&table, &raw);
+    if let Some(back) = encoded_and_read_back(&table, rule) {
         // In tables of xtnl's own, rules are encoded natively and some read back in other
         // words of the same meaning (`-m conntrack --ctstate` as `-m state`); in iptables'
         // tables the encoding is iptables-nft's and must read back as written.
@@ -106,27 +94,38 @@ fn one(args: &[String], family: Family) {
             Some(Command::Append { rule, .. }) => rule,
             _ => panic!("the rule read back does not parse: {read} (added: {args:?})"),
         };
-        let Ok(enc_again) = compat::encode(&table, again) else {
+        let Some(back_again) = encoded_and_read_back(&table, again) else {
             panic!("the rule read back does not encode: {read} (added: {args:?})");
         };
-        let mut sets = SetElements::new();
-        if let Some(s) = enc_again.sets.first() {
-            sets.insert(codec::ANON_SET_NAME.to_owned(), s.elements.clone());
-        }
-        let raw = RawRule {
-            chain: table.chain("X"),
-            handle: 1,
-            exprs: enc_again.exprs,
-            userdata: enc_again.userdata,
-            sets,
-        };
         assert_eq!(
-            print::rule_spec(&compat::decode(&table, &raw).without_counters()),
+            print::rule_spec(&back_again.without_counters()),
             read,
             "rule read back differs from the rule added: {args:?}, and its words read back \
              differently again"
         );
     }
+}
+
+/// `rule` encoded in iptables-nft's encoding into chain X of `table` and read back as a
+/// listing reads it (its anonymous set, if any, given to the reader); `None` when it does
+/// not encode.
+fn encoded_and_read_back(
+    table: &TableRef,
+    rule: &xtnl::ipt::IptRule,
+) -> Option<xtnl::ipt::IptRule> {
+    let enc = compat::encode(table, rule).ok()?;
+    let mut sets = SetElements::new();
+    if let Some(s) = enc.sets.first() {
+        sets.insert(codec::ANON_SET_NAME.to_owned(), s.elements.clone());
+    }
+    let raw = RawRule {
+        chain: table.chain("X"),
+        handle: 1,
+        exprs: enc.exprs,
+        userdata: enc.userdata,
+        sets,
+    };
+    Some(compat::decode(table, &raw))
 }
 
 /// Whether `spec` holds a control character or a blank other than a space outside double
